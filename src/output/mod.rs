@@ -1,0 +1,20 @@
+//! Output analysis: bytes in, outcomes out. Pure (no IO, no async); the hot
+//! path of cutline.
+//!
+//! - [`json`]: strict parse as TrustGraph does it, plus [`salvage`] of the
+//!   complete elements of a cut array.
+//! - [`jsonl`]: per-line outcomes with the reference's keep semantics.
+//! - [`stream`]: the same, incrementally, for a streaming response.
+//! - [`sweep`]: items recovered at every token cut, in one linear pass.
+//! - [`schema`]: schemas compiled once, union-aware errors.
+
+pub mod json;
+pub mod jsonl;
+pub mod position;
+pub mod salvage;
+pub mod scan;
+pub mod schema;
+pub mod stream;
+pub mod sweep;
+pub mod text;
+pub mod tokens;

@@ -1,0 +1,352 @@
+//! JSON Schema compiled once, with errors a prompt author can act on.
+//!
+//! Two things the plain validator does not give: a discriminated union
+//! (`oneOf` whose branches carry `"type": {"const": …}`) reports the errors of
+//! the branch the value's `type` selects, and a required-property error points
+//! at the missing property (`/object-entity is required`). The validator is
+//! built with jsonschema's default features off, so a remote `$ref` is never
+//! fetched: it fails to compile instead.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A schema error found at compile time, with the JSON pointer into the schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SchemaCompileError {
+    /// JSON pointer of the offending keyword inside the schema.
+    pub pointer: String,
+    /// What is wrong there.
+    pub message: String,
+}
+
+impl std::fmt::Display for SchemaCompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        write!(f, "schema does not compile at {at}: {}", self.message)
+    }
+}
+
+impl std::error::Error for SchemaCompileError {}
+
+/// One way a value fails its schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// JSON pointer into the value (`""` is the value itself).
+    pub pointer: String,
+    /// What is wrong there, phrased to follow the pointer.
+    pub message: String,
+    /// The union branch whose rules were applied, when the schema is a
+    /// discriminated union.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(branch) = &self.branch {
+            write!(f, "{branch}: ")?;
+        }
+        let at = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        write!(f, "{at} {}", self.message)
+    }
+}
+
+struct Branch {
+    tag: String,
+    validator: jsonschema::Validator,
+}
+
+/// A compiled schema. Compile once per prompt and reuse for every value.
+pub struct CompiledSchema {
+    validator: jsonschema::Validator,
+    union: Vec<Branch>,
+    source: Value,
+}
+
+impl std::fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledSchema")
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CompiledSchema {
+    /// Compile `schema`. A schema that is not valid JSON Schema, or that refers
+    /// to anything outside itself, is an error with its pointer.
+    pub fn compile(schema: &Value) -> Result<Self, SchemaCompileError> {
+        let validator = build(schema)?;
+        let union = union_branches(schema)
+            .into_iter()
+            .filter_map(|(tag, branch)| {
+                let rooted = with_root_defs(schema, branch);
+                build(&rooted)
+                    .ok()
+                    .map(|validator| Branch { tag, validator })
+            })
+            .collect();
+        Ok(Self {
+            validator,
+            union,
+            source: schema.clone(),
+        })
+    }
+
+    /// The schema as written.
+    pub fn source(&self) -> &Value {
+        &self.source
+    }
+
+    /// The `type` tags of a discriminated union, in schema order; empty when
+    /// the schema is not one.
+    pub fn union_tags(&self) -> Vec<&str> {
+        self.union.iter().map(|b| b.tag.as_str()).collect()
+    }
+
+    /// True when `value` satisfies the schema. The fast path.
+    pub fn is_valid(&self, value: &Value) -> bool {
+        self.validator.is_valid(value)
+    }
+
+    /// Check `value`; on failure, every violation, with union errors narrowed
+    /// to the branch the value's `type` selects.
+    pub fn validate(&self, value: &Value) -> Result<(), Vec<Violation>> {
+        if self.validator.is_valid(value) {
+            return Ok(());
+        }
+        if !self.union.is_empty() {
+            return Err(self.union_violations(value));
+        }
+        Err(violations(&self.validator, value, None))
+    }
+
+    fn union_violations(&self, value: &Value) -> Vec<Violation> {
+        let allowed = || {
+            self.union
+                .iter()
+                .map(|b| b.tag.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(obj) = value.as_object() else {
+            return vec![Violation {
+                pointer: String::new(),
+                message: format!("is {}, not an object", kind_of(value)),
+                branch: None,
+            }];
+        };
+        match obj.get("type") {
+            None => vec![Violation {
+                pointer: "/type".into(),
+                message: format!("is required (one of: {})", allowed()),
+                branch: None,
+            }],
+            Some(Value::String(tag)) => match self.union.iter().find(|b| &b.tag == tag) {
+                Some(branch) => {
+                    let found = violations(&branch.validator, value, Some(tag));
+                    if found.is_empty() {
+                        // Valid under its own branch but the union failed as a
+                        // whole: it also matches another branch.
+                        vec![Violation {
+                            pointer: String::new(),
+                            message: "matches more than one branch of oneOf".into(),
+                            branch: Some(tag.clone()),
+                        }]
+                    } else {
+                        found
+                    }
+                }
+                None => vec![Violation {
+                    pointer: "/type".into(),
+                    message: format!("{tag:?} is not one of: {}", allowed()),
+                    branch: None,
+                }],
+            },
+            Some(other) => vec![Violation {
+                pointer: "/type".into(),
+                message: format!(
+                    "is {}, not a string (one of: {})",
+                    kind_of(other),
+                    allowed()
+                ),
+                branch: None,
+            }],
+        }
+    }
+
+    /// The schema of one element of an array schema (its `items`), with the
+    /// root's `$defs` carried along so local `$ref`s still resolve.
+    pub fn items_schema(schema: &Value) -> Option<Value> {
+        let items = schema.get("items")?;
+        if !items.is_object() {
+            return None;
+        }
+        Some(with_root_defs(schema, items))
+    }
+}
+
+fn build(schema: &Value) -> Result<jsonschema::Validator, SchemaCompileError> {
+    jsonschema::validator_for(schema).map_err(|e| SchemaCompileError {
+        pointer: e.instance_path().as_str().to_owned(),
+        message: e.to_string(),
+    })
+}
+
+fn violations(
+    validator: &jsonschema::Validator,
+    value: &Value,
+    branch: Option<&str>,
+) -> Vec<Violation> {
+    validator
+        .iter_errors(value)
+        .map(|e| {
+            let mut pointer = e.instance_path().as_str().to_owned();
+            let message = match e.kind() {
+                jsonschema::error::ValidationErrorKind::Required { property } => {
+                    pointer.push('/');
+                    match property {
+                        Value::String(s) => {
+                            pointer.push_str(&s.replace('~', "~0").replace('/', "~1"));
+                        }
+                        other => pointer.push_str(&other.to_string()),
+                    }
+                    "is required".to_owned()
+                }
+                _ => e.to_string(),
+            };
+            Violation {
+                pointer,
+                message,
+                branch: branch.map(str::to_owned),
+            }
+        })
+        .collect()
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Branches of a top-level `oneOf`/`anyOf` in which every branch fixes
+/// `type` to one string, resolving local `#/$defs/…` references.
+fn union_branches(schema: &Value) -> Vec<(String, &Value)> {
+    let Some(list) = schema
+        .get("oneOf")
+        .or_else(|| schema.get("anyOf"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(list.len());
+    for branch in list {
+        let resolved = resolve_local(schema, branch);
+        let Some(tag) = resolved
+            .get("properties")
+            .and_then(|p| p.get("type"))
+            .and_then(type_tag)
+        else {
+            return Vec::new();
+        };
+        out.push((tag.to_owned(), resolved));
+    }
+    out
+}
+
+fn type_tag(prop: &Value) -> Option<&str> {
+    if let Some(s) = prop.get("const").and_then(Value::as_str) {
+        return Some(s);
+    }
+    match prop
+        .get("enum")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+    {
+        Some([Value::String(s)]) => Some(s),
+        _ => None,
+    }
+}
+
+fn resolve_local<'a>(root: &'a Value, branch: &'a Value) -> &'a Value {
+    match branch.get("$ref").and_then(Value::as_str) {
+        Some(r) if r.starts_with("#/") => root.pointer(&r[1..]).unwrap_or(branch),
+        _ => branch,
+    }
+}
+
+fn with_root_defs(root: &Value, sub: &Value) -> Value {
+    let mut out = sub.clone();
+    if let (Some(obj), Some(root_obj)) = (out.as_object_mut(), root.as_object()) {
+        for key in ["$defs", "definitions", "$schema"] {
+            if let Some(defs) = root_obj.get(key) {
+                obj.entry(key).or_insert_with(|| defs.clone());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn union() -> CompiledSchema {
+        CompiledSchema::compile(&json!({"oneOf": [
+            {"type": "object", "properties": {"type": {"const": "definition"}, "entity": {"type": "string"}, "definition": {"type": "string"}}, "required": ["type", "entity", "definition"]},
+            {"type": "object", "properties": {"type": {"const": "relationship"}, "subject": {"type": "string"}, "predicate": {"type": "string"}, "object": {"type": "string"}, "object-entity": {"type": "boolean"}}, "required": ["type", "subject", "predicate", "object", "object-entity"]}
+        ]}))
+        .unwrap()
+    }
+
+    #[test]
+    fn union_reports_selected_branch() {
+        let s = union();
+        let v = json!({"type": "relationship", "subject": "a", "predicate": "b", "object": "c"});
+        let errs = s.validate(&v).unwrap_err();
+        let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        assert_eq!(text, vec!["relationship: /object-entity is required"]);
+    }
+
+    #[test]
+    fn union_unknown_type_lists_allowed() {
+        let errs = union().validate(&json!({"type": "topic"})).unwrap_err();
+        assert_eq!(
+            errs[0].to_string(),
+            "/type \"topic\" is not one of: definition, relationship"
+        );
+        let errs = union().validate(&json!({"entity": "x"})).unwrap_err();
+        assert_eq!(
+            errs[0].to_string(),
+            "/type is required (one of: definition, relationship)"
+        );
+    }
+
+    #[test]
+    fn remote_ref_does_not_compile() {
+        let err =
+            CompiledSchema::compile(&json!({"$ref": "https://example.com/s.json"})).unwrap_err();
+        assert!(err.message.contains("example.com"), "{err}");
+    }
+
+    #[test]
+    fn bad_keyword_has_pointer() {
+        let err =
+            CompiledSchema::compile(&json!({"properties": {"a": {"type": "strin"}}})).unwrap_err();
+        assert_eq!(err.pointer, "/properties/a/type");
+    }
+}

@@ -1,0 +1,168 @@
+//! Incremental analysis of a response as it streams in.
+//!
+//! Chunks may split UTF-8 characters and JSON tokens anywhere. Bytes are
+//! buffered; a JSONL line is judged once its `\n` arrives, and array elements
+//! are handed out by the resumable salvage scanner as they close, so the total
+//! work is linear in the response size and the final result equals the
+//! one-shot analysis of the same text.
+
+use serde_json::Value;
+
+use super::json::{self, JsonAnalysis, JsonSchemas};
+use super::jsonl::{self, JsonlAnalysis, LineOutcome};
+use super::salvage::{ArrayScanner, Element};
+use super::schema::CompiledSchema;
+
+/// Something that completed while streaming.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Completed {
+    /// A JSONL line was judged (its value, when kept).
+    Line(LineOutcome, Option<Value>),
+    /// An array element closed.
+    Element(Element),
+}
+
+/// Streaming analyser for a `jsonl` response.
+#[derive(Debug)]
+pub struct JsonlStream<'s> {
+    schema: Option<&'s CompiledSchema>,
+    buf: Vec<u8>,
+    line_start: usize,
+    line_no: usize,
+    analysis: JsonlAnalysis,
+}
+
+impl<'s> JsonlStream<'s> {
+    /// A new analyser checking each line against `schema`.
+    pub fn new(schema: Option<&'s CompiledSchema>) -> Self {
+        Self {
+            schema,
+            buf: Vec::new(),
+            line_start: 0,
+            line_no: 1,
+            analysis: JsonlAnalysis::default(),
+        }
+    }
+
+    /// The text received so far.
+    pub fn text(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The analysis of the lines completed so far.
+    pub fn so_far(&self) -> &JsonlAnalysis {
+        &self.analysis
+    }
+
+    /// Feed a chunk; every line it completes is pushed onto `out`.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Completed>) {
+        let scan_from = self.buf.len();
+        self.buf.extend_from_slice(chunk);
+        let mut search = scan_from;
+        while let Some(off) = memchr::memchr(b'\n', &self.buf[search..]) {
+            let nl = search + off;
+            self.judge(self.line_start, nl, true, out);
+            self.line_start = nl + 1;
+            search = nl + 1;
+        }
+    }
+
+    fn judge(&mut self, start: usize, end: usize, terminated: bool, out: &mut Vec<Completed>) {
+        let (status, value) = jsonl::judge_line(
+            &self.buf[start..end],
+            terminated,
+            self.schema,
+            self.analysis.items.len(),
+        );
+        let outcome = LineOutcome {
+            line: self.line_no,
+            status,
+        };
+        self.line_no += 1;
+        out.push(Completed::Line(outcome.clone(), value.clone()));
+        self.analysis.push(outcome, value);
+    }
+
+    /// The end of the stream: judge the unterminated last line, if any.
+    pub fn finish(mut self, out: &mut Vec<Completed>) -> JsonlAnalysis {
+        if self.line_start < self.buf.len() {
+            self.judge(self.line_start, self.buf.len(), false, out);
+        }
+        self.analysis
+    }
+}
+
+/// Streaming analyser for a `json` response.
+#[derive(Debug)]
+pub struct JsonStream<'s> {
+    schemas: &'s JsonSchemas,
+    buf: Vec<u8>,
+    scanner: ArrayScanner,
+    elements: Vec<Element>,
+}
+
+impl<'s> JsonStream<'s> {
+    /// A new analyser against `schemas`.
+    pub fn new(schemas: &'s JsonSchemas) -> Self {
+        Self {
+            schemas,
+            buf: Vec::new(),
+            scanner: ArrayScanner::new(),
+            elements: Vec::new(),
+        }
+    }
+
+    /// The text received so far.
+    pub fn text(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Elements completed so far.
+    pub fn elements(&self) -> &[Element] {
+        &self.elements
+    }
+
+    /// Feed a chunk; every element it completes is pushed onto `out`.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Completed>) {
+        self.buf.extend_from_slice(chunk);
+        let before = self.elements.len();
+        self.scanner.feed(&self.buf, &mut self.elements);
+        out.extend(
+            self.elements[before..]
+                .iter()
+                .cloned()
+                .map(Completed::Element),
+        );
+    }
+
+    /// The end of the stream: the strict parse and the full analysis.
+    pub fn finish(mut self) -> JsonAnalysis {
+        let stop = self.scanner.finish(&self.buf);
+        let text = String::from_utf8_lossy(&self.buf);
+        json::analyse_with(&text, self.schemas, self.elements, stop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn split_utf8_and_tokens() {
+        let text = "{\"e\": \"日本\"}\n{\"e\": \"語\", \"n\": 12}\n{\"e\": \"x";
+        let one = jsonl::analyse(text.as_bytes(), None);
+        for step in 1..5 {
+            let mut s = JsonlStream::new(None);
+            let mut out = Vec::new();
+            for c in text.as_bytes().chunks(step) {
+                s.feed(c, &mut out);
+            }
+            assert_eq!(s.finish(&mut out), one);
+        }
+        assert_eq!(
+            one.items,
+            vec![json!({"e": "日本"}), json!({"e": "語", "n": 12})]
+        );
+    }
+}
