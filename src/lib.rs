@@ -3,5 +3,6 @@
 //! and the headless CLI; `main.rs` is a thin entry point.
 
 pub mod cli;
+pub mod llm;
 pub mod output;
 pub mod prompt;

@@ -287,7 +287,7 @@ pub fn analyse_with(
 
 /// serde_json appends " at line L column C" relative to the slice it saw;
 /// cutline reports positions in the whole response instead.
-pub(crate) fn strip_position(msg: &str) -> String {
+pub fn strip_position(msg: &str) -> String {
     match msg.rfind(" at line ") {
         Some(i) => msg[..i].to_owned(),
         None => msg.to_owned(),

@@ -86,7 +86,8 @@ pub struct LineCounts {
 }
 
 impl LineCounts {
-    fn add(&mut self, s: &LineStatus) {
+    /// Count one outcome.
+    pub fn add(&mut self, s: &LineStatus) {
         match s {
             LineStatus::Ok { .. } => self.ok += 1,
             LineStatus::Empty => self.empty += 1,

@@ -1,0 +1,334 @@
+//! HTTP plumbing shared by the providers: sending with bounded retries
+//! (429/529 honour `retry-after`, 5xx back off with jitter, 401/403 never
+//! retry), reading SSE or NDJSON with an idle timeout and a size bound, and
+//! turning a task into a cancellable [`EventStream`].
+
+use std::future::Future;
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use reqwest::{RequestBuilder, Response, StatusCode};
+use tokio::sync::mpsc;
+
+use super::{ErrorKind, Event, EventStream, LlmError, Timeouts};
+
+/// Retries for rate limits and server errors.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub attempts: u32,
+    /// First backoff; doubles each time, with jitter.
+    pub base: Duration,
+    /// Never wait longer than this for one retry.
+    pub max_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            attempts: 4,
+            base: Duration::from_millis(500),
+            max_wait: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Largest response body cutline reads before giving up on a stream.
+pub const MAX_BODY_BYTES: usize = 64 << 20;
+
+/// A client with the connect timeout set.
+pub fn client(t: &Timeouts) -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(t.connect)
+        .build()
+        .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// Wrap a producer task as a stream. The task gets a sender; when the
+/// consumer drops the stream, the task is stopped at its next await.
+pub fn spawn_stream<F, Fut>(f: F) -> EventStream
+where
+    F: FnOnce(mpsc::Sender<Event>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(256);
+    let closed = tx.clone();
+    let work = f(tx);
+    tokio::spawn(async move {
+        tokio::select! {
+            () = work => {}
+            () = closed.closed() => {}
+        }
+    });
+    Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|e| (e, rx))
+    }))
+}
+
+/// `retry-after` in seconds (or an HTTP date, treated as "soon").
+fn retry_after(resp: &Response) -> Option<Duration> {
+    let v = resp.headers().get("retry-after")?.to_str().ok()?;
+    match v.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => Some(Duration::from_secs_f64(secs)),
+        _ => Some(Duration::from_secs(1)),
+    }
+}
+
+fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
+    let exp = policy.base.saturating_mul(1 << attempt.min(10));
+    let jitter = exp.mul_f64(fastrand::f64() * 0.5);
+    (exp + jitter).min(policy.max_wait)
+}
+
+/// Send with retries. `build` makes a fresh request for each attempt;
+/// `key_env` names the environment variable holding the key (for the 401
+/// message; the key itself is never shown).
+pub async fn send(
+    build: impl Fn() -> RequestBuilder,
+    policy: &RetryPolicy,
+    key_env: Option<&str>,
+) -> Result<Response, LlmError> {
+    let mut attempt = 0;
+    loop {
+        let result = build().send().await;
+        let resp = match result {
+            Ok(r) => r,
+            Err(e) => {
+                let kind = if e.is_timeout() {
+                    ErrorKind::Timeout
+                } else {
+                    ErrorKind::Connect
+                };
+                let err = LlmError::new(kind, describe_reqwest(&e));
+                if attempt + 1 < policy.attempts && kind == ErrorKind::Timeout {
+                    tokio::time::sleep(backoff(policy, attempt)).await;
+                    attempt += 1;
+                    continue;
+                }
+                return Err(err);
+            }
+        };
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(resp);
+        }
+        let code = status.as_u16();
+        let rate_limited = code == 429 || code == 529;
+        if (rate_limited || status.is_server_error()) && attempt + 1 < policy.attempts {
+            let wait = if rate_limited {
+                retry_after(&resp).unwrap_or_else(|| backoff(policy, attempt))
+            } else {
+                backoff(policy, attempt)
+            };
+            let jitter = Duration::from_millis(fastrand::u64(0..100));
+            tokio::time::sleep((wait + jitter).min(policy.max_wait)).await;
+            attempt += 1;
+            continue;
+        }
+        let body = read_error_body(resp).await;
+        return Err(status_error(status, &body, key_env, attempt + 1));
+    }
+}
+
+async fn read_error_body(resp: Response) -> String {
+    let mut out = Vec::new();
+    let mut s = resp.bytes_stream();
+    while let Ok(Some(Ok(chunk))) = tokio::time::timeout(Duration::from_secs(5), s.next()).await {
+        out.extend_from_slice(&chunk);
+        if out.len() > 4096 {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&out);
+    let mut t: String = text.chars().take(500).collect();
+    if text.chars().count() > 500 {
+        t.push('…');
+    }
+    t
+}
+
+/// An error for a non-success status.
+pub fn status_error(status: StatusCode, body: &str, key_env: Option<&str>, attempts: u32) -> LlmError {
+    let code = status.as_u16();
+    let lower = body.to_ascii_lowercase();
+    let (kind, message) = match code {
+        401 | 403 => (
+            ErrorKind::Auth,
+            match key_env {
+                Some(env) => format!("authentication failed; check the API key in ${env}: {body}"),
+                None => format!("authentication failed: {body}"),
+            },
+        ),
+        429 | 529 => (
+            ErrorKind::RateLimited,
+            format!("rate limited; gave up after {attempts} attempts: {body}"),
+        ),
+        _ if lower.contains("context length")
+            || lower.contains("context_length")
+            || lower.contains("maximum context")
+            || lower.contains("context window")
+            || lower.contains("too many tokens")
+            || lower.contains("exceeds the available context") =>
+        {
+            (ErrorKind::ContextLength, format!("the prompt does not fit the model's context: {body}"))
+        }
+        _ if status.is_server_error() => (
+            ErrorKind::Server,
+            format!("server error; gave up after {attempts} attempts: {body}"),
+        ),
+        _ => (ErrorKind::BadRequest, body.to_owned()),
+    };
+    LlmError {
+        kind,
+        status: Some(code),
+        message,
+    }
+}
+
+fn describe_reqwest(e: &reqwest::Error) -> String {
+    // reqwest errors include the URL, which never carries a key here (keys
+    // travel in headers), so the message is safe to show.
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        src = s.source();
+    }
+    msg
+}
+
+/// One SSE event.
+#[derive(Debug, Clone)]
+pub struct Sse {
+    /// The `event:` name ("message" when absent).
+    pub event: String,
+    /// The `data:` payload.
+    pub data: String,
+}
+
+type ByteStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send>>;
+
+/// Counts bytes as they pass, to bound a body that never ends.
+fn counted(resp: Response) -> (ByteStream, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let total = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = total.clone();
+    let s = resp.bytes_stream().map(move |c| {
+        if let Ok(b) = &c {
+            counter.fetch_add(b.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+        c
+    });
+    (Box::pin(s), total)
+}
+
+fn idle_error(idle: Duration) -> LlmError {
+    LlmError::new(
+        ErrorKind::Timeout,
+        format!("no data for {}s (idle timeout); the partial output is kept", idle.as_secs()),
+    )
+}
+
+fn too_large() -> LlmError {
+    LlmError::new(ErrorKind::Stream, "response larger than 64 MiB; stopped reading")
+}
+
+/// Reads SSE events with an idle timeout and a size bound.
+pub struct SseReader {
+    inner: std::pin::Pin<Box<eventsource_stream::EventStream<ByteStream>>>,
+    total: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    idle: Duration,
+}
+
+impl SseReader {
+    /// Start reading `resp` as SSE.
+    pub fn new(resp: Response, idle: Duration) -> Self {
+        let (bytes, total) = counted(resp);
+        Self {
+            inner: Box::pin(bytes.eventsource()),
+            total,
+            idle,
+        }
+    }
+
+    /// The next event; `None` at the end of the body. Errors: idle timeout,
+    /// broken stream, invalid UTF-8, too large.
+    pub async fn next(&mut self) -> Option<Result<Sse, LlmError>> {
+        match tokio::time::timeout(self.idle, self.inner.next()).await {
+            Err(_) => Some(Err(idle_error(self.idle))),
+            Ok(None) => None,
+            Ok(Some(Err(e))) => Some(Err(LlmError::new(ErrorKind::Stream, format!("the stream broke: {e}")))),
+            Ok(Some(Ok(ev))) => {
+                if self.total.load(std::sync::atomic::Ordering::Relaxed) > MAX_BODY_BYTES {
+                    return Some(Err(too_large()));
+                }
+                Some(Ok(Sse {
+                    event: ev.event,
+                    data: ev.data,
+                }))
+            }
+        }
+    }
+}
+
+/// Reads newline-delimited JSON (Ollama) with the same guards.
+pub struct LineReader {
+    inner: ByteStream,
+    buf: Vec<u8>,
+    start: usize,
+    total: usize,
+    idle: Duration,
+    done: bool,
+}
+
+impl LineReader {
+    /// Start reading `resp` line by line.
+    pub fn new(resp: Response, idle: Duration) -> Self {
+        Self {
+            inner: Box::pin(resp.bytes_stream()),
+            buf: Vec::new(),
+            start: 0,
+            total: 0,
+            idle,
+            done: false,
+        }
+    }
+
+    /// The next non-blank line; `None` at the end of the body.
+    pub async fn next(&mut self) -> Option<Result<Vec<u8>, LlmError>> {
+        loop {
+            if let Some(off) = memchr::memchr(b'\n', &self.buf[self.start..]) {
+                let line = self.buf[self.start..self.start + off].to_vec();
+                self.start += off + 1;
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                return Some(Ok(line));
+            }
+            if self.done {
+                let rest = self.buf[self.start..].to_vec();
+                self.start = self.buf.len();
+                return (!rest.iter().all(u8::is_ascii_whitespace)).then_some(Ok(rest));
+            }
+            self.buf.drain(..self.start);
+            self.start = 0;
+            match tokio::time::timeout(self.idle, self.inner.next()).await {
+                Err(_) => return Some(Err(idle_error(self.idle))),
+                Ok(None) => self.done = true,
+                Ok(Some(Err(e))) => {
+                    self.done = true;
+                    return Some(Err(LlmError::new(ErrorKind::Stream, format!("the stream broke: {e}"))));
+                }
+                Ok(Some(Ok(chunk))) => {
+                    self.total += chunk.len();
+                    if self.total > MAX_BODY_BYTES {
+                        self.done = true;
+                        return Some(Err(too_large()));
+                    }
+                    self.buf.extend_from_slice(&chunk);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Talking to models: one async trait that streams events, one file per
+//! provider, and the shared HTTP plumbing (retries, SSE, timeouts).
+//!
+//! Every provider maps its own wire format onto [`Event`]s: text deltas (with
+//! token pieces where the server gives them), one finish (normalised reason
+//! and usage) or an error. A stream that breaks halfway still delivers every
+//! delta that arrived before the error, so nothing received is lost.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures_util::Stream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub mod http;
+pub mod llama_server;
+pub mod structured;
+
+/// A request, provider-neutral.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Rendered system prompt ("" for none).
+    pub system: String,
+    /// Rendered user prompt.
+    pub prompt: String,
+    /// Max tokens to generate; `None` is the provider's own limit.
+    pub max_tokens: Option<u32>,
+    /// Stop sequences.
+    pub stop: Vec<String>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// JSON Schema the whole response must satisfy (structured output).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<Value>,
+}
+
+/// Why generation ended, normalised across providers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// The model stopped (end of text or a stop sequence).
+    Stop,
+    /// The max-token limit cut it: every provider's word for truncation.
+    Length,
+    /// The model called a tool.
+    ToolCalls,
+    /// A safety filter stopped it.
+    ContentFilter,
+    /// The request or stream failed.
+    Error,
+}
+
+impl FinishReason {
+    /// The normalised word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stop => "stop",
+            Self::Length => "length",
+            Self::ToolCalls => "tool_calls",
+            Self::ContentFilter => "content_filter",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// Token counts a provider reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u32>,
+    /// Generated tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u32>,
+}
+
+/// What kind of failure, for retry decisions and messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Could not connect.
+    Connect,
+    /// 401/403: the key is missing or wrong.
+    Auth,
+    /// 429/529 after the retries ran out.
+    RateLimited,
+    /// 5xx after the retries ran out.
+    Server,
+    /// The prompt does not fit the model's context.
+    ContextLength,
+    /// Another 4xx.
+    BadRequest,
+    /// No bytes for longer than the idle timeout, or no connection in time.
+    Timeout,
+    /// The stream broke or sent something unreadable.
+    Stream,
+    /// The caller cancelled.
+    Cancelled,
+    /// The local model is not installed.
+    SetupRequired,
+}
+
+/// A provider failure. Never carries an API key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlmError {
+    /// What kind.
+    pub kind: ErrorKind,
+    /// HTTP status, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// For a person.
+    pub message: String,
+}
+
+impl LlmError {
+    /// A new error.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            status: None,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for LlmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.status {
+            Some(s) => write!(f, "{:?} (HTTP {s}): {}", self.kind, self.message),
+            None => write!(f, "{:?}: {}", self.kind, self.message),
+        }
+    }
+}
+
+impl std::error::Error for LlmError {}
+
+/// One streamed event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// More text; `pieces` are its tokens when the server reports them.
+    Delta {
+        /// The text.
+        text: String,
+        /// Token pieces making up `text`, in order (empty when unknown).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pieces: Vec<String>,
+    },
+    /// Generation ended.
+    Finish {
+        /// Normalised reason.
+        reason: FinishReason,
+        /// The provider's own word for it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        raw_reason: Option<String>,
+        /// Token counts.
+        usage: Usage,
+    },
+    /// The request or stream failed; deltas before it still stand.
+    Error(LlmError),
+}
+
+/// A stream of events; ends after a `Finish` or an `Error`.
+pub type EventStream = Pin<Box<dyn Stream<Item = Event> + Send>>;
+
+/// Who answers, without secrets: safe to record and show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderInfo {
+    /// The configured name.
+    pub name: String,
+    /// The wire protocol.
+    pub kind: String,
+    /// Model id.
+    pub model: String,
+    /// Base URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+}
+
+/// A model endpoint.
+pub trait Provider: Send + Sync {
+    /// Name, kind, model and URL, never the key.
+    fn info(&self) -> ProviderInfo;
+    /// Send `req` and stream the answer. Dropping the stream cancels it.
+    fn stream(&self, req: Request) -> EventStream;
+}
+
+/// Timeouts every HTTP provider honours.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// To establish the connection.
+    pub connect: Duration,
+    /// Longest silence between two chunks of a stream.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(10),
+            idle: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Everything one run produced, gathered from its events.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Transcript {
+    /// The full text received.
+    pub text: String,
+    /// Token pieces with their arrival time in ms since the request.
+    pub pieces: Vec<Piece>,
+    /// Why it ended (`error` when it failed).
+    pub finish: Option<FinishReason>,
+    /// The provider's own word.
+    pub raw_reason: Option<String>,
+    /// Token counts.
+    pub usage: Usage,
+    /// The failure, if any; `text` still holds what arrived before it.
+    pub error: Option<LlmError>,
+    /// Milliseconds to the first delta.
+    pub first_token_ms: Option<u64>,
+    /// Milliseconds for the whole run.
+    pub total_ms: u64,
+}
+
+/// One token piece (or one delta, when the server gives no pieces).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Piece {
+    /// Its text.
+    pub text: String,
+    /// Milliseconds since the request when it arrived.
+    pub ms: u64,
+    /// True when this is a whole delta, not a known token.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delta: bool,
+}
+
+impl Transcript {
+    /// Fold one event in, at `ms` since the request.
+    pub fn push(&mut self, event: &Event, ms: u64) {
+        match event {
+            Event::Delta { text, pieces } => {
+                if self.first_token_ms.is_none() && !text.is_empty() {
+                    self.first_token_ms = Some(ms);
+                }
+                self.text.push_str(text);
+                if pieces.is_empty() {
+                    if !text.is_empty() {
+                        self.pieces.push(Piece { text: text.clone(), ms, delta: true });
+                    }
+                } else {
+                    self.pieces
+                        .extend(pieces.iter().map(|p| Piece { text: p.clone(), ms, delta: false }));
+                }
+            }
+            Event::Finish { reason, raw_reason, usage } => {
+                self.finish = Some(*reason);
+                self.raw_reason.clone_from(raw_reason);
+                self.usage = *usage;
+            }
+            Event::Error(e) => {
+                self.finish = Some(FinishReason::Error);
+                self.error = Some(e.clone());
+            }
+        }
+        self.total_ms = ms;
+    }
+
+    /// True when every piece is a real token (so cuts by piece are exact).
+    pub fn has_token_pieces(&self) -> bool {
+        !self.pieces.is_empty() && self.pieces.iter().all(|p| !p.delta)
+    }
+}
+
+/// Drive a stream to its end, calling `on_event` for each event.
+pub async fn collect(mut stream: EventStream, mut on_event: impl FnMut(&Event, &Transcript)) -> Transcript {
+    use futures_util::StreamExt;
+    let start = std::time::Instant::now();
+    let mut t = Transcript::default();
+    while let Some(ev) = stream.next().await {
+        let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        t.push(&ev, ms);
+        on_event(&ev, &t);
+        if matches!(ev, Event::Finish { .. } | Event::Error(_)) {
+            break;
+        }
+    }
+    if t.finish.is_none() {
+        t.finish = Some(FinishReason::Error);
+        t.error = Some(LlmError::new(ErrorKind::Stream, "the stream ended without a finish event"));
+    }
+    t
+}

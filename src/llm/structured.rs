@@ -1,0 +1,167 @@
+//! Structured output (seed 003): a `response_schema` on a request, the native
+//! wire path where a provider has one, prompt augmentation where it does not,
+//! and the post-receive check that yields `parsed` or
+//! `structured_output_invalid`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::output::schema::CompiledSchema;
+
+/// How a structured request reached the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Path {
+    /// The provider's own schema-constrained decoding.
+    #[default]
+    Native,
+    /// The schema written into the prompt, then parsed and validated.
+    Prompt,
+    /// No structured output: the request had no schema, or the prompt's
+    /// schema is per line (jsonl), which no native path can express.
+    None,
+}
+
+/// How the path is chosen for a provider (configurable per provider).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Native when the provider supports it, else prompt augmentation.
+    #[default]
+    Auto,
+    /// Always the native path.
+    Native,
+    /// Always prompt augmentation.
+    Prompt,
+}
+
+/// Whether a schema meets OpenAI's strict-mode rules: every object lists all
+/// its properties in `required` and sets `additionalProperties: false`, and
+/// the root is an object.
+pub fn strict_compatible(schema: &Value) -> bool {
+    fn walk(v: &Value) -> bool {
+        let Some(obj) = v.as_object() else {
+            return true;
+        };
+        if obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties") {
+            if obj.get("additionalProperties") != Some(&Value::Bool(false)) {
+                return false;
+            }
+            let props = obj.get("properties").and_then(Value::as_object);
+            let required: Vec<&str> = obj
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if let Some(props) = props {
+                if !props.keys().all(|k| required.contains(&k.as_str())) {
+                    return false;
+                }
+            }
+        }
+        obj.values().all(|child| match child {
+            Value::Array(items) => items.iter().all(walk),
+            other => walk(other),
+        })
+    }
+    schema.get("type").and_then(Value::as_str) == Some("object") && walk(schema)
+}
+
+/// A stable name for the schema (its `title`, else a short hash).
+pub fn schema_name(schema: &Value) -> String {
+    if let Some(t) = schema.get("title").and_then(Value::as_str) {
+        let clean: String = t
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+            .take(64)
+            .collect();
+        if !clean.is_empty() {
+            return clean;
+        }
+    }
+    // FNV-1a over the canonical text: stable across runs and platforms.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in schema.to_string().bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("schema_{h:016x}")
+}
+
+/// The directive added to the system prompt on the fallback path.
+pub fn augment_system(system: &str, schema: &Value) -> String {
+    let pretty = serde_json::to_string_pretty(schema).unwrap_or_default();
+    let directive = format!(
+        "Respond with only a JSON value that validates against this JSON Schema. \
+         No prose, no code fences.\n\nJSON Schema:\n{pretty}"
+    );
+    if system.is_empty() {
+        directive
+    } else {
+        format!("{system}\n\n{directive}")
+    }
+}
+
+/// Why structured content was rejected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StructuredOutputInvalid {
+    /// The schema that was requested.
+    pub schema: Value,
+    /// The raw content the model produced.
+    pub content: String,
+    /// What failed: the parse error, or each violation with its pointer.
+    pub failure: String,
+    /// JSON pointer of the first violation, when validation failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+}
+
+/// Parse and validate content against the requested schema: `parsed` on
+/// success. Non-transient on failure: a retry of the same prompt fails alike.
+pub fn check(content: &str, schema: &Value) -> Result<Value, Box<StructuredOutputInvalid>> {
+    let fail = |failure: String, pointer: Option<String>| Box::new(StructuredOutputInvalid {
+        schema: schema.clone(),
+        content: content.to_owned(),
+        failure,
+        pointer,
+    });
+    let value: Value = serde_json::from_str(content.trim()).map_err(|e| {
+        let why = if e.is_eof() { "truncated JSON" } else { "invalid JSON" };
+        fail(format!("{why}: {e}"), None)
+    })?;
+    let compiled = CompiledSchema::compile(schema).map_err(|e| fail(e.to_string(), Some(e.pointer.clone())))?;
+    match compiled.validate(&value) {
+        Ok(()) => Ok(value),
+        Err(errs) => {
+            let pointer = errs.first().map(|e| e.pointer.clone());
+            let failure = errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+            Err(fail(failure, pointer))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strict_rules() {
+        let ok = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false});
+        assert!(strict_compatible(&ok));
+        let missing = json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a"], "additionalProperties": false});
+        assert!(!strict_compatible(&missing));
+        let open = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
+        assert!(!strict_compatible(&open));
+        assert!(!strict_compatible(&json!({"type": "array"})));
+    }
+
+    #[test]
+    fn check_reports_pointer() {
+        let s = json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+        assert_eq!(check("{\"n\": 3}", &s).unwrap(), json!({"n": 3}));
+        let e = check("{\"m\": 3}", &s).unwrap_err();
+        assert_eq!(e.pointer.as_deref(), Some("/n"));
+        assert!(check("{\"n\": ", &s).unwrap_err().failure.starts_with("truncated JSON"));
+    }
+}
