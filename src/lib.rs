@@ -6,3 +6,4 @@ pub mod cli;
 pub mod llm;
 pub mod output;
 pub mod prompt;
+pub mod session;

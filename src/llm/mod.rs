@@ -15,6 +15,8 @@ use serde_json::Value;
 
 pub mod http;
 pub mod llama_server;
+pub mod local;
+pub mod replay;
 pub mod structured;
 
 /// A request, provider-neutral.

@@ -1,0 +1,174 @@
+//! The embedded default model: llama.cpp's `llama-server` with Gemma 3 270M,
+//! installed by `cutline setup local` into the user's cache directory and
+//! started by cutline itself on a free loopback port.
+//!
+//! One server per process, started on first use and reused across runs; it
+//! is stopped by [`shutdown`], which the CLI and TUI call on every exit path
+//! (normal return, error, panic hook, Ctrl-C/SIGTERM).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::llama_server::LlamaServer;
+use super::{ErrorKind, LlmError, Timeouts};
+
+/// The setup command named whenever the local model is missing.
+pub const SETUP_HINT: &str = "run `cutline setup local` (or scripts/setup-local.sh) to install llama-server and Gemma 3 270M";
+
+/// Where the local model lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Install {
+    /// The llama-server binary.
+    pub server: PathBuf,
+    /// The GGUF model file.
+    pub model: PathBuf,
+}
+
+/// cutline's cache directory (`$XDG_CACHE_HOME/cutline` or `~/.cache/cutline`).
+pub fn cache_dir() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(x).join("cutline");
+    }
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("cutline")
+}
+
+/// The install, from `CUTLINE_LLAMA_SERVER` / `CUTLINE_MODEL` or the cache.
+pub fn install() -> Install {
+    let cache = cache_dir();
+    let server = std::env::var_os("CUTLINE_LLAMA_SERVER")
+        .map_or_else(|| cache.join("bin").join("llama-server"), PathBuf::from);
+    let model = std::env::var_os("CUTLINE_MODEL")
+        .map_or_else(|| cache.join("models").join("gemma-3-270m-q4_k_m.gguf"), PathBuf::from);
+    Install { server, model }
+}
+
+/// The install if both files exist, else a `SetupRequired` error naming the
+/// setup command.
+pub fn installed() -> Result<Install, LlmError> {
+    let i = install();
+    for (what, p) in [("llama-server", &i.server), ("the Gemma 3 270M model", &i.model)] {
+        if !p.is_file() {
+            return Err(LlmError::new(
+                ErrorKind::SetupRequired,
+                format!("the local model is not installed ({what} not found at {}); {SETUP_HINT}", p.display()),
+            ));
+        }
+    }
+    Ok(i)
+}
+
+struct Running {
+    child: Child,
+    url: String,
+}
+
+static SERVER: Mutex<Option<Running>> = Mutex::new(None);
+
+fn free_port() -> std::io::Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// The URL of the running local server, starting it if needed.
+pub async fn ensure_started() -> Result<String, LlmError> {
+    if let Some(url) = running_url() {
+        return Ok(url);
+    }
+    let inst = installed()?;
+    let port = free_port().map_err(|e| LlmError::new(ErrorKind::Connect, format!("no free loopback port: {e}")))?;
+    let log_path = cache_dir().join("llama-server.log");
+    let log = std::fs::File::create(&log_path).ok();
+    let mut cmd = Command::new(&inst.server);
+    cmd.arg("-m")
+        .arg(&inst.model)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(["-c", "4096", "-np", "1", "--no-webui"])
+        .stdin(Stdio::null());
+    match log.as_ref().and_then(|f| f.try_clone().ok()) {
+        Some(f) => {
+            cmd.stdout(Stdio::from(f));
+        }
+        None => {
+            cmd.stdout(Stdio::null());
+        }
+    }
+    match log {
+        Some(f) => cmd.stderr(Stdio::from(f)),
+        None => cmd.stderr(Stdio::null()),
+    };
+    let child = cmd.spawn().map_err(|e| {
+        LlmError::new(
+            ErrorKind::SetupRequired,
+            format!("could not start {}: {e}; {SETUP_HINT}", inst.server.display()),
+        )
+    })?;
+    let url = format!("http://127.0.0.1:{port}");
+    if let Ok(mut g) = SERVER.lock() {
+        *g = Some(Running { child, url: url.clone() });
+    }
+    wait_healthy(&url, &log_path).await?;
+    Ok(url)
+}
+
+fn running_url() -> Option<String> {
+    let mut g = SERVER.lock().ok()?;
+    let alive = match g.as_mut() {
+        Some(r) => matches!(r.child.try_wait(), Ok(None)),
+        None => false,
+    };
+    if alive {
+        g.as_ref().map(|r| r.url.clone())
+    } else {
+        *g = None;
+        None
+    }
+}
+
+async fn wait_healthy(url: &str, log: &std::path::Path) -> Result<(), LlmError> {
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if running_url().is_none() {
+            return Err(LlmError::new(
+                ErrorKind::Connect,
+                format!("llama-server exited while starting; see {}", log.display()),
+            ));
+        }
+        if let Ok(r) = client.get(format!("{url}/health")).timeout(Duration::from_secs(2)).send().await {
+            if r.status().is_success() {
+                return Ok(());
+            }
+        }
+        if Instant::now() > deadline {
+            shutdown();
+            return Err(LlmError::new(
+                ErrorKind::Timeout,
+                format!("llama-server did not become healthy in 120s; see {}", log.display()),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A provider on the local server (started on first use).
+pub async fn provider(timeouts: Timeouts) -> Result<LlamaServer, LlmError> {
+    let url = ensure_started().await?;
+    Ok(LlamaServer::new("local", &url, "gemma-3-270m-q4_k_m", timeouts))
+}
+
+/// Stop the local server if this process started one. Safe to call twice
+/// and from a panic hook or signal handler.
+pub fn shutdown() {
+    let taken = match SERVER.lock() {
+        Ok(mut g) => g.take(),
+        Err(poisoned) => poisoned.into_inner().take(),
+    };
+    if let Some(mut r) = taken {
+        let _ = r.child.kill();
+        let _ = r.child.wait();
+    }
+}

@@ -1,0 +1,120 @@
+//! The replay provider: a recorded run played back, cut at any max-token
+//! limit. With greedy decoding (temperature 0) a model given a limit of N
+//! returns exactly the first N tokens of its unlimited answer, so replaying
+//! the first N recorded pieces is what the model would say — at no cost.
+
+use serde_json::Value;
+
+use super::http::spawn_stream;
+use super::{Event, EventStream, FinishReason, Provider, ProviderInfo, Request, Transcript, Usage};
+
+/// Plays back one recorded transcript.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    /// Where the recording came from (session and run).
+    pub source: String,
+    /// The recording.
+    pub transcript: Transcript,
+    /// Who answered originally.
+    pub original: ProviderInfo,
+}
+
+/// What a limit of `max_tokens` gives from a recording: the text, the
+/// pieces, the finish reason, and whether the recording was long enough to
+/// know (false when the limit exceeds a recording that was itself cut).
+pub fn cut(t: &Transcript, max_tokens: Option<u32>) -> (Vec<String>, FinishReason, bool) {
+    let total = t.pieces.len();
+    let n = max_tokens.map_or(total, |m| usize::try_from(m).unwrap_or(usize::MAX));
+    // A live server that produces exactly `n` tokens under a limit of `n`
+    // reports the limit, even if the next token would have ended the text.
+    if n <= total && max_tokens.is_some() {
+        let pieces = t.pieces[..n].iter().map(|p| p.text.clone()).collect();
+        return (pieces, FinishReason::Length, true);
+    }
+    let pieces = t.pieces.iter().map(|p| p.text.clone()).collect();
+    let finish = t.finish.unwrap_or(FinishReason::Stop);
+    // A recording cut by its own limit says nothing past that limit.
+    let known = finish != FinishReason::Length || n == total;
+    (pieces, finish, known)
+}
+
+impl Provider for Replay {
+    fn info(&self) -> ProviderInfo {
+        ProviderInfo {
+            name: "replay".into(),
+            kind: "replay".into(),
+            model: self.original.model.clone(),
+            base_url: Some(self.source.clone()),
+        }
+    }
+
+    fn stream(&self, req: Request) -> EventStream {
+        let (pieces, reason, _) = cut(&self.transcript, req.max_tokens);
+        let prompt_tokens = self.transcript.usage.prompt_tokens;
+        spawn_stream(move |tx| async move {
+            let n = pieces.len();
+            for p in pieces {
+                let ev = Event::Delta {
+                    text: p.clone(),
+                    pieces: vec![p],
+                };
+                if tx.send(ev).await.is_err() {
+                    return;
+                }
+            }
+            let _ = tx
+                .send(Event::Finish {
+                    reason,
+                    raw_reason: Some(format!("replay:{}", reason.as_str())),
+                    usage: Usage {
+                        prompt_tokens,
+                        completion_tokens: u32::try_from(n).ok(),
+                    },
+                })
+                .await;
+        })
+    }
+}
+
+/// The recorded provider info, from a run's JSON (tolerant of old records).
+pub fn info_of(v: &Value) -> ProviderInfo {
+    serde_json::from_value(v.clone()).unwrap_or(ProviderInfo {
+        name: "unknown".into(),
+        kind: "unknown".into(),
+        model: String::new(),
+        base_url: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::Piece;
+
+    fn rec(pieces: &[&str], finish: FinishReason) -> Transcript {
+        Transcript {
+            text: pieces.concat(),
+            pieces: pieces
+                .iter()
+                .map(|p| Piece {
+                    text: (*p).to_owned(),
+                    ms: 0,
+                    delta: false,
+                })
+                .collect(),
+            finish: Some(finish),
+            ..Transcript::default()
+        }
+    }
+
+    #[test]
+    fn cut_at_limit() {
+        let t = rec(&["{\"a\"", ":", " 1", "}"], FinishReason::Stop);
+        assert_eq!(cut(&t, Some(2)), (vec!["{\"a\"".into(), ":".into()], FinishReason::Length, true));
+        assert_eq!(cut(&t, None).1, FinishReason::Stop);
+        assert_eq!(cut(&t, Some(4)).1, FinishReason::Length);
+        assert_eq!(cut(&t, Some(5)).1, FinishReason::Stop);
+        let cut_rec = rec(&["a", "b"], FinishReason::Length);
+        assert!(!cut(&cut_rec, Some(10)).2);
+    }
+}
