@@ -1,3 +1,161 @@
+//! The command line: `cutline` with no subcommand opens the workbench;
+//! subcommands run headless on the output contract in `out.rs` (JSONL by
+//! default, `--output json` for one envelope, `--output pretty` for people).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+
+pub mod input;
+pub mod manifest;
+pub mod out;
+pub mod parse;
+pub mod prompts;
+pub mod render;
+pub mod replay;
+pub mod run;
+pub mod sessions;
+pub mod setup;
+pub mod sweep;
+
+use out::{Category, CliError, Format, Out};
+
+const AFTER_HELP: &str = "Output: data commands print JSONL by default (a preamble line \
+{\"_format\":\"jsonl\",\"_schema\":\"cutline.<command>/1\",\"_version\":1}, then one record per line). \
+Use --output json (or --no-stream) for one envelope {ok,data,error,warnings,meta}, \
+--output pretty for people. `cutline --manifest` lists every command.";
+
+/// cutline: author LLM extraction prompts and test how their output survives truncation.
+#[derive(Debug, Parser)]
+#[command(name = "cutline", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Directory of prompt configs.
+    #[arg(long, global = true, env = "CUTLINE_PROMPTS", default_value = "prompts")]
+    pub prompts: PathBuf,
+    /// Directory of recorded sessions.
+    #[arg(long, global = true, env = "CUTLINE_SESSIONS", default_value = "sessions")]
+    pub sessions: PathBuf,
+    /// Output format of data commands. Default: JSONL (preamble line + one record per line).
+    #[arg(long, global = true, value_enum, default_value_t = Format::Jsonl)]
+    pub output: Format,
+    /// Alias of `--output json`: one buffered envelope instead of JSONL.
+    #[arg(long, global = true)]
+    pub no_stream: bool,
+    /// Print the command manifest (every command, its streaming default and output schema) and exit.
+    #[arg(long)]
+    pub manifest: bool,
+    /// Provider for the workbench (a configured name, `local` or `replay`).
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// The subcommand; none opens the workbench.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+impl Cli {
+    /// The effective output format (`--no-stream` means `json`).
+    pub fn format(&self) -> Format {
+        if self.no_stream { Format::Json } else { self.output }
+    }
+}
+
+/// Headless subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the prompt configs.
+    Prompts(prompts::Args),
+    /// Render a prompt with variables or a named sample input.
+    Render(render::Args),
+    /// Analyse a response as text, json (strict + array salvage) or jsonl.
+    Parse(parse::Args),
+    /// Items recovered at every token cut by strict JSON, salvage and JSONL.
+    Sweep(sweep::Args),
+    /// Run a prompt on a model, analyse the answer and record it in a session.
+    Run(run::Args),
+    /// Replay a recorded run, cut at another max-token limit.
+    Replay(replay::Args),
+    /// List recorded sessions.
+    Sessions(sessions::Args),
+    /// Install the local model (llama-server + Gemma 3 270M).
+    Setup(setup::Args),
+}
+
+impl Command {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Prompts(_) => "prompts",
+            Self::Render(_) => "render",
+            Self::Parse(_) => "parse",
+            Self::Sweep(_) => "sweep",
+            Self::Run(_) => "run",
+            Self::Replay(_) => "replay",
+            Self::Sessions(_) => "sessions",
+            Self::Setup(_) => "setup",
+        }
+    }
+}
+
+/// An IO failure writing output (a closed pipe, a full disk).
+pub fn io_err(e: &std::io::Error) -> CliError {
+    CliError::new(Category::Internal, format!("writing output: {e}"))
+}
+
+/// Parse the process arguments and run; returns the exit code.
 pub fn main() -> i32 {
-    0
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { Category::Usage.exit_code() } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let code = dispatch(&cli, std::io::stdout().lock());
+    crate::llm::local::shutdown();
+    code
+}
+
+/// Run a parsed command line, writing to `w`; returns the exit code.
+pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
+    if cli.manifest {
+        let mut o = Out::new(w, Format::Json, "manifest");
+        return match o.raw(&manifest::manifest()) {
+            Ok(()) => 0,
+            Err(_) => 1,
+        };
+    }
+    let Some(command) = &cli.command else {
+        return workbench(cli);
+    };
+    let mut out = Out::new(w, cli.format(), command.name());
+    let result: Result<Value, CliError> = match command {
+        Command::Prompts(a) => prompts::run(a, cli, &mut out),
+        Command::Render(a) => render::run(a, cli, &mut out),
+        Command::Parse(a) => parse::run(a, cli, &mut out),
+        Command::Sweep(a) => sweep::run(a, cli, &mut out),
+        Command::Run(a) => run::run(a, cli, &mut out),
+        Command::Replay(a) => replay::run(a, cli, &mut out),
+        Command::Sessions(a) => sessions::run(a, cli, &mut out),
+        Command::Setup(a) => setup::run(a, cli, &mut out),
+    };
+    match result {
+        Ok(data) => match out.finish(&data) {
+            Ok(()) => 0,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+            Err(_) => 1,
+        },
+        Err(err) => {
+            let code = err.category.exit_code();
+            let _ = out.fail(&err);
+            code
+        }
+    }
+}
+
+fn workbench(cli: &Cli) -> i32 {
+    let _ = cli;
+    eprintln!("the workbench is not built yet; see `cutline --help` for the headless commands");
+    1
 }

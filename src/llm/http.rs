@@ -171,7 +171,10 @@ pub fn status_error(status: StatusCode, body: &str, key_env: Option<&str>, attem
             || lower.contains("too many tokens")
             || lower.contains("exceeds the available context") =>
         {
-            (ErrorKind::ContextLength, format!("the prompt does not fit the model's context: {body}"))
+            (
+                ErrorKind::ContextLength,
+                format!("the prompt does not fit the model's context: {body}"),
+            )
         }
         _ if status.is_server_error() => (
             ErrorKind::Server,
@@ -226,7 +229,10 @@ fn counted(resp: Response) -> (ByteStream, std::sync::Arc<std::sync::atomic::Ato
 fn idle_error(idle: Duration) -> LlmError {
     LlmError::new(
         ErrorKind::Timeout,
-        format!("no data for {}s (idle timeout); the partial output is kept", idle.as_secs()),
+        format!(
+            "no data for {}s (idle timeout); the partial output is kept",
+            idle.as_secs()
+        ),
     )
 }
 

@@ -102,7 +102,12 @@ impl Provider for LlamaServer {
             let mut reader = http::SseReader::new(resp, idle);
             let last = loop {
                 let sse = match reader.next().await {
-                    None => break Event::Error(LlmError::new(ErrorKind::Stream, "the stream ended without a final event")),
+                    None => {
+                        break Event::Error(LlmError::new(
+                            ErrorKind::Stream,
+                            "the stream ended without a final event",
+                        ));
+                    }
                     Some(Err(e)) => break Event::Error(e),
                     Some(Ok(sse)) => sse,
                 };
@@ -130,7 +135,10 @@ pub fn parse_event(data: &str) -> Result<(Option<Event>, Option<Event>), LlmErro
     let v: Value = serde_json::from_str(data).map_err(|_| {
         LlmError::new(
             ErrorKind::Stream,
-            format!("unreadable event from llama-server: {}", data.chars().take(200).collect::<String>()),
+            format!(
+                "unreadable event from llama-server: {}",
+                data.chars().take(200).collect::<String>()
+            ),
         )
     })?;
     if let Some(err) = v.get("error") {

@@ -15,7 +15,8 @@ use super::llama_server::LlamaServer;
 use super::{ErrorKind, LlmError, Timeouts};
 
 /// The setup command named whenever the local model is missing.
-pub const SETUP_HINT: &str = "run `cutline setup local` (or scripts/setup-local.sh) to install llama-server and Gemma 3 270M";
+pub const SETUP_HINT: &str =
+    "run `cutline setup local` (or scripts/setup-local.sh) to install llama-server and Gemma 3 270M";
 
 /// Where the local model lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,16 +32,14 @@ pub fn cache_dir() -> PathBuf {
     if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
         return PathBuf::from(x).join("cutline");
     }
-    dirs::cache_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("cutline")
+    dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("cutline")
 }
 
 /// The install, from `CUTLINE_LLAMA_SERVER` / `CUTLINE_MODEL` or the cache.
 pub fn install() -> Install {
     let cache = cache_dir();
-    let server = std::env::var_os("CUTLINE_LLAMA_SERVER")
-        .map_or_else(|| cache.join("bin").join("llama-server"), PathBuf::from);
+    let server =
+        std::env::var_os("CUTLINE_LLAMA_SERVER").map_or_else(|| cache.join("bin").join("llama-server"), PathBuf::from);
     let model = std::env::var_os("CUTLINE_MODEL")
         .map_or_else(|| cache.join("models").join("gemma-3-270m-q4_k_m.gguf"), PathBuf::from);
     Install { server, model }
@@ -54,7 +53,10 @@ pub fn installed() -> Result<Install, LlmError> {
         if !p.is_file() {
             return Err(LlmError::new(
                 ErrorKind::SetupRequired,
-                format!("the local model is not installed ({what} not found at {}); {SETUP_HINT}", p.display()),
+                format!(
+                    "the local model is not installed ({what} not found at {}); {SETUP_HINT}",
+                    p.display()
+                ),
             ));
         }
     }
@@ -108,7 +110,10 @@ pub async fn ensure_started() -> Result<String, LlmError> {
     })?;
     let url = format!("http://127.0.0.1:{port}");
     if let Ok(mut g) = SERVER.lock() {
-        *g = Some(Running { child, url: url.clone() });
+        *g = Some(Running {
+            child,
+            url: url.clone(),
+        });
     }
     wait_healthy(&url, &log_path).await?;
     Ok(url)
@@ -138,7 +143,12 @@ async fn wait_healthy(url: &str, log: &std::path::Path) -> Result<(), LlmError> 
                 format!("llama-server exited while starting; see {}", log.display()),
             ));
         }
-        if let Ok(r) = client.get(format!("{url}/health")).timeout(Duration::from_secs(2)).send().await {
+        if let Ok(r) = client
+            .get(format!("{url}/health"))
+            .timeout(Duration::from_secs(2))
+            .send()
+            .await
+        {
             if r.status().is_success() {
                 return Ok(());
             }

@@ -250,14 +250,25 @@ impl Transcript {
                 self.text.push_str(text);
                 if pieces.is_empty() {
                     if !text.is_empty() {
-                        self.pieces.push(Piece { text: text.clone(), ms, delta: true });
+                        self.pieces.push(Piece {
+                            text: text.clone(),
+                            ms,
+                            delta: true,
+                        });
                     }
                 } else {
-                    self.pieces
-                        .extend(pieces.iter().map(|p| Piece { text: p.clone(), ms, delta: false }));
+                    self.pieces.extend(pieces.iter().map(|p| Piece {
+                        text: p.clone(),
+                        ms,
+                        delta: false,
+                    }));
                 }
             }
-            Event::Finish { reason, raw_reason, usage } => {
+            Event::Finish {
+                reason,
+                raw_reason,
+                usage,
+            } => {
                 self.finish = Some(*reason);
                 self.raw_reason.clone_from(raw_reason);
                 self.usage = *usage;
@@ -291,7 +302,10 @@ pub async fn collect(mut stream: EventStream, mut on_event: impl FnMut(&Event, &
     }
     if t.finish.is_none() {
         t.finish = Some(FinishReason::Error);
-        t.error = Some(LlmError::new(ErrorKind::Stream, "the stream ended without a finish event"));
+        t.error = Some(LlmError::new(
+            ErrorKind::Stream,
+            "the stream ended without a finish event",
+        ));
     }
     t
 }

@@ -110,7 +110,10 @@ mod tests {
     #[test]
     fn cut_at_limit() {
         let t = rec(&["{\"a\"", ":", " 1", "}"], FinishReason::Stop);
-        assert_eq!(cut(&t, Some(2)), (vec!["{\"a\"".into(), ":".into()], FinishReason::Length, true));
+        assert_eq!(
+            cut(&t, Some(2)),
+            (vec!["{\"a\"".into(), ":".into()], FinishReason::Length, true)
+        );
         assert_eq!(cut(&t, None).1, FinishReason::Stop);
         assert_eq!(cut(&t, Some(4)).1, FinishReason::Length);
         assert_eq!(cut(&t, Some(5)).1, FinishReason::Stop);

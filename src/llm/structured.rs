@@ -72,7 +72,13 @@ pub fn schema_name(schema: &Value) -> String {
     if let Some(t) = schema.get("title").and_then(Value::as_str) {
         let clean: String = t
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(64)
             .collect();
         if !clean.is_empty() {
@@ -119,12 +125,14 @@ pub struct StructuredOutputInvalid {
 /// Parse and validate content against the requested schema: `parsed` on
 /// success. Non-transient on failure: a retry of the same prompt fails alike.
 pub fn check(content: &str, schema: &Value) -> Result<Value, Box<StructuredOutputInvalid>> {
-    let fail = |failure: String, pointer: Option<String>| Box::new(StructuredOutputInvalid {
-        schema: schema.clone(),
-        content: content.to_owned(),
-        failure,
-        pointer,
-    });
+    let fail = |failure: String, pointer: Option<String>| {
+        Box::new(StructuredOutputInvalid {
+            schema: schema.clone(),
+            content: content.to_owned(),
+            failure,
+            pointer,
+        })
+    };
     let value: Value = serde_json::from_str(content.trim()).map_err(|e| {
         let why = if e.is_eof() { "truncated JSON" } else { "invalid JSON" };
         fail(format!("{why}: {e}"), None)

@@ -189,12 +189,9 @@ fn strip_range(text: &str, start: usize, end: usize) -> std::ops::Range<usize> {
 pub fn items_of(value: &Value) -> Vec<Value> {
     match value {
         Value::Array(a) => a.clone(),
-        Value::Object(o) if !o.is_empty() && o.values().all(Value::is_array) => o
-            .values()
-            .filter_map(Value::as_array)
-            .flatten()
-            .cloned()
-            .collect(),
+        Value::Object(o) if !o.is_empty() && o.values().all(Value::is_array) => {
+            o.values().filter_map(Value::as_array).flatten().cloned().collect()
+        }
         other => vec![other.clone()],
     }
 }
@@ -207,36 +204,30 @@ pub fn analyse(text: &str, schemas: &JsonSchemas) -> JsonAnalysis {
 
 /// Analysis from salvage results already computed (the streaming analyser
 /// has them as the text arrives).
-pub fn analyse_with(
-    text: &str,
-    schemas: &JsonSchemas,
-    elements: Vec<Element>,
-    stop: Option<Stop>,
-) -> JsonAnalysis {
+pub fn analyse_with(text: &str, schemas: &JsonSchemas, elements: Vec<Element>, stop: Option<Stop>) -> JsonAnalysis {
     let bytes = text.as_bytes();
     let region = strict_region(text);
-    let (status, value, error, violations) =
-        match serde_json::from_str::<Value>(&text[region.clone()]) {
-            Ok(v) => match schemas.whole.as_ref().map(|s| s.validate(&v)) {
-                Some(Err(errs)) => (JsonStatus::SchemaInvalid, Some(v), None, errs),
-                _ => (JsonStatus::Ok, Some(v), None, Vec::new()),
-            },
-            Err(e) => {
-                let at = if e.is_eof() {
-                    region.end
-                } else {
-                    region.start + offset_of(&bytes[region.clone()], e.line(), e.column())
-                };
-                let (line, column) = line_col(bytes, at);
-                let stop = ParseStop {
-                    line,
-                    column,
-                    truncated: e.is_eof(),
-                    message: strip_position(&e.to_string()),
-                };
-                (JsonStatus::InvalidJson, None, Some(stop), Vec::new())
-            }
-        };
+    let (status, value, error, violations) = match serde_json::from_str::<Value>(&text[region.clone()]) {
+        Ok(v) => match schemas.whole.as_ref().map(|s| s.validate(&v)) {
+            Some(Err(errs)) => (JsonStatus::SchemaInvalid, Some(v), None, errs),
+            _ => (JsonStatus::Ok, Some(v), None, Vec::new()),
+        },
+        Err(e) => {
+            let at = if e.is_eof() {
+                region.end
+            } else {
+                region.start + offset_of(&bytes[region.clone()], e.line(), e.column())
+            };
+            let (line, column) = line_col(bytes, at);
+            let stop = ParseStop {
+                line,
+                column,
+                truncated: e.is_eof(),
+                message: strip_position(&e.to_string()),
+            };
+            (JsonStatus::InvalidJson, None, Some(stop), Vec::new())
+        }
+    };
     let items = match (&status, &value) {
         (JsonStatus::Ok, Some(v)) => items_of(v),
         _ => Vec::new(),
@@ -305,10 +296,7 @@ mod tests {
 
     #[test]
     fn strict_ok_in_fence() {
-        let a = analyse(
-            "Sure:\n```json\n[{\"entity\": \"a\"}]\n```\nbye",
-            &schemas(),
-        );
+        let a = analyse("Sure:\n```json\n[{\"entity\": \"a\"}]\n```\nbye", &schemas());
         assert_eq!(a.status, JsonStatus::Ok);
         assert_eq!(a.items, vec![json!({"entity": "a"})]);
     }
@@ -321,10 +309,7 @@ mod tests {
         let e = a.error.unwrap();
         assert!(e.truncated);
         assert_eq!((e.line, e.column), (5, 7));
-        assert_eq!(
-            a.salvaged,
-            vec![json!({"entity": "a"}), json!({"entity": "c"})]
-        );
+        assert_eq!(a.salvaged, vec![json!({"entity": "a"}), json!({"entity": "c"})]);
         assert_eq!(a.elements.len(), 3);
         assert_eq!(
             a.elements[1].errors[0].to_string(),

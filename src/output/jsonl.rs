@@ -169,25 +169,13 @@ pub fn analyse(text: &[u8], schema: Option<&CompiledSchema>) -> JsonlAnalysis {
     let mut line_no = 1;
     for nl in memchr::memchr_iter(b'\n', text) {
         let (status, value) = judge_line(&text[start..nl], true, schema, out.items.len());
-        out.push(
-            LineOutcome {
-                line: line_no,
-                status,
-            },
-            value,
-        );
+        out.push(LineOutcome { line: line_no, status }, value);
         start = nl + 1;
         line_no += 1;
     }
     if start < text.len() {
         let (status, value) = judge_line(&text[start..], false, schema, out.items.len());
-        out.push(
-            LineOutcome {
-                line: line_no,
-                status,
-            },
-            value,
-        );
+        out.push(LineOutcome { line: line_no, status }, value);
     }
     out
 }

@@ -8,11 +8,7 @@ pub fn line_col(text: &[u8], offset: usize) -> (usize, usize) {
     let line = memchr::memchr_iter(b'\n', before).count() + 1;
     let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
     // Count characters: every byte that is not a UTF-8 continuation byte.
-    let column = before[line_start..]
-        .iter()
-        .filter(|&&b| (b & 0xC0) != 0x80)
-        .count()
-        + 1;
+    let column = before[line_start..].iter().filter(|&&b| (b & 0xC0) != 0x80).count() + 1;
     (line, column)
 }
 

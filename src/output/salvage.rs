@@ -307,11 +307,7 @@ impl ArrayScanner {
                     skip: ValueSkipper::new(self.pos),
                 })
             }
-            State::InElement {
-                prop,
-                start,
-                mut skip,
-            } => match skip.advance(bytes) {
+            State::InElement { prop, start, mut skip } => match skip.advance(bytes) {
                 Skip::NeedMore => park(self, State::InElement { prop, start, skip }),
                 Skip::Syntax(at) => self.fail(at, "expected a value"),
                 Skip::Done(end) => match serde_json::from_slice::<Value>(&bytes[start..end]) {
@@ -325,8 +321,7 @@ impl ArrayScanner {
                         Some(State::AfterElement { prop })
                     }
                     Err(e) => {
-                        let at = start
-                            + super::position::offset_of(&bytes[start..end], e.line(), e.column());
+                        let at = start + super::position::offset_of(&bytes[start..end], e.line(), e.column());
                         self.fail(at, e.to_string())
                     }
                 },
@@ -378,11 +373,7 @@ mod tests {
     use serde_json::json;
 
     fn values(text: &str) -> Vec<Value> {
-        salvage(text.as_bytes())
-            .0
-            .into_iter()
-            .map(|e| e.value)
-            .collect()
+        salvage(text.as_bytes()).0.into_iter().map(|e| e.value).collect()
     }
 
     #[test]

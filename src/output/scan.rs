@@ -94,10 +94,7 @@ impl ValueSkipper {
                 Mode::Str { depth, escape } => {
                     if escape {
                         self.pos += 1;
-                        self.mode = Mode::Str {
-                            depth,
-                            escape: false,
-                        };
+                        self.mode = Mode::Str { depth, escape: false };
                         continue;
                     }
                     match memchr2(b'"', b'\\', &bytes[self.pos..]) {
@@ -109,10 +106,7 @@ impl ValueSkipper {
                             let at = self.pos + off;
                             self.pos = at + 1;
                             if bytes[at] == b'\\' {
-                                self.mode = Mode::Str {
-                                    depth,
-                                    escape: true,
-                                };
+                                self.mode = Mode::Str { depth, escape: true };
                             } else if depth > 0 {
                                 self.mode = Mode::Container { depth };
                             } else {
@@ -123,10 +117,7 @@ impl ValueSkipper {
                 }
                 Mode::Container { depth } => {
                     let rest = &bytes[self.pos..];
-                    let Some(off) = rest
-                        .iter()
-                        .position(|&b| matches!(b, b'"' | b'{' | b'[' | b']' | b'}'))
-                    else {
+                    let Some(off) = rest.iter().position(|&b| matches!(b, b'"' | b'{' | b'[' | b']' | b'}')) else {
                         self.pos = bytes.len();
                         return Skip::NeedMore;
                     };
@@ -134,10 +125,7 @@ impl ValueSkipper {
                     self.pos = at + 1;
                     match bytes[at] {
                         b'"' => {
-                            self.mode = Mode::Str {
-                                depth,
-                                escape: false,
-                            };
+                            self.mode = Mode::Str { depth, escape: false };
                         }
                         b'{' | b'[' => self.mode = Mode::Container { depth: depth + 1 },
                         _ => {
@@ -150,9 +138,10 @@ impl ValueSkipper {
                 }
                 Mode::Scalar => {
                     let rest = &bytes[self.pos..];
-                    match rest.iter().position(|&b| {
-                        matches!(b, b',' | b']' | b'}' | b'"' | b'{' | b'[') || is_ws(b)
-                    }) {
+                    match rest
+                        .iter()
+                        .position(|&b| matches!(b, b',' | b']' | b'}' | b'"' | b'{' | b'[') || is_ws(b))
+                    {
                         None => {
                             self.pos = bytes.len();
                             return Skip::NeedMore;

@@ -21,11 +21,7 @@ pub struct SchemaCompileError {
 
 impl std::fmt::Display for SchemaCompileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.pointer.is_empty() {
-            "/"
-        } else {
-            &self.pointer
-        };
+        let at = if self.pointer.is_empty() { "/" } else { &self.pointer };
         write!(f, "schema does not compile at {at}: {}", self.message)
     }
 }
@@ -50,11 +46,7 @@ impl std::fmt::Display for Violation {
         if let Some(branch) = &self.branch {
             write!(f, "{branch}: ")?;
         }
-        let at = if self.pointer.is_empty() {
-            "/"
-        } else {
-            &self.pointer
-        };
+        let at = if self.pointer.is_empty() { "/" } else { &self.pointer };
         write!(f, "{at} {}", self.message)
     }
 }
@@ -88,9 +80,7 @@ impl CompiledSchema {
             .into_iter()
             .filter_map(|(tag, branch)| {
                 let rooted = with_root_defs(schema, branch);
-                build(&rooted)
-                    .ok()
-                    .map(|validator| Branch { tag, validator })
+                build(&rooted).ok().map(|validator| Branch { tag, validator })
             })
             .collect();
         Ok(Self {
@@ -129,13 +119,7 @@ impl CompiledSchema {
     }
 
     fn union_violations(&self, value: &Value) -> Vec<Violation> {
-        let allowed = || {
-            self.union
-                .iter()
-                .map(|b| b.tag.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let allowed = || self.union.iter().map(|b| b.tag.as_str()).collect::<Vec<_>>().join(", ");
         let Some(obj) = value.as_object() else {
             return vec![Violation {
                 pointer: String::new(),
@@ -172,11 +156,7 @@ impl CompiledSchema {
             },
             Some(other) => vec![Violation {
                 pointer: "/type".into(),
-                message: format!(
-                    "is {}, not a string (one of: {})",
-                    kind_of(other),
-                    allowed()
-                ),
+                message: format!("is {}, not a string (one of: {})", kind_of(other), allowed()),
                 branch: None,
             }],
         }
@@ -200,11 +180,7 @@ fn build(schema: &Value) -> Result<jsonschema::Validator, SchemaCompileError> {
     })
 }
 
-fn violations(
-    validator: &jsonschema::Validator,
-    value: &Value,
-    branch: Option<&str>,
-) -> Vec<Violation> {
+fn violations(validator: &jsonschema::Validator, value: &Value, branch: Option<&str>) -> Vec<Violation> {
     validator
         .iter_errors(value)
         .map(|e| {
@@ -271,11 +247,7 @@ fn type_tag(prop: &Value) -> Option<&str> {
     if let Some(s) = prop.get("const").and_then(Value::as_str) {
         return Some(s);
     }
-    match prop
-        .get("enum")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-    {
+    match prop.get("enum").and_then(Value::as_array).map(Vec::as_slice) {
         Some([Value::String(s)]) => Some(s),
         _ => None,
     }
@@ -338,15 +310,13 @@ mod tests {
 
     #[test]
     fn remote_ref_does_not_compile() {
-        let err =
-            CompiledSchema::compile(&json!({"$ref": "https://example.com/s.json"})).unwrap_err();
+        let err = CompiledSchema::compile(&json!({"$ref": "https://example.com/s.json"})).unwrap_err();
         assert!(err.message.contains("example.com"), "{err}");
     }
 
     #[test]
     fn bad_keyword_has_pointer() {
-        let err =
-            CompiledSchema::compile(&json!({"properties": {"a": {"type": "strin"}}})).unwrap_err();
+        let err = CompiledSchema::compile(&json!({"properties": {"a": {"type": "strin"}}})).unwrap_err();
         assert_eq!(err.pointer, "/properties/a/type");
     }
 }

@@ -127,12 +127,7 @@ impl<'s> JsonStream<'s> {
         self.buf.extend_from_slice(chunk);
         let before = self.elements.len();
         self.scanner.feed(&self.buf, &mut self.elements);
-        out.extend(
-            self.elements[before..]
-                .iter()
-                .cloned()
-                .map(Completed::Element),
-        );
+        out.extend(self.elements[before..].iter().cloned().map(Completed::Element));
     }
 
     /// The end of the stream: the strict parse and the full analysis.
@@ -160,9 +155,6 @@ mod tests {
             }
             assert_eq!(s.finish(&mut out), one);
         }
-        assert_eq!(
-            one.items,
-            vec![json!({"e": "日本"}), json!({"e": "語", "n": 12})]
-        );
+        assert_eq!(one.items, vec![json!({"e": "日本"}), json!({"e": "語", "n": 12})]);
     }
 }

@@ -170,11 +170,7 @@ fn next_non_space(text: &[u8], from: usize, limit: usize) -> usize {
     let rest = &text[from..limit];
     let stripped = py_strip_bytes(rest);
     if stripped.is_empty() {
-        if limit == text.len() {
-            usize::MAX
-        } else {
-            limit + 1
-        }
+        if limit == text.len() { usize::MAX } else { limit + 1 }
     } else {
         from + (stripped.as_ptr() as usize - rest.as_ptr() as usize) + 1
     }
@@ -228,14 +224,7 @@ fn strict_spans(text: &[u8], cuts: &[usize], schemas: &JsonSchemas) -> Vec<Span>
     let v0 = lead.as_ptr() as usize - text.as_ptr() as usize;
     let limit = text.len();
     let mut spans = Vec::new();
-    value_spans(
-        text,
-        v0,
-        limit,
-        cuts,
-        &mut |b| strict_count(b, schemas),
-        &mut spans,
-    );
+    value_spans(text, v0, limit, cuts, &mut |b| strict_count(b, schemas), &mut spans);
     for mut sp in spans {
         sp.to = sp.to.min(whole_until);
         if sp.from < sp.to {
@@ -340,8 +329,7 @@ mod tests {
     }
 
     fn schemas() -> SweepSchemas {
-        let item =
-            json!({"type": "object", "properties": {"e": {"type": "string"}}, "required": ["e"]});
+        let item = json!({"type": "object", "properties": {"e": {"type": "string"}}, "required": ["e"]});
         SweepSchemas {
             json: JsonSchemas::compile(Some(&json!({"type": "array", "items": item}))).unwrap(),
             line: Some(CompiledSchema::compile(&item).unwrap()),

@@ -17,9 +17,7 @@ pub fn py_strip_bytes(b: &[u8]) -> &[u8] {
     let mut start = 0;
     let mut end = b.len();
     loop {
-        while start < end
-            && (b[start].is_ascii_whitespace() || matches!(b[start], 0x0b | 0x1c..=0x1f))
-        {
+        while start < end && (b[start].is_ascii_whitespace() || matches!(b[start], 0x0b | 0x1c..=0x1f)) {
             start += 1;
         }
         if start < end && b[start] >= 0x80 {
@@ -33,9 +31,7 @@ pub fn py_strip_bytes(b: &[u8]) -> &[u8] {
         break;
     }
     loop {
-        while end > start
-            && (b[end - 1].is_ascii_whitespace() || matches!(b[end - 1], 0x0b | 0x1c..=0x1f))
-        {
+        while end > start && (b[end - 1].is_ascii_whitespace() || matches!(b[end - 1], 0x0b | 0x1c..=0x1f)) {
             end -= 1;
         }
         if end > start && b[end - 1] >= 0x80 {
@@ -53,11 +49,7 @@ pub fn py_strip_bytes(b: &[u8]) -> &[u8] {
 
 fn first_char(b: &[u8]) -> Option<char> {
     let n = b.len().min(4);
-    (1..=n).find_map(|k| {
-        std::str::from_utf8(&b[..k])
-            .ok()
-            .and_then(|s| s.chars().next())
-    })
+    (1..=n).find_map(|k| std::str::from_utf8(&b[..k]).ok().and_then(|s| s.chars().next()))
 }
 
 fn last_char(b: &[u8]) -> Option<char> {
@@ -75,10 +67,7 @@ mod tests {
 
     #[test]
     fn strips_unicode_space() {
-        assert_eq!(
-            py_strip_bytes("\u{3000} {\"a\":1}\r\u{a0}".as_bytes()),
-            b"{\"a\":1}"
-        );
+        assert_eq!(py_strip_bytes("\u{3000} {\"a\":1}\r\u{a0}".as_bytes()), b"{\"a\":1}");
         assert_eq!(py_strip_bytes(b"\xff x \xfe"), b"\xff x \xfe");
     }
 }

@@ -1,1 +1,117 @@
+//! Prompt configs: one `PromptConfig` from three formats (cutline TOML,
+//! TrustGraph single-prompt JSON, TrustGraph config bundle), exported back to
+//! TrustGraph's formats, and rendered with minijinja. Pure: callers hand in
+//! bytes and a label for error messages; nothing here touches the disk.
 
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub mod error;
+pub mod load;
+pub mod render;
+pub mod trustgraph;
+
+pub use error::{ConfigError, Warning};
+pub use load::{load_bytes, load_toml, to_toml};
+pub use render::{Rendered, input_vars, render};
+pub use trustgraph::{to_trustgraph_bundle, to_trustgraph_prompt};
+
+/// How a prompt's response is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponseType {
+    /// Free text, returned as is.
+    #[default]
+    Text,
+    /// One JSON value (TrustGraph's `json`).
+    Json,
+    /// One JSON object per line (TrustGraph's `jsonl`).
+    Jsonl,
+}
+
+impl ResponseType {
+    /// The word used in configs: `text`, `json`, `jsonl`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Json => "json",
+            Self::Jsonl => "jsonl",
+        }
+    }
+
+    /// Parse the config word; `None` for anything else.
+    pub fn parse(word: &str) -> Option<Self> {
+        match word {
+            "text" => Some(Self::Text),
+            "json" => Some(Self::Json),
+            "jsonl" => Some(Self::Jsonl),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ResponseType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which file format a prompt came from (and is saved back to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceFormat {
+    /// cutline's own TOML, one prompt per file.
+    #[default]
+    Toml,
+    /// A TrustGraph single-prompt JSON object.
+    TrustgraphPrompt,
+    /// One `template.<id>` entry of a TrustGraph config bundle.
+    TrustgraphBundle,
+}
+
+/// Where a prompt was loaded from, for error messages and saving back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Origin {
+    /// The file's path as given (a label; `output/` and `prompt/` do no IO).
+    pub file: String,
+    /// Its format.
+    pub format: SourceFormat,
+}
+
+/// A named sample input: variables to render the prompt with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleInput {
+    /// Name, e.g. `photosynthesis` or `ja-tea`.
+    pub name: String,
+    /// Variables (usually `text`).
+    pub vars: Map<String, Value>,
+}
+
+/// One prompt, whatever format it came from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PromptConfig {
+    /// Id: the TOML `id`, the file stem, or the bundle's template id.
+    pub id: String,
+    /// What the prompt is for.
+    pub description: String,
+    /// System template (may be empty).
+    pub system: String,
+    /// The prompt template (TrustGraph's `prompt`).
+    pub template: String,
+    /// How the response is read.
+    pub response_type: ResponseType,
+    /// JSON Schema: of the whole value for `json`, of each line for `jsonl`.
+    pub schema: Option<Value>,
+    /// Stop sequences sent with the request.
+    pub stop: Vec<String>,
+    /// Prompt terms: variables with defaults, below input variables.
+    pub variables: Map<String, Value>,
+    /// Named sample inputs.
+    pub inputs: Vec<SampleInput>,
+    /// Id of the prompt's twin in the other response type (JSON array ↔ JSONL).
+    pub twin: Option<String>,
+    /// Where it came from.
+    pub origin: Origin,
+}

@@ -142,7 +142,13 @@ impl Recorder {
         std::fs::create_dir_all(dir)?;
         let safe: String = stem
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '-'
+                }
+            })
             .collect();
         let mut n = 0;
         let (path, file) = loop {
@@ -158,7 +164,12 @@ impl Recorder {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut rec = Self { path, file, id: id.clone(), runs: 0 };
+        let mut rec = Self {
+            path,
+            file,
+            id: id.clone(),
+            runs: 0,
+        };
         let header = Header {
             kind: "session".into(),
             version: 1,
@@ -167,6 +178,26 @@ impl Recorder {
         };
         rec.append(&serde_json::to_value(&header).unwrap_or(Value::Null))?;
         Ok(rec)
+    }
+
+    /// Open an existing session file to append more runs to it.
+    pub fn open(path: &Path) -> std::io::Result<Self> {
+        let existing = load(path)?;
+        let mut file = OpenOptions::new().append(true).open(path)?;
+        // A torn last line (no newline) must not swallow the next record.
+        let len = file.metadata()?.len();
+        if len > 0 {
+            let bytes = std::fs::read(path)?;
+            if bytes.last() != Some(&b'\n') {
+                file.write_all(b"\n")?;
+            }
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            file,
+            id: existing.header.id,
+            runs: existing.runs.len(),
+        })
     }
 
     /// The session file.
@@ -297,7 +328,11 @@ pub fn resolve(reference: &str, dir: &Path) -> Result<(Session, usize), String> 
             return Err(format!(
                 "no session {file_part:?} in {} (known: {})",
                 dir.display(),
-                if known.is_empty() { "none".into() } else { known.join(", ") }
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
             ));
         }
         p
@@ -321,4 +356,29 @@ pub fn resolve(reference: &str, dir: &Path) -> Result<(Session, usize), String> 
         }
     };
     Ok((session, idx))
+}
+/// A recorded run to replay for `prompt_id`: among every session in `dir`,
+/// the latest run of that prompt whose variables equal `vars` (any variables
+/// when `vars` is `None`), preferring runs that were not cut by their own
+/// limit, since only those can be replayed at every limit. Returns the run
+/// and its `session#n` reference.
+pub fn find_recording(dir: &Path, prompt_id: &str, vars: Option<&Map<String, Value>>) -> Option<(RunRecord, String)> {
+    let mut best: Option<(bool, u64, RunRecord, String)> = None;
+    for path in list(dir) {
+        let Ok(s) = load(&path) else { continue };
+        for (i, r) in s.runs.into_iter().enumerate() {
+            if r.prompt_id != prompt_id || vars.is_some_and(|v| *v != r.variables) || r.pieces.is_empty() {
+                continue;
+            }
+            let full = r.finish != FinishReason::Length && r.finish != FinishReason::Error;
+            let better = best
+                .as_ref()
+                .is_none_or(|(bf, bt, _, _)| (full, r.started_ms) > (*bf, *bt));
+            if better {
+                let reference = format!("{}#{}", s.header.id, i + 1);
+                best = Some((full, r.started_ms, r, reference));
+            }
+        }
+    }
+    best.map(|(_, _, r, reference)| (r, reference))
 }

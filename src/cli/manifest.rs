@@ -1,0 +1,39 @@
+//! `cutline --manifest`: every command, whether it streams JSONL by default,
+//! and the schema name of its records, so an agent can pick its parser
+//! before it runs anything.
+
+use serde_json::{Value, json};
+
+/// One manifest entry.
+fn cmd(name: &str, summary: &str, streaming: bool) -> Value {
+    json!({
+        "name": name,
+        "summary": summary,
+        "streaming_default": streaming,
+        "supports_streaming": streaming,
+        "output_schema": format!("cutline.{name}/1"),
+        "buffered_flag": "--output json",
+        "aliases": {"--no-stream": "--output json"},
+    })
+}
+
+/// The manifest document.
+pub fn manifest() -> Value {
+    json!({
+        "name": "cutline",
+        "version": env!("CARGO_PKG_VERSION"),
+        "default_output": "jsonl",
+        "preamble": {"_format": "jsonl", "_schema": "cutline.<command>/1", "_version": 1},
+        "envelope": ["ok", "data", "error", "warnings", "meta"],
+        "exit_codes": {
+            "0": "success", "1": "internal error", "2": "usage error", "3": "config_invalid",
+            "4": "input_error", "5": "provider_error", "6": "structured_output_invalid", "7": "setup_required"
+        },
+        "commands": [
+            cmd("prompts", "List the prompt configs in the prompts directory", true),
+            cmd("render", "Render a prompt with variables or a named sample input", true),
+            cmd("parse", "Analyse a response as text, json or jsonl", true),
+            cmd("sweep", "Items recovered at every token cut by strict JSON, salvage and JSONL", true),
+        ],
+    })
+}

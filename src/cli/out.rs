@@ -1,0 +1,223 @@
+//! The headless output contract (see the design sketch and seed 004).
+//!
+//! Default: JSONL — a preamble line `{"_format":"jsonl","_schema":
+//! "cutline.<command>/1","_version":1}`, then one record per line, each
+//! flushed as produced. `--output json` (alias `--no-stream`): one envelope
+//! `{"ok","data","error","warnings","meta"}`. `--output pretty`: for people.
+
+use std::io::{self, Write};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// How a data command prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// One JSON record per line after a preamble line (the default).
+    #[default]
+    Jsonl,
+    /// One buffered envelope: `{"ok","data","error","warnings","meta"}`.
+    Json,
+    /// Human-readable text.
+    Pretty,
+}
+
+/// Error categories scripts can branch on, with their exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// Bad command-line use.
+    Usage,
+    /// A prompt config, schema or template that does not load.
+    ConfigInvalid,
+    /// An input file that cannot be read.
+    InputError,
+    /// A provider failed (network, HTTP status, stream).
+    ProviderError,
+    /// Structured output did not match its schema.
+    StructuredOutputInvalid,
+    /// The local model is needed but not installed.
+    SetupRequired,
+    /// Anything else.
+    Internal,
+}
+
+impl Category {
+    /// The process exit code for this category (documented in the README).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Self::Usage => 2,
+            Self::ConfigInvalid => 3,
+            Self::InputError => 4,
+            Self::ProviderError => 5,
+            Self::StructuredOutputInvalid => 6,
+            Self::SetupRequired => 7,
+            Self::Internal => 1,
+        }
+    }
+}
+
+/// A failure with its category and a message for a person.
+#[derive(Debug, Clone)]
+pub struct CliError {
+    /// What kind of failure.
+    pub category: Category,
+    /// What happened, naming the file, line and cause where there is one.
+    pub message: String,
+    /// Extra machine-readable detail.
+    pub detail: Option<Value>,
+}
+
+impl CliError {
+    /// A new error.
+    pub fn new(category: Category, message: impl Into<String>) -> Self {
+        Self {
+            category,
+            message: message.into(),
+            detail: None,
+        }
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Writes one command's output in the chosen format.
+pub struct Out<W: Write> {
+    w: W,
+    format: Format,
+    command: &'static str,
+    started: Instant,
+    warnings: Vec<String>,
+    preamble_done: bool,
+}
+
+impl<W: Write> Out<W> {
+    /// Output for `command` (its schema name is `cutline.<command>/1`).
+    pub fn new(w: W, format: Format, command: &'static str) -> Self {
+        Self {
+            w,
+            format,
+            command,
+            started: Instant::now(),
+            warnings: Vec::new(),
+            preamble_done: false,
+        }
+    }
+
+    /// The chosen format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Note a warning (a JSONL record, an envelope entry, or a stderr line).
+    pub fn warn(&mut self, message: impl Into<String>) -> io::Result<()> {
+        let message = message.into();
+        match self.format {
+            Format::Jsonl => self.record(&json!({"type": "warning", "message": message}))?,
+            Format::Pretty => eprintln!("warning: {message}"),
+            Format::Json => {}
+        }
+        self.warnings.push(message);
+        Ok(())
+    }
+
+    fn preamble(&mut self) -> io::Result<()> {
+        if !self.preamble_done {
+            self.preamble_done = true;
+            let p = json!({"_format": "jsonl", "_schema": format!("cutline.{}/1", self.command), "_version": 1});
+            serde_json::to_writer(&mut self.w, &p)?;
+            self.w.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// Emit one JSONL record (only in JSONL mode), flushed at once.
+    pub fn record<T: Serialize + ?Sized>(&mut self, rec: &T) -> io::Result<()> {
+        if self.format != Format::Jsonl {
+            return Ok(());
+        }
+        self.preamble()?;
+        serde_json::to_writer(&mut self.w, rec)?;
+        self.w.write_all(b"\n")?;
+        self.w.flush()
+    }
+
+    /// Write human text (only in pretty mode).
+    pub fn pretty(&mut self, text: &str) -> io::Result<()> {
+        if self.format == Format::Pretty {
+            self.w.write_all(text.as_bytes())?;
+            if !text.ends_with('\n') {
+                self.w.write_all(b"\n")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn meta(&self) -> Value {
+        json!({
+            "command": self.command,
+            "schema": format!("cutline.{}/1", self.command),
+            "version": env!("CARGO_PKG_VERSION"),
+            "duration_ms": u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+
+    /// Print `data` as pretty JSON, outside the contract (the manifest).
+    pub fn raw(&mut self, data: &Value) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut self.w, data)?;
+        self.w.write_all(b"\n")?;
+        self.w.flush()
+    }
+
+    /// Finish successfully: the envelope in JSON mode (`data`), a preamble
+    /// at least in JSONL mode (so an empty result is still well-formed).
+    pub fn finish(mut self, data: &Value) -> io::Result<()> {
+        match self.format {
+            Format::Json => {
+                let env =
+                    json!({"ok": true, "data": data, "error": null, "warnings": self.warnings, "meta": self.meta()});
+                serde_json::to_writer(&mut self.w, &env)?;
+                self.w.write_all(b"\n")?;
+            }
+            Format::Jsonl => self.preamble()?,
+            Format::Pretty => {}
+        }
+        self.w.flush()
+    }
+
+    /// Finish with an error: envelope `ok:false`, a JSONL error record, or a
+    /// line on stderr for people.
+    pub fn fail(mut self, err: &CliError) -> io::Result<()> {
+        let mut error = Map::new();
+        error.insert(
+            "category".into(),
+            serde_json::to_value(err.category).unwrap_or(Value::Null),
+        );
+        error.insert("message".into(), Value::String(err.message.clone()));
+        if let Some(d) = &err.detail {
+            error.insert("detail".into(), d.clone());
+        }
+        match self.format {
+            Format::Json => {
+                let env =
+                    json!({"ok": false, "data": null, "error": error, "warnings": self.warnings, "meta": self.meta()});
+                serde_json::to_writer(&mut self.w, &env)?;
+                self.w.write_all(b"\n")?;
+            }
+            Format::Jsonl => {
+                let mut rec = Map::new();
+                rec.insert("type".into(), Value::String("error".into()));
+                rec.extend(error);
+                self.record(&Value::Object(rec))?;
+                eprintln!("error: {}", err.message);
+            }
+            Format::Pretty => eprintln!("error: {}", err.message),
+        }
+        self.w.flush()
+    }
+}

@@ -1,0 +1,289 @@
+//! `cutline parse FILE|- --as text|json|jsonl [--schema FILE | --prompt P]`
+//!
+//! JSONL records: `line` (jsonl, one per response line, with the kept
+//! `item`), `item`/`element` (json), then one `summary`. The envelope's
+//! `data` has `items`, and `lines` (jsonl) or `status`, `error`, `salvaged`,
+//! `elements` (json). A JSONL response is read line by line in JSONL mode, so
+//! a huge file is analysed in bounded memory.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::input;
+use super::out::{Category, CliError, Format, Out};
+use super::{Cli, io_err};
+use crate::output::json::{self as json_out, JsonSchemas};
+use crate::output::jsonl::{self, JsonlAnalysis, LineOutcome, LineStatus};
+use crate::output::schema::CompiledSchema;
+use crate::prompt::ResponseType;
+
+/// Arguments of `parse`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Response file, or `-` for stdin.
+    pub file: String,
+    /// How to read the response (default: the prompt's response type).
+    #[arg(long = "as", value_enum)]
+    pub as_: Option<As>,
+    /// JSON Schema file (for jsonl: the schema of each line).
+    #[arg(long, conflicts_with = "prompt")]
+    pub schema: Option<PathBuf>,
+    /// Prompt id (from the prompts dir) or path, for its response type and schema.
+    #[arg(long)]
+    pub prompt: Option<String>,
+}
+
+/// Response types on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum As {
+    /// As is.
+    Text,
+    /// One JSON value (strict), plus array salvage.
+    Json,
+    /// One JSON value per line.
+    Jsonl,
+}
+
+impl From<ResponseType> for As {
+    fn from(r: ResponseType) -> Self {
+        match r {
+            ResponseType::Text => Self::Text,
+            ResponseType::Json => Self::Json,
+            ResponseType::Jsonl => Self::Jsonl,
+        }
+    }
+}
+
+/// Resolve `--as` and the schema from the flags.
+pub fn kind_and_schema(
+    as_: Option<As>,
+    schema: Option<&PathBuf>,
+    prompt: Option<&str>,
+    cli: &Cli,
+) -> Result<(As, Option<Value>, String), CliError> {
+    if let Some(p) = prompt {
+        let cfg = crate::store::resolve(p, &cli.prompts)
+            .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        let kind = as_.unwrap_or_else(|| cfg.response_type.into());
+        return Ok((kind, cfg.schema.clone(), format!("prompt {:?}", cfg.id)));
+    }
+    let kind = as_.ok_or_else(|| {
+        CliError::new(
+            Category::Usage,
+            "say how to read the response: --as text|json|jsonl, or --prompt P",
+        )
+    })?;
+    match schema {
+        Some(path) => Ok((kind, Some(input::schema_file(path)?), path.display().to_string())),
+        None => Ok((kind, None, String::new())),
+    }
+}
+
+/// Run `parse`.
+pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
+    let (kind, schema, origin) = kind_and_schema(args.as_, args.schema.as_ref(), args.prompt.as_deref(), cli)?;
+    let label = if args.file == "-" {
+        "<stdin>"
+    } else {
+        args.file.as_str()
+    };
+    match kind {
+        As::Text => {
+            let bytes = input::read_all(&args.file)?;
+            let (text, warn) = input::lossy(label, &bytes);
+            if let Some(w) = warn {
+                out.warn(w).map_err(|e| io_err(&e))?;
+            }
+            out.record(&json!({"type": "text", "text": text}))
+                .map_err(|e| io_err(&e))?;
+            out.pretty(&text).map_err(|e| io_err(&e))?;
+            Ok(json!({"response_type": "text", "items": [text]}))
+        }
+        As::Json => {
+            let schemas = JsonSchemas::compile(schema.as_ref()).map_err(|e| input::compile_err(&origin, &e))?;
+            let bytes = input::read_all(&args.file)?;
+            let (text, warn) = input::lossy(label, &bytes);
+            if let Some(w) = warn {
+                out.warn(w).map_err(|e| io_err(&e))?;
+            }
+            let a = json_out::analyse(&text, &schemas);
+            json_records(&a, out).map_err(|e| io_err(&e))?;
+            let mut data = serde_json::to_value(&a).unwrap_or(Value::Null);
+            if let Value::Object(m) = &mut data {
+                m.insert("response_type".into(), "json".into());
+            }
+            Ok(data)
+        }
+        As::Jsonl => {
+            let compiled = schema
+                .as_ref()
+                .map(CompiledSchema::compile)
+                .transpose()
+                .map_err(|e| input::compile_err(&origin, &e))?;
+            let analysis = if out.format() == Format::Json {
+                let bytes = input::read_all(&args.file)?;
+                jsonl::analyse(&bytes, compiled.as_ref())
+            } else {
+                stream_jsonl(&args.file, compiled.as_ref(), out)?
+            };
+            if out.format() == Format::Pretty {
+                out.pretty(&pretty_jsonl(&analysis)).map_err(|e| io_err(&e))?;
+            }
+            let c = analysis.counts;
+            out.record(&json!({"type": "summary", "response_type": "jsonl", "items": c.ok, "counts": c}))
+                .map_err(|e| io_err(&e))?;
+            Ok(json!({"response_type": "jsonl", "items": analysis.items, "lines": analysis.lines, "counts": c}))
+        }
+    }
+}
+
+/// Read a JSONL response line by line, emitting each line's record as it is
+/// judged; only the counts are kept (and, for pretty output, the outcomes).
+fn stream_jsonl<W: Write>(
+    path: &str,
+    schema: Option<&CompiledSchema>,
+    out: &mut Out<W>,
+) -> Result<JsonlAnalysis, CliError> {
+    let reader: Box<dyn Read> = if path == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(path).map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?)
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, reader);
+    let keep = out.format() == Format::Pretty;
+    let mut analysis = JsonlAnalysis::default();
+    let mut line = Vec::with_capacity(1024);
+    let mut line_no = 0;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let terminated = line.last() == Some(&b'\n');
+        let body = if terminated { &line[..line.len() - 1] } else { &line[..] };
+        let (status, value) = jsonl::judge_line(body, terminated, schema, analysis.counts.ok);
+        let outcome = LineOutcome { line: line_no, status };
+        out.record(&line_record(&outcome, value.as_ref()))
+            .map_err(|e| io_err(&e))?;
+        if keep {
+            analysis.push(outcome, value);
+        } else {
+            // Count without keeping: memory stays flat however long the file.
+            analysis.counts.add(&outcome.status);
+        }
+    }
+    Ok(analysis)
+}
+
+fn line_record(o: &LineOutcome, item: Option<&Value>) -> Value {
+    let mut rec = serde_json::to_value(o).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut rec {
+        m.insert("type".into(), "line".into());
+        if let Some(v) = item {
+            m.insert("item".into(), v.clone());
+        }
+    }
+    rec
+}
+
+fn json_records<W: Write>(a: &json_out::JsonAnalysis, out: &mut Out<W>) -> std::io::Result<()> {
+    for item in &a.items {
+        out.record(&json!({"type": "item", "value": item}))?;
+    }
+    if a.status != json_out::JsonStatus::Ok {
+        for el in &a.elements {
+            let mut rec = serde_json::to_value(el).unwrap_or(Value::Null);
+            if let Value::Object(m) = &mut rec {
+                m.insert("type".into(), "element".into());
+            }
+            out.record(&rec)?;
+        }
+    }
+    out.record(&json!({
+        "type": "summary", "response_type": "json", "status": a.status, "error": a.error,
+        "violations": a.violations, "items": a.items.len(), "salvaged": a.salvaged.len(),
+        "salvage_stop": a.salvage_stop,
+    }))?;
+    if out.format() == Format::Pretty {
+        out.pretty(&pretty_json(a))?;
+    }
+    Ok(())
+}
+
+/// Human view of a json analysis.
+pub fn pretty_json(a: &json_out::JsonAnalysis) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    match (&a.status, &a.error) {
+        (json_out::JsonStatus::Ok, _) => {
+            let _ = writeln!(s, "strict JSON: ok, {} items", a.items.len());
+        }
+        (json_out::JsonStatus::SchemaInvalid, _) => {
+            let _ = writeln!(s, "strict JSON: schema_invalid");
+            for v in &a.violations {
+                let _ = writeln!(s, "  {v}");
+            }
+        }
+        (_, Some(e)) => {
+            let why = if e.truncated {
+                "input ran out (truncated)"
+            } else {
+                "syntax broke"
+            };
+            let _ = writeln!(
+                s,
+                "strict JSON: invalid_json at line {}, column {}: {why}: {}",
+                e.line, e.column, e.message
+            );
+        }
+        _ => {}
+    }
+    if a.status != json_out::JsonStatus::Ok {
+        let _ = writeln!(
+            s,
+            "salvage: {} complete elements, {} valid",
+            a.elements.len(),
+            a.salvaged.len()
+        );
+        for el in &a.elements {
+            let mark = if el.valid { '✓' } else { '✗' };
+            let _ = writeln!(s, "  {mark} line {:>4}  {}", el.line, el.value);
+            for e in &el.errors {
+                let _ = writeln!(s, "      {e}");
+            }
+        }
+    }
+    s
+}
+
+/// Human view of a jsonl analysis.
+pub fn pretty_jsonl(a: &JsonlAnalysis) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    for l in &a.lines {
+        let (mark, detail) = match &l.status {
+            LineStatus::Ok { item } => ('✓', a.items.get(*item).map(ToString::to_string).unwrap_or_default()),
+            LineStatus::Empty | LineStatus::Fence => (' ', l.status.word().to_owned()),
+            LineStatus::InvalidJson { column, message } => ('✗', format!("invalid JSON at column {column}: {message}")),
+            LineStatus::Truncated { column, message } => ('✗', format!("truncated at column {column}: {message}")),
+            LineStatus::SchemaInvalid { errors } => (
+                '✗',
+                errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
+            ),
+        };
+        let _ = writeln!(s, "{mark} {:>5}  {detail}", l.line);
+    }
+    let c = a.counts;
+    let _ = writeln!(
+        s,
+        "{} items kept; {} invalid JSON, {} schema-invalid, {} truncated",
+        c.ok, c.invalid_json, c.schema_invalid, c.truncated
+    );
+    s
+}

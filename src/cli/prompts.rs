@@ -1,0 +1,105 @@
+//! `cutline prompts [--dir D]`: the prompt configs, one record each, plus a
+//! record per file that failed to load (the others still list).
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::out::{CliError, Out};
+use super::{Cli, io_err};
+use crate::prompt::PromptConfig;
+
+/// Arguments of `prompts`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Directory of prompt configs (default: --prompts, i.e. ./prompts).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// A short description of a schema: `array of {entity, definition}`,
+/// `oneOf definition | relationship`.
+pub fn schema_summary(schema: Option<&Value>) -> String {
+    let Some(s) = schema else {
+        return "none".into();
+    };
+    if let Some(items) = s.get("items") {
+        return format!("array of {}", schema_summary(Some(items)));
+    }
+    if let Some(branches) = s.get("oneOf").or_else(|| s.get("anyOf")).and_then(Value::as_array) {
+        let tags: Vec<String> = branches
+            .iter()
+            .map(|b| {
+                b.pointer("/properties/type/const")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| "…".to_owned(), str::to_owned)
+            })
+            .collect();
+        return format!("oneOf {}", tags.join(" | "));
+    }
+    match s.get("properties").and_then(Value::as_object) {
+        Some(props) => {
+            let names: Vec<&str> = props.keys().map(String::as_str).collect();
+            format!("{{{}}}", names.join(", "))
+        }
+        None => s.get("type").and_then(Value::as_str).unwrap_or("any").to_owned(),
+    }
+}
+
+fn record(cfg: &PromptConfig) -> Value {
+    json!({
+        "id": cfg.id,
+        "response_type": cfg.response_type.to_string(),
+        "path": cfg.origin.file,
+        "description": cfg.description,
+        "schema": schema_summary(cfg.schema.as_ref()),
+        "twin": cfg.twin,
+        "inputs": cfg.inputs.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
+    })
+}
+
+/// Run `prompts`.
+pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
+    let dir = args.dir.as_ref().unwrap_or(&cli.prompts);
+    let (prompts, errors, warnings) = crate::store::load_dir(dir);
+    for w in &warnings {
+        out.warn(w.to_string()).map_err(|e| io_err(&e))?;
+    }
+    let mut list = Vec::with_capacity(prompts.len());
+    for p in &prompts {
+        let mut rec = record(p);
+        list.push(rec.clone());
+        if let Value::Object(m) = &mut rec {
+            m.insert("type".into(), "prompt".into());
+        }
+        out.record(&rec).map_err(|e| io_err(&e))?;
+    }
+    let errs: Vec<Value> = errors
+        .iter()
+        .map(|e| json!({"category": "config_invalid", "message": e.to_string()}))
+        .collect();
+    for e in &errs {
+        let mut rec = e.clone();
+        if let Value::Object(m) = &mut rec {
+            m.insert("type".into(), "error".into());
+        }
+        out.record(&rec).map_err(|e| io_err(&e))?;
+    }
+    let mut text = String::new();
+    for p in &prompts {
+        let _ = writeln!(
+            text,
+            "{:<32} {:<6} {}",
+            p.id,
+            p.response_type.to_string(),
+            schema_summary(p.schema.as_ref())
+        );
+    }
+    for e in &errors {
+        let _ = writeln!(text, "error: {e}");
+    }
+    out.pretty(&text).map_err(|e| io_err(&e))?;
+    Ok(json!({"dir": dir.display().to_string(), "prompts": list, "errors": errs}))
+}
