@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
 # Every check cutline has: formatting, lints (pedantic, warnings are errors)
-# and every test. This is the README's test command and what CI runs.
+# and every test, including the ones against the real local model. This is
+# the README's test command and what CI runs. Install steps are idempotent
+# and cached in the user's cache directory, so a second run skips them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+echo "== local model: llama-server + Gemma 3 270M (cached)"
+bash scripts/setup-local.sh
+
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "== installing tmux (the TUI end-to-end test drives the real binary in it)"
+    if [ "$(id -u)" = 0 ]; then
+        (apt-get install -y -q tmux >/dev/null 2>&1) || (apt-get update -q >/dev/null && apt-get install -y -q tmux >/dev/null)
+    else
+        sudo apt-get install -y -q tmux >/dev/null
+    fi
+fi
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

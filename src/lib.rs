@@ -10,3 +10,4 @@ pub mod prompt;
 pub mod run;
 pub mod session;
 pub mod store;
+pub mod tui;

@@ -146,7 +146,9 @@ pub fn request(spec: &Spec) -> Result<(Request, Path), StartError> {
     };
     let path = match (spec.structured, spec.prompt.response_type, &spec.prompt.schema) {
         // A per-line schema has no native form: no structured path.
-        (Some(_), ResponseType::Jsonl | ResponseType::Text, _) | (None, _, _) | (_, _, None) => Path::None,
+        (Some(_), ResponseType::Jsonl | ResponseType::Text, _) | (None | Some(Path::None), _, _) | (_, _, None) => {
+            Path::None
+        }
         (Some(Path::Prompt), ResponseType::Json, Some(schema)) => {
             req.system = structured::augment_system(&req.system, schema);
             Path::Prompt

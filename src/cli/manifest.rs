@@ -34,6 +34,10 @@ pub fn manifest() -> Value {
             cmd("render", "Render a prompt with variables or a named sample input", true),
             cmd("parse", "Analyse a response as text, json or jsonl", true),
             cmd("sweep", "Items recovered at every token cut by strict JSON, salvage and JSONL", true),
+            cmd("run", "Run a prompt on a model, analyse the answer and record it in a session", true),
+            cmd("replay", "Replay a recorded run cut at another max-token limit", true),
+            cmd("sessions", "List recorded sessions and their runs", true),
+            cmd("setup", "Install the local model (llama-server + Gemma 3 270M) into the user cache", true),
         ],
     })
 }

@@ -155,7 +155,9 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
 }
 
 fn workbench(cli: &Cli) -> i32 {
-    let _ = cli;
-    eprintln!("the workbench is not built yet; see `cutline --help` for the headless commands");
-    1
+    crate::tui::main(crate::tui::TuiOptions {
+        prompts_dir: cli.prompts.clone(),
+        sessions_dir: cli.sessions.clone(),
+        provider: cli.provider.clone(),
+    })
 }

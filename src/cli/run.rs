@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
+use crate::llm::structured::Path;
 use crate::llm::{self, ErrorKind, LlmError, Provider, Timeouts};
 use crate::prompt::PromptConfig;
 use crate::run::{Outcome, Spec};
@@ -41,6 +42,43 @@ pub struct Args {
     /// Do not record the run.
     #[arg(long)]
     pub no_record: bool,
+    /// Structured output for a json prompt: the provider's native schema
+    /// support, the schema added to the prompt, or off (default: off; a
+    /// provider's `structured` setting can force it).
+    #[arg(long, value_enum)]
+    pub structured: Option<StructuredArg>,
+}
+
+/// `--structured` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StructuredArg {
+    /// Native wire support (`response_format`, `output_config`, …).
+    Native,
+    /// The schema appended to the system prompt; checked afterwards.
+    Prompt,
+    /// No structured output.
+    Off,
+}
+
+/// The structured path a run takes on provider `name` when `requested`.
+pub fn structured_for(name: &str, requested: Option<StructuredArg>) -> Option<Path> {
+    let req = match requested {
+        None | Some(StructuredArg::Off) => Path::None,
+        Some(StructuredArg::Native) => Path::Native,
+        Some(StructuredArg::Prompt) => Path::Prompt,
+    };
+    match name {
+        // llama-server's /completion takes a JSON schema natively.
+        "local" => (req != Path::None).then_some(req),
+        "replay" => None,
+        other => match crate::llm::config::Config::load()
+            .ok()
+            .and_then(|c| c.get(other).cloned())
+        {
+            Some(p) => p.structured_path((req != Path::None).then_some(req)),
+            None => (req != Path::None).then_some(req),
+        },
+    }
 }
 
 /// A provider by name for `prompt` with `vars`.
@@ -71,10 +109,21 @@ pub async fn provider_for(
                 source,
             }))
         }
-        other => Err(LlmError::new(
-            ErrorKind::BadRequest,
-            format!("unknown provider {other:?}: use `local`, `replay` or a provider configured in cutline.toml"),
-        )),
+        other => {
+            let cfg =
+                crate::llm::config::Config::load().map_err(|e| LlmError::new(ErrorKind::BadRequest, e.to_string()))?;
+            let p = cfg.get(other).ok_or_else(|| {
+                let known: Vec<&str> = cfg.providers.iter().map(|p| p.name.as_str()).collect();
+                LlmError::new(
+                    ErrorKind::BadRequest,
+                    format!(
+                        "unknown provider {other:?}: use `local`, `replay` or one configured in cutline.toml (configured: {})",
+                        if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                    ),
+                )
+            })?;
+            crate::llm::config::build(p)
+        }
     }
 }
 
@@ -97,7 +146,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         vars,
         max_tokens: args.max_tokens,
         temperature: None,
-        structured: None,
+        structured: structured_for(&args.provider, args.structured),
     };
     let mut recorder = if args.no_record {
         None
@@ -122,12 +171,11 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             .map_err(|e| llm_err(&e))?;
         let mut write_err = None;
         let result = crate::run::execute(provider.as_ref(), &spec, recorder.as_mut(), |ev, _| {
-            if let llm::Event::Delta { text, .. } = ev {
-                if write_err.is_none() {
-                    if let Err(e) = out.record(&json!({"type": "delta", "text": text})) {
-                        write_err = Some(e);
-                    }
-                }
+            if let llm::Event::Delta { text, .. } = ev
+                && write_err.is_none()
+                && let Err(e) = out.record(&json!({"type": "delta", "text": text}))
+            {
+                write_err = Some(e);
             }
         })
         .await

@@ -66,8 +66,18 @@ where
     }))
 }
 
-/// `retry-after` in seconds (or an HTTP date, treated as "soon").
+/// `retry-after-ms` (OpenAI) or `retry-after` in seconds (an HTTP date is
+/// treated as "soon").
 fn retry_after(resp: &Response) -> Option<Duration> {
+    if let Some(ms) = resp
+        .headers()
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
     let v = resp.headers().get("retry-after")?.to_str().ok()?;
     match v.trim().parse::<f64>() {
         Ok(secs) if secs.is_finite() && secs >= 0.0 => Some(Duration::from_secs_f64(secs)),
@@ -122,6 +132,8 @@ pub async fn send(
                 backoff(policy, attempt)
             };
             let jitter = Duration::from_millis(fastrand::u64(0..100));
+            // Release the connection before waiting.
+            drop(resp);
             tokio::time::sleep((wait + jitter).min(policy.max_wait)).await;
             attempt += 1;
             continue;
@@ -148,34 +160,51 @@ async fn read_error_body(resp: Response) -> String {
     t
 }
 
+/// Whether an error text (lower-cased) says the prompt does not fit the
+/// context: OpenAI `context_length_exceeded`, Anthropic "prompt is too long",
+/// Gemini "input token count … exceeds the maximum number of tokens",
+/// llama-server "exceeds the available context size", Ollama and vLLM.
+pub fn is_context_length(lower: &str) -> bool {
+    [
+        "context length",
+        "context_length",
+        "maximum context",
+        "context window",
+        "too many tokens",
+        "exceeds the available context",
+        "prompt is too long",
+        "input token count",
+        "exceeds the maximum number of tokens",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
+}
+
+fn auth_failed(key_env: Option<&str>, body: &str) -> (ErrorKind, String) {
+    let message = match key_env {
+        Some(env) => format!("authentication failed (not retried); check the API key in ${env}: {body}"),
+        None => format!("authentication failed (not retried): {body}"),
+    };
+    (ErrorKind::Auth, message)
+}
+
 /// An error for a non-success status.
 pub fn status_error(status: StatusCode, body: &str, key_env: Option<&str>, attempts: u32) -> LlmError {
     let code = status.as_u16();
     let lower = body.to_ascii_lowercase();
+    // Gemini answers a wrong key with 400 INVALID_ARGUMENT / API_KEY_INVALID.
+    let bad_key = code == 400 && (lower.contains("api_key_invalid") || lower.contains("api key not valid"));
     let (kind, message) = match code {
-        401 | 403 => (
-            ErrorKind::Auth,
-            match key_env {
-                Some(env) => format!("authentication failed; check the API key in ${env}: {body}"),
-                None => format!("authentication failed: {body}"),
-            },
-        ),
+        401 | 403 => auth_failed(key_env, body),
+        400 if bad_key => auth_failed(key_env, body),
         429 | 529 => (
             ErrorKind::RateLimited,
             format!("rate limited; gave up after {attempts} attempts: {body}"),
         ),
-        _ if lower.contains("context length")
-            || lower.contains("context_length")
-            || lower.contains("maximum context")
-            || lower.contains("context window")
-            || lower.contains("too many tokens")
-            || lower.contains("exceeds the available context") =>
-        {
-            (
-                ErrorKind::ContextLength,
-                format!("the prompt does not fit the model's context: {body}"),
-            )
-        }
+        _ if is_context_length(&lower) => (
+            ErrorKind::ContextLength,
+            format!("the prompt does not fit the model's context: {body}"),
+        ),
         _ if status.is_server_error() => (
             ErrorKind::Server,
             format!("server error; gave up after {attempts} attempts: {body}"),

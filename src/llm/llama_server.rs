@@ -113,10 +113,10 @@ impl Provider for LlamaServer {
                 };
                 match parse_event(&sse.data) {
                     Ok((delta, finish)) => {
-                        if let Some(d) = delta {
-                            if tx.send(d).await.is_err() {
-                                return;
-                            }
+                        if let Some(d) = delta
+                            && tx.send(d).await.is_err()
+                        {
+                            return;
                         }
                         if let Some(f) = finish {
                             break f;

@@ -148,10 +148,9 @@ async fn wait_healthy(url: &str, log: &std::path::Path) -> Result<(), LlmError> 
             .timeout(Duration::from_secs(2))
             .send()
             .await
+            && r.status().is_success()
         {
-            if r.status().is_success() {
-                return Ok(());
-            }
+            return Ok(());
         }
         if Instant::now() > deadline {
             shutdown();

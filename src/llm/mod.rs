@@ -13,11 +13,17 @@ use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod anthropic;
+pub mod config;
+pub mod gemini;
 pub mod http;
 pub mod llama_server;
 pub mod local;
+pub mod ollama;
+pub mod openai;
 pub mod replay;
 pub mod structured;
+pub mod wire;
 
 /// A request, provider-neutral.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

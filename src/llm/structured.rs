@@ -33,6 +33,22 @@ pub enum Mode {
     Native,
     /// Always prompt augmentation.
     Prompt,
+    /// Never structured output: a schema is not sent and not checked.
+    Off,
+}
+
+/// The path a run takes on a provider configured with `mode`, when the caller
+/// asked for `requested` (`None`: structured output off). The provider's
+/// setting wins over the caller's choice: `native`/`prompt` force that path,
+/// `off` turns structured output off, `auto` keeps the caller's choice, or
+/// falls back to the prompt when the provider has no native path.
+pub fn resolve(mode: Mode, native_supported: bool, requested: Option<Path>) -> Option<Path> {
+    match (requested?, mode) {
+        (Path::None, _) | (_, Mode::Off) => None,
+        (_, Mode::Prompt) | (Path::Prompt, Mode::Auto) => Some(Path::Prompt),
+        (_, Mode::Native) => Some(Path::Native),
+        (Path::Native, Mode::Auto) => Some(if native_supported { Path::Native } else { Path::Prompt }),
+    }
 }
 
 /// Whether a schema meets OpenAI's strict-mode rules: every object lists all
@@ -53,10 +69,10 @@ pub fn strict_compatible(schema: &Value) -> bool {
                 .and_then(Value::as_array)
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            if let Some(props) = props {
-                if !props.keys().all(|k| required.contains(&k.as_str())) {
-                    return false;
-                }
+            if let Some(props) = props
+                && !props.keys().all(|k| required.contains(&k.as_str()))
+            {
+                return false;
             }
         }
         obj.values().all(|child| match child {
@@ -162,6 +178,18 @@ mod tests {
         let open = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
         assert!(!strict_compatible(&open));
         assert!(!strict_compatible(&json!({"type": "array"})));
+    }
+
+    #[test]
+    fn resolve_forces_per_provider() {
+        assert_eq!(resolve(Mode::Auto, true, None), None);
+        assert_eq!(resolve(Mode::Auto, true, Some(Path::Native)), Some(Path::Native));
+        assert_eq!(resolve(Mode::Auto, false, Some(Path::Native)), Some(Path::Prompt));
+        assert_eq!(resolve(Mode::Auto, true, Some(Path::Prompt)), Some(Path::Prompt));
+        assert_eq!(resolve(Mode::Native, true, Some(Path::Prompt)), Some(Path::Native));
+        assert_eq!(resolve(Mode::Prompt, true, Some(Path::Native)), Some(Path::Prompt));
+        assert_eq!(resolve(Mode::Off, true, Some(Path::Native)), None);
+        assert_eq!(resolve(Mode::Native, true, Some(Path::None)), None);
     }
 
     #[test]

@@ -13,10 +13,10 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::position::{line_col, offset_of};
+use super::position::{LineCounter, line_col, offset_of};
 use super::salvage::{self, Element, Stop, StopReason};
 use super::schema::{CompiledSchema, SchemaCompileError, Violation};
-use super::text::py_strip;
+use super::text::py_strip_bytes;
 
 /// Outcome of the strict parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -166,21 +166,34 @@ fn with_defs(root: &Value, sub: &Value) -> Value {
 /// The text TrustGraph would hand to `json.loads`: the content of the first
 /// fenced block, else the whole text; stripped. Returns its byte range.
 pub fn strict_region(text: &str) -> std::ops::Range<usize> {
-    if let Some(open) = text.find("```") {
-        let mut start = open + 3;
-        if text[start..].starts_with("json") {
-            start += 4;
-        }
-        if let Some(close) = text[start..].find("```") {
-            return strip_range(text, start, start + close);
-        }
-    }
-    strip_range(text, 0, text.len())
+    strict_region_bytes(text.as_bytes())
 }
 
-fn strip_range(text: &str, start: usize, end: usize) -> std::ops::Range<usize> {
+/// [`strict_region`] over bytes (the fences are ASCII, so invalid bytes
+/// elsewhere do not move them).
+pub fn strict_region_bytes(text: &[u8]) -> std::ops::Range<usize> {
+    match fenced_block(text) {
+        Some((content, _)) => strip_range(text, content.start, content.end),
+        None => strip_range(text, 0, text.len()),
+    }
+}
+
+/// The first fenced block as Python's `re.search(r'```(?:json)?(.*?)```',
+/// text, re.DOTALL)` finds it: the content's byte range, and the end of the
+/// closing fence.
+pub fn fenced_block(text: &[u8]) -> Option<(std::ops::Range<usize>, usize)> {
+    let open = memchr::memmem::find(text, b"```")?;
+    let mut start = open + 3;
+    if text[start..].starts_with(b"json") {
+        start += 4;
+    }
+    let close = start + memchr::memmem::find(&text[start..], b"```")?;
+    Some((start..close, close + 3))
+}
+
+fn strip_range(text: &[u8], start: usize, end: usize) -> std::ops::Range<usize> {
     let inner = &text[start..end];
-    let stripped = py_strip(inner);
+    let stripped = py_strip_bytes(inner);
     let lead = stripped.as_ptr() as usize - inner.as_ptr() as usize;
     start + lead..start + lead + stripped.len()
 }
@@ -233,6 +246,7 @@ pub fn analyse_with(text: &str, schemas: &JsonSchemas, elements: Vec<Element>, s
         _ => Vec::new(),
     };
     let mut salvaged = Vec::new();
+    let mut lines = LineCounter::new();
     let elements: Vec<SalvagedElement> = elements
         .into_iter()
         .enumerate()
@@ -248,7 +262,7 @@ pub fn analyse_with(text: &str, schemas: &JsonSchemas, elements: Vec<Element>, s
             SalvagedElement {
                 index,
                 property: el.property.map(|p| p.to_string()),
-                line: line_col(bytes, el.span.start).0,
+                line: lines.line_of(bytes, el.span.start),
                 value: el.value,
                 valid,
                 errors,

@@ -1,14 +1,27 @@
 //! The `jsonl` response type, with the TrustGraph reference's semantics for
-//! which objects are kept: strip, split on `\n`, strip each line, skip empty
-//! lines and lines starting with a code fence, `json.loads` each line, keep
-//! the values that validate. cutline also reports *every* line's outcome.
+//! which objects are kept. The reference (`PromptManager.parse_jsonl`) does:
+//!
+//! 1. `text.strip()`;
+//! 2. if it starts with ```` ``` ````, removes `^```(?:json|jsonl)?\s*\n?` —
+//!    Python tries `json` before `jsonl`, so ```` ```jsonl ```` leaves an `l`
+//!    behind, and an object on the fence line itself (```` ```json {…} ````)
+//!    is kept;
+//! 3. if it ends with ```` ``` ````, removes those three characters (so
+//!    `{…}```` ` on the last line is kept);
+//! 4. splits on `\n`, strips each line, skips empty lines and lines starting
+//!    with ```` ``` ````, `json.loads` each line, keeps the values that
+//!    validate.
+//!
+//! cutline keeps exactly those values and also reports *every* line's
+//! outcome, numbered as in the response. [`LineJudge`] applies these rules one
+//! line at a time, so the one-shot and the streaming analysers share them.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::json::strip_position;
 use super::schema::{CompiledSchema, Violation};
-use super::text::py_strip_bytes;
+use super::text::{py_strip_bytes, skip_py_space};
 
 /// What happened to one line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -121,8 +134,47 @@ impl JsonlAnalysis {
     }
 }
 
-/// Judge one line. `line` excludes its `\n`; `terminated` says whether a
-/// `\n` followed it (an unterminated final line that runs out is `truncated`).
+/// Where a line sits in the whole response, for the reference's fence rules.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinePlace {
+    /// The first non-blank line of the response: a leading fence on it
+    /// (```` ``` ````, an optional `json`, then whitespace) is removed first.
+    pub lead: bool,
+    /// The last non-blank line of the response: a trailing ```` ``` ```` is
+    /// removed.
+    pub last: bool,
+}
+
+/// Length of the leading fence the reference removes from `content` (a
+/// stripped line starting with ```` ``` ````): the backticks, an optional
+/// `json`, and the whitespace after them.
+pub fn lead_fence_len(content: &[u8]) -> usize {
+    let mut i = 3;
+    if content[i..].starts_with(b"json") {
+        i += 4;
+    }
+    skip_py_space(content, i)
+}
+
+/// Whether a non-blank line's verdict depends on its being the last one: it
+/// ends with a fence the reference would then remove.
+pub fn depends_on_last(content: &[u8], lead: bool) -> bool {
+    let rest = if lead && content.starts_with(b"```") {
+        &content[lead_fence_len(content)..]
+    } else {
+        content
+    };
+    rest.len() >= 3 && rest.ends_with(b"```") && !rest.starts_with(b"```")
+}
+
+/// An info-string word left on a fence line (`python`, the `l` of `jsonl`).
+fn is_tag_word(b: &[u8]) -> bool {
+    b.iter().all(|&c| c.is_ascii_alphanumeric() || b"_-+.#".contains(&c))
+}
+
+/// Judge one line on its own (neither the first nor the last of the
+/// response). `line` excludes its `\n`; `terminated` says whether a `\n`
+/// followed it (an unterminated final line that runs out is `truncated`).
 /// `next_item` is the index the value gets if kept.
 pub fn judge_line(
     line: &[u8],
@@ -130,30 +182,73 @@ pub fn judge_line(
     schema: Option<&CompiledSchema>,
     next_item: usize,
 ) -> (LineStatus, Option<Value>) {
+    judge_line_at(line, LinePlace::default(), terminated, schema, next_item)
+}
+
+/// What the reference hands to `json.loads` for one line: the body, whether
+/// a leading fence was removed from it, and whether a trailing fence was; or
+/// the status of a line it skips (`empty`, `fence`).
+fn line_body(line: &[u8], place: LinePlace) -> Result<(&[u8], bool, bool), LineStatus> {
     let content = py_strip_bytes(line);
     if content.is_empty() {
-        return (LineStatus::Empty, None);
+        return Err(LineStatus::Empty);
     }
-    if content.starts_with(b"```") {
-        return (LineStatus::Fence, None);
+    let lead = place.lead && content.starts_with(b"```");
+    let from = if lead { lead_fence_len(content) } else { 0 };
+    let mut to = content.len();
+    let clipped = place.last && to - from >= 3 && content[from..to].ends_with(b"```");
+    if clipped {
+        to -= 3;
     }
-    match serde_json::from_slice::<Value>(content) {
+    let body = py_strip_bytes(&content[from..to]);
+    if body.is_empty() || body.starts_with(b"```") {
+        return Err(LineStatus::Fence);
+    }
+    Ok((body, lead, clipped))
+}
+
+/// Whether the reference keeps `value`: it parses, and `schema` accepts it.
+/// The fast path of [`judge_line_at`]: no messages, nothing kept.
+pub fn value_ok(value: &[u8], schema: Option<&CompiledSchema>) -> bool {
+    serde_json::from_slice::<Value>(value).is_ok_and(|v| schema.is_none_or(|s| s.is_valid(&v)))
+}
+
+/// Whether [`judge_line_at`] would keep the line.
+pub fn line_ok(line: &[u8], place: LinePlace, schema: Option<&CompiledSchema>) -> bool {
+    line_body(line, place).is_ok_and(|(body, ..)| value_ok(body, schema))
+}
+
+/// Judge one line, knowing where it sits in the response.
+pub fn judge_line_at(
+    line: &[u8],
+    place: LinePlace,
+    terminated: bool,
+    schema: Option<&CompiledSchema>,
+    next_item: usize,
+) -> (LineStatus, Option<Value>) {
+    let (body, lead, clipped) = match line_body(line, place) {
+        Ok(b) => b,
+        Err(skipped) => return (skipped, None),
+    };
+    match serde_json::from_slice::<Value>(body) {
         Ok(value) => match schema.map(|s| s.validate(&value)) {
             Some(Err(errors)) => (LineStatus::SchemaInvalid { errors }, None),
             _ => (LineStatus::Ok { item: next_item }, Some(value)),
         },
+        Err(_) if lead && is_tag_word(body) => (LineStatus::Fence, None),
         Err(e) => {
-            let lead = content.as_ptr() as usize - line.as_ptr() as usize;
+            let off = body.as_ptr() as usize - line.as_ptr() as usize;
             // Column of the byte where parsing stopped, counted in characters
             // over the original line (leading whitespace included).
             let stop = if e.is_eof() {
-                lead + content.len()
+                off + body.len()
             } else {
-                lead + e.column().saturating_sub(1).min(content.len())
+                off + e.column().saturating_sub(1).min(body.len())
             };
             let column = super::position::line_col(line, stop).1;
             let message = strip_position(&e.to_string());
-            if e.is_eof() && !terminated {
+            // A line closed by a fence did not run out.
+            if e.is_eof() && !terminated && !clipped {
                 (LineStatus::Truncated { column, message }, None)
             } else {
                 (LineStatus::InvalidJson { column, message }, None)
@@ -162,21 +257,138 @@ pub fn judge_line(
     }
 }
 
+/// A line held back until it is known whether it is the last one.
+#[derive(Debug)]
+struct Held {
+    line: usize,
+    bytes: Vec<u8>,
+    lead: bool,
+    terminated: bool,
+    blanks: usize,
+}
+
+/// Judges a response line by line with the reference's whole-response rules
+/// (leading fence on the first non-blank line, trailing fence on the last).
+/// A line ending in ```` ``` ```` is held back (with the blank lines after it)
+/// until a later non-blank line or the end shows whether it is the last;
+/// every other line is judged at once. Outcomes come out in line order.
+#[derive(Debug)]
+pub struct LineJudge<'s> {
+    schema: Option<&'s CompiledSchema>,
+    next_line: usize,
+    items: usize,
+    seen: bool,
+    held: Option<Held>,
+}
+
+impl<'s> LineJudge<'s> {
+    /// A judge checking each value against `schema`.
+    pub fn new(schema: Option<&'s CompiledSchema>) -> Self {
+        Self {
+            schema,
+            next_line: 1,
+            items: 0,
+            seen: false,
+            held: None,
+        }
+    }
+
+    /// Values kept so far.
+    pub fn items(&self) -> usize {
+        self.items
+    }
+
+    /// The next line (without its `\n`; `terminated` when one followed).
+    pub fn line<F: FnMut(LineOutcome, Option<Value>)>(&mut self, line: &[u8], terminated: bool, emit: &mut F) {
+        let no = self.next_line;
+        self.next_line += 1;
+        let content = py_strip_bytes(line);
+        if content.is_empty() {
+            match &mut self.held {
+                Some(h) => h.blanks += 1,
+                None => emit(
+                    LineOutcome {
+                        line: no,
+                        status: LineStatus::Empty,
+                    },
+                    None,
+                ),
+            }
+            return;
+        }
+        if let Some(h) = self.held.take() {
+            self.release(&h, false, emit);
+        }
+        let lead = !self.seen && content.starts_with(b"```");
+        self.seen = true;
+        if depends_on_last(content, lead) {
+            self.held = Some(Held {
+                line: no,
+                bytes: line.to_vec(),
+                lead,
+                terminated,
+                blanks: 0,
+            });
+            return;
+        }
+        self.judge(no, line, LinePlace { lead, last: false }, terminated, emit);
+    }
+
+    /// The end of the response: release a held line as the last one.
+    pub fn finish<F: FnMut(LineOutcome, Option<Value>)>(mut self, emit: &mut F) {
+        if let Some(h) = self.held.take() {
+            self.release(&h, true, emit);
+        }
+    }
+
+    fn release<F: FnMut(LineOutcome, Option<Value>)>(&mut self, h: &Held, last: bool, emit: &mut F) {
+        self.judge(h.line, &h.bytes, LinePlace { lead: h.lead, last }, h.terminated, emit);
+        for k in 1..=h.blanks {
+            emit(
+                LineOutcome {
+                    line: h.line + k,
+                    status: LineStatus::Empty,
+                },
+                None,
+            );
+        }
+    }
+
+    fn judge<F: FnMut(LineOutcome, Option<Value>)>(
+        &mut self,
+        no: usize,
+        line: &[u8],
+        place: LinePlace,
+        terminated: bool,
+        emit: &mut F,
+    ) {
+        let (status, value) = judge_line_at(line, place, terminated, self.schema, self.items);
+        if value.is_some() {
+            self.items += 1;
+        }
+        emit(LineOutcome { line: no, status }, value);
+    }
+}
+
 /// Analyse a whole `jsonl` response in one pass.
 pub fn analyse(text: &[u8], schema: Option<&CompiledSchema>) -> JsonlAnalysis {
     let mut out = JsonlAnalysis::default();
+    // Counting lines first (memchr) spares the outcome and item vectors
+    // their regrowth copies.
+    let lines = memchr::memchr_iter(b'\n', text).count() + 1;
+    out.lines.reserve_exact(lines);
+    out.items.reserve(lines);
+    let mut judge = LineJudge::new(schema);
+    let mut emit = |o: LineOutcome, v: Option<Value>| out.push(o, v);
     let mut start = 0;
-    let mut line_no = 1;
     for nl in memchr::memchr_iter(b'\n', text) {
-        let (status, value) = judge_line(&text[start..nl], true, schema, out.items.len());
-        out.push(LineOutcome { line: line_no, status }, value);
+        judge.line(&text[start..nl], true, &mut emit);
         start = nl + 1;
-        line_no += 1;
     }
     if start < text.len() {
-        let (status, value) = judge_line(&text[start..], false, schema, out.items.len());
-        out.push(LineOutcome { line: line_no, status }, value);
+        judge.line(&text[start..], false, &mut emit);
     }
+    judge.finish(&mut emit);
     out
 }
 

@@ -130,7 +130,12 @@ impl ArrayScanner {
     /// Scan further into `bytes` (the whole text so far; it only grows),
     /// pushing every element that completed onto `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<Element>) {
-        while let Some(next) = self.step(bytes, out) {
+        self.feed_with(bytes, &mut |el| out.push(el));
+    }
+
+    /// [`feed`](Self::feed), handing each completed element to `each`.
+    pub fn feed_with(&mut self, bytes: &[u8], each: &mut dyn FnMut(Element)) {
+        while let Some(next) = self.step(bytes, each) {
             self.state = next;
         }
     }
@@ -167,7 +172,7 @@ impl ArrayScanner {
 
     /// One transition; `None` when more input is needed or the scan is over.
     #[allow(clippy::too_many_lines)]
-    fn step(&mut self, bytes: &[u8], out: &mut Vec<Element>) -> Option<State> {
+    fn step(&mut self, bytes: &[u8], out: &mut dyn FnMut(Element)) -> Option<State> {
         let state = std::mem::replace(&mut self.state, State::Stopped);
         let park = |s: &mut Self, st: State| {
             s.state = st;
@@ -210,9 +215,14 @@ impl ArrayScanner {
                     }
                 }
             }
-            State::FenceLine => match memchr::memchr(b'\n', &bytes[self.pos..]) {
+            // The fence's info string (`json`, `jsonl`, …) is skipped; the
+            // array may start on the fence line itself (```` ```json [ ````).
+            State::FenceLine => match bytes[self.pos..]
+                .iter()
+                .position(|&b| !(b.is_ascii_alphanumeric() || b"_-+.#".contains(&b)))
+            {
                 Some(off) => {
-                    self.pos += off + 1;
+                    self.pos += off;
                     Some(State::Seek)
                 }
                 None => {
@@ -312,7 +322,7 @@ impl ArrayScanner {
                 Skip::Syntax(at) => self.fail(at, "expected a value"),
                 Skip::Done(end) => match serde_json::from_slice::<Value>(&bytes[start..end]) {
                     Ok(value) => {
-                        out.push(Element {
+                        out(Element {
                             span: start..end,
                             property: prop.clone(),
                             value,

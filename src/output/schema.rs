@@ -137,13 +137,11 @@ impl CompiledSchema {
                 Some(branch) => {
                     let found = violations(&branch.validator, value, Some(tag));
                     if found.is_empty() {
-                        // Valid under its own branch but the union failed as a
-                        // whole: it also matches another branch.
-                        vec![Violation {
-                            pointer: String::new(),
-                            message: "matches more than one branch of oneOf".into(),
-                            branch: Some(tag.clone()),
-                        }]
+                        // Valid under its own branch, yet the schema rejects
+                        // it: the value also matches another `oneOf` branch,
+                        // or a keyword beside the union fails. The plain
+                        // errors say which.
+                        violations(&self.validator, value, None)
                     } else {
                         found
                     }

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::json::{self, JsonAnalysis, JsonSchemas};
-use super::jsonl::{self, JsonlAnalysis, LineOutcome};
+use super::jsonl::{JsonlAnalysis, LineJudge, LineOutcome};
 use super::salvage::{ArrayScanner, Element};
 use super::schema::CompiledSchema;
 
@@ -25,10 +25,9 @@ pub enum Completed {
 /// Streaming analyser for a `jsonl` response.
 #[derive(Debug)]
 pub struct JsonlStream<'s> {
-    schema: Option<&'s CompiledSchema>,
     buf: Vec<u8>,
     line_start: usize,
-    line_no: usize,
+    judge: LineJudge<'s>,
     analysis: JsonlAnalysis,
 }
 
@@ -36,10 +35,9 @@ impl<'s> JsonlStream<'s> {
     /// A new analyser checking each line against `schema`.
     pub fn new(schema: Option<&'s CompiledSchema>) -> Self {
         Self {
-            schema,
             buf: Vec::new(),
             line_start: 0,
-            line_no: 1,
+            judge: LineJudge::new(schema),
             analysis: JsonlAnalysis::default(),
         }
     }
@@ -49,45 +47,41 @@ impl<'s> JsonlStream<'s> {
         &self.buf
     }
 
-    /// The analysis of the lines completed so far.
+    /// The analysis of the lines judged so far. A line ending in a code
+    /// fence is judged only once a later line (or the end) shows whether
+    /// the reference would strip that fence.
     pub fn so_far(&self) -> &JsonlAnalysis {
         &self.analysis
     }
 
-    /// Feed a chunk; every line it completes is pushed onto `out`.
+    /// Feed a chunk; every line it lets the analyser judge is pushed onto `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Completed>) {
-        let scan_from = self.buf.len();
+        let mut search = self.buf.len();
         self.buf.extend_from_slice(chunk);
-        let mut search = scan_from;
+        let analysis = &mut self.analysis;
+        let mut emit = |o: LineOutcome, v: Option<Value>| {
+            out.push(Completed::Line(o.clone(), v.clone()));
+            analysis.push(o, v);
+        };
         while let Some(off) = memchr::memchr(b'\n', &self.buf[search..]) {
             let nl = search + off;
-            self.judge(self.line_start, nl, true, out);
+            self.judge.line(&self.buf[self.line_start..nl], true, &mut emit);
             self.line_start = nl + 1;
             search = nl + 1;
         }
     }
 
-    fn judge(&mut self, start: usize, end: usize, terminated: bool, out: &mut Vec<Completed>) {
-        let (status, value) = jsonl::judge_line(
-            &self.buf[start..end],
-            terminated,
-            self.schema,
-            self.analysis.items.len(),
-        );
-        let outcome = LineOutcome {
-            line: self.line_no,
-            status,
-        };
-        self.line_no += 1;
-        out.push(Completed::Line(outcome.clone(), value.clone()));
-        self.analysis.push(outcome, value);
-    }
-
     /// The end of the stream: judge the unterminated last line, if any.
     pub fn finish(mut self, out: &mut Vec<Completed>) -> JsonlAnalysis {
+        let analysis = &mut self.analysis;
+        let mut emit = |o: LineOutcome, v: Option<Value>| {
+            out.push(Completed::Line(o.clone(), v.clone()));
+            analysis.push(o, v);
+        };
         if self.line_start < self.buf.len() {
-            self.judge(self.line_start, self.buf.len(), false, out);
+            self.judge.line(&self.buf[self.line_start..], false, &mut emit);
         }
+        self.judge.finish(&mut emit);
         self.analysis
     }
 }
@@ -132,9 +126,16 @@ impl<'s> JsonStream<'s> {
 
     /// The end of the stream: the strict parse and the full analysis.
     pub fn finish(mut self) -> JsonAnalysis {
-        let stop = self.scanner.finish(&self.buf);
-        let text = String::from_utf8_lossy(&self.buf);
-        json::analyse_with(&text, self.schemas, self.elements, stop)
+        match std::str::from_utf8(&self.buf) {
+            Ok(text) => {
+                let stop = self.scanner.finish(&self.buf);
+                json::analyse_with(text, self.schemas, self.elements, stop)
+            }
+            // The one-shot analyser reads the text with invalid bytes
+            // replaced, which moves offsets and can change what scans as an
+            // element: analyse that text instead.
+            Err(_) => json::analyse(&String::from_utf8_lossy(&self.buf), self.schemas),
+        }
     }
 }
 
@@ -146,7 +147,7 @@ mod tests {
     #[test]
     fn split_utf8_and_tokens() {
         let text = "{\"e\": \"日本\"}\n{\"e\": \"語\", \"n\": 12}\n{\"e\": \"x";
-        let one = jsonl::analyse(text.as_bytes(), None);
+        let one = crate::output::jsonl::analyse(text.as_bytes(), None);
         for step in 1..5 {
             let mut s = JsonlStream::new(None);
             let mut out = Vec::new();

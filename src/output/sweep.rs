@@ -10,12 +10,12 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::json::{JsonSchemas, items_of, strict_region};
-use super::jsonl::{LineStatus, judge_line};
+use super::json::{JsonSchemas, fenced_block, items_of, strict_region_bytes};
+use super::jsonl::{LinePlace, depends_on_last, lead_fence_len, line_ok, value_ok};
 use super::salvage;
 use super::scan::{Skip, ValueSkipper};
 use super::schema::CompiledSchema;
-use super::text::py_strip_bytes;
+use super::text::{py_space_len, py_strip_bytes};
 
 /// Items recovered when the response is cut after `tokens` tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -81,8 +81,9 @@ struct Counter {
 
 impl Counter {
     fn new(spans: &[Span]) -> Self {
-        let mut starts: Vec<(usize, usize)> = spans.iter().map(|s| (s.from, s.count)).collect();
-        let mut ends: Vec<(usize, usize)> = spans.iter().map(|s| (s.to, s.count)).collect();
+        let live = spans.iter().filter(|s| s.from < s.to && s.count > 0);
+        let mut starts: Vec<(usize, usize)> = live.clone().map(|s| (s.from, s.count)).collect();
+        let mut ends: Vec<(usize, usize)> = live.map(|s| (s.to, s.count)).collect();
         // Already nearly sorted; sort_unstable is linear-ish on runs.
         starts.sort_unstable_by_key(|p| p.0);
         ends.sort_unstable_by_key(|p| p.0);
@@ -108,71 +109,96 @@ impl Counter {
     }
 }
 
-/// Cuts strictly inside `(from, to]`.
-fn cuts_in(cuts: &[usize], from: usize, to: usize) -> &[usize] {
-    let a = cuts.partition_point(|&c| c <= from);
-    let b = cuts.partition_point(|&c| c <= to);
-    &cuts[a..b.max(a)]
+/// The first cut after `c`, or `usize::MAX`.
+fn next_cut(cuts: &[usize], c: usize) -> usize {
+    cuts.get(cuts.partition_point(|&x| x <= c))
+        .copied()
+        .unwrap_or(usize::MAX)
 }
 
-/// Where a complete value starting at `v0` makes the prefix parse, given
-/// what a prefix ending at `c` would be parsed as. Calls `count(prefix)` at
-/// most once per distinct parse, and pushes the spans it counts for.
-fn value_spans(
+fn push(out: &mut Vec<Span>, from: usize, to: usize, count: usize) {
+    if count > 0 && from < to {
+        out.push(Span { from, to, count });
+    }
+}
+
+/// The whitespace (Python's notion) from `from` on: the index of the first
+/// byte that is not whitespace (`text.len()` when there is none), and the
+/// cuts that fall inside a multi-byte whitespace character — such a prefix
+/// ends in half a character, which is not whitespace. Each hole is the
+/// range of those cuts; it starts one past the character's first byte.
+fn blank_run(text: &[u8], from: usize) -> (usize, Vec<std::ops::Range<usize>>) {
+    let mut holes = Vec::new();
+    let mut i = from;
+    while let Some(n) = py_space_len(text, i) {
+        if n > 1 {
+            holes.push(i + 1..i + n);
+        }
+        i += n;
+    }
+    (i, holes)
+}
+
+/// The first cut whose prefix takes in byte `a` (`usize::MAX` past the end).
+fn cut_past(text: &[u8], a: usize) -> usize {
+    if a >= text.len() { usize::MAX } else { a + 1 }
+}
+
+/// Push `count` for the cuts at which `text[from..c]` is only whitespace.
+/// Returns the first non-space byte's index.
+fn push_blank(text: &[u8], from: usize, count: usize, out: &mut Vec<Span>) -> usize {
+    let (a, holes) = blank_run(text, from);
+    let mut seg = from;
+    for h in holes {
+        push(out, seg, h.start, count);
+        seg = h.end;
+    }
+    push(out, seg, cut_past(text, a), count);
+    a
+}
+
+/// Spans of cuts `c` at which the prefix `text[v0..c]` reads as one complete
+/// value (stripped), for cuts before `limit` — or after it too, with `tail`.
+/// `count(bytes)` judges a reading of `text[v0..x]`; it is called once for
+/// the whole value and once per cut inside a number or literal (whose
+/// prefixes are other numbers: `12` of `123`). With `fence`, a value
+/// followed by ```` ``` ```` (and nothing else) also reads as the value: the
+/// JSONL reference strips a trailing fence.
+#[allow(clippy::too_many_arguments)]
+fn prefix_spans(
     text: &[u8],
     v0: usize,
     limit: usize,
+    tail: bool,
+    fence: bool,
     cuts: &[usize],
     count: &mut dyn FnMut(&[u8]) -> usize,
     out: &mut Vec<Span>,
 ) {
     let mut skip = ValueSkipper::new(v0);
-    let end = match skip.advance(&text[..limit]) {
-        Skip::Done(end) => Some(end),
-        Skip::NeedMore if skip.is_scalar() => Some(limit),
-        _ => None,
+    let (end, scalar) = match skip.advance(&text[..limit]) {
+        Skip::Done(end) => (end, skip.is_scalar()),
+        Skip::NeedMore if skip.is_scalar() => (limit, true),
+        _ => return,
     };
-    let Some(end) = end else { return };
-    // First non-space after the value (Python's notion of space).
-    let after = next_non_space(text, end, limit);
-    if skip.is_scalar() {
-        // A number or literal: every prefix of it may parse to a different
-        // value ("12" of "123"), so judge each cut inside it.
-        for &c in cuts_in(cuts, v0, end) {
-            let n = count(py_strip_bytes(&text[v0..c]));
-            let to = cuts
-                .get(cuts.partition_point(|&x| x <= c))
-                .copied()
-                .unwrap_or(usize::MAX);
-            if n > 0 && c < end {
-                out.push(Span {
-                    from: c,
-                    to: to.min(end),
-                    count: n,
-                });
-            }
+    if scalar {
+        let a = cuts.partition_point(|&c| c <= v0);
+        let b = cuts.partition_point(|&c| c < end);
+        for &c in &cuts[a..b.max(a)] {
+            let n = count(&text[v0..c]);
+            push(out, c, next_cut(cuts, c).min(end), n);
         }
     }
-    let n = count(&text[v0..end]);
-    if n > 0 {
-        out.push(Span {
-            from: end,
-            to: after,
-            count: n,
-        });
+    if end >= limit && !tail {
+        return;
     }
-}
-
-/// The first cut past `from` whose prefix takes in a non-space byte of
-/// `text[from..limit]` (one past that byte); `usize::MAX` when only spaces
-/// remain to the end of the text.
-fn next_non_space(text: &[u8], from: usize, limit: usize) -> usize {
-    let rest = &text[from..limit];
-    let stripped = py_strip_bytes(rest);
-    if stripped.is_empty() {
-        if limit == text.len() { usize::MAX } else { limit + 1 }
-    } else {
-        from + (stripped.as_ptr() as usize - rest.as_ptr() as usize) + 1
+    let n = count(&text[v0..end]);
+    if n == 0 {
+        return;
+    }
+    let a = push_blank(text, end, n, out);
+    if fence && text.len() >= a + 3 && &text[a..a + 3] == b"```" {
+        push_blank(text, a + 3, n, out);
     }
 }
 
@@ -188,32 +214,13 @@ fn strict_count(bytes: &[u8], schemas: &JsonSchemas) -> usize {
 
 fn strict_spans(text: &[u8], cuts: &[usize], schemas: &JsonSchemas) -> Vec<Span> {
     let mut out = Vec::new();
-    let Ok(s) = std::str::from_utf8(text) else {
-        // Lossy view keeps offsets only for valid text; an invalid response
-        // has no strict parse at any cut worth reporting.
-        return out;
-    };
     // Fenced mode: once the closing fence is in the prefix, the fenced
     // content is what gets parsed, for every later cut.
-    let mut whole_until = text.len() + 1;
-    if let Some(open) = s.find("```") {
-        let mut start = open + 3;
-        if s[start..].starts_with("json") {
-            start += 4;
-        }
-        if let Some(close) = s[start..].find("```") {
-            let close_end = start + close + 3;
-            let region = strict_region(s);
-            let n = strict_count(&text[region], schemas);
-            if n > 0 {
-                out.push(Span {
-                    from: close_end,
-                    to: usize::MAX,
-                    count: n,
-                });
-            }
-            whole_until = close_end;
-        }
+    let mut whole_until = usize::MAX;
+    if let Some((_, close_end)) = fenced_block(text) {
+        let n = strict_count(&text[strict_region_bytes(text)], schemas);
+        push(&mut out, close_end, usize::MAX, n);
+        whole_until = close_end;
     }
     // Whole-text mode for cuts before that: the stripped prefix must be
     // exactly one complete value.
@@ -222,40 +229,46 @@ fn strict_spans(text: &[u8], cuts: &[usize], schemas: &JsonSchemas) -> Vec<Span>
         return out;
     }
     let v0 = lead.as_ptr() as usize - text.as_ptr() as usize;
-    let limit = text.len();
     let mut spans = Vec::new();
-    value_spans(text, v0, limit, cuts, &mut |b| strict_count(b, schemas), &mut spans);
-    for mut sp in spans {
-        sp.to = sp.to.min(whole_until);
-        if sp.from < sp.to {
-            out.push(sp);
-        }
+    let mut count = |b: &[u8]| strict_count(py_strip_bytes(b), schemas);
+    prefix_spans(text, v0, text.len(), true, false, cuts, &mut count, &mut spans);
+    for sp in spans {
+        push(&mut out, sp.from, sp.to.min(whole_until), sp.count);
     }
     out
 }
 
 fn salvage_spans(text: &[u8], schemas: &JsonSchemas) -> Vec<Span> {
-    let (elements, _) = salvage::salvage(text);
-    elements
-        .into_iter()
-        .filter(|el| {
-            schemas
-                .element(el.property.as_deref())
-                .is_none_or(|s| s.is_valid(&el.value))
-        })
-        .map(|el| {
+    // Each element is validated and dropped as soon as it is scanned: none
+    // is kept, so memory stays flat and the cache warm.
+    let mut out = Vec::new();
+    salvage::ArrayScanner::new().feed_with(text, &mut |el| {
+        let valid = schemas
+            .element(el.property.as_deref())
+            .is_none_or(|s| s.is_valid(&el.value));
+        if valid {
+            // A number or literal is complete once the delimiter after it
+            // is in the prefix.
             let scalar = !matches!(text[el.span.start], b'{' | b'[' | b'"');
-            Span {
-                from: el.span.end + usize::from(scalar),
-                to: usize::MAX,
-                count: 1,
-            }
-        })
-        .collect()
+            push(&mut out, el.span.end + usize::from(scalar), usize::MAX, 1);
+        }
+    });
+    out
+}
+
+/// How a line reads: where its one value ends and what follows it.
+enum Reading {
+    /// The value is the whole line.
+    Exact,
+    /// The value, then a fence ending the line (`{…}````).
+    FenceAfter,
+    /// The value, then something else (`{…},`).
+    More,
 }
 
 fn jsonl_spans(text: &[u8], cuts: &[usize], schema: Option<&CompiledSchema>) -> Vec<Span> {
     let mut out = Vec::new();
+    let mut seen = false;
     let mut start = 0;
     let ends = memchr::memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
     for nl in ends {
@@ -267,40 +280,127 @@ fn jsonl_spans(text: &[u8], cuts: &[usize], schema: Option<&CompiledSchema>) -> 
         if !content.is_empty() {
             let cs = start + (content.as_ptr() as usize - line.as_ptr() as usize);
             let ce = cs + content.len();
-            // The whole line, judged once: counts from its last content byte on.
-            let (status, _) = judge_line(line, nl < text.len(), schema, 0);
-            if matches!(status, LineStatus::Ok { .. }) {
-                out.push(Span {
-                    from: ce,
-                    to: usize::MAX,
-                    count: 1,
-                });
-            }
-            // A cut inside the line: the prefix may already be a complete
-            // value followed by more (`{"a": 1},` cut after the brace).
-            if !content.starts_with(b"```") {
-                let mut partial = Vec::new();
-                value_spans(
-                    text,
-                    cs,
-                    ce,
-                    cuts,
-                    &mut |b| {
-                        let (st, _) = judge_line(b, false, schema, 0);
-                        usize::from(matches!(st, LineStatus::Ok { .. }))
-                    },
-                    &mut partial,
-                );
-                // Spans at or past the line's end duplicate the whole-line count.
-                out.extend(partial.into_iter().filter(|sp| sp.from < ce).map(|mut sp| {
-                    sp.to = sp.to.min(ce);
-                    sp
-                }));
-            }
+            let lead = !seen && content.starts_with(b"```");
+            seen = true;
+            let v0 = if lead { cs + lead_fence_len(content) } else { cs };
+            line_spans(text, line, nl, v0, ce, lead, cuts, schema, &mut out);
         }
         start = nl + 1;
     }
     out
+}
+
+/// The spans one non-blank line counts for: `text[v0..ce]` is its content
+/// (past a leading fence), `nl` where the line ends.
+#[allow(clippy::too_many_arguments)]
+fn line_spans(
+    text: &[u8],
+    line: &[u8],
+    nl: usize,
+    v0: usize,
+    ce: usize,
+    lead: bool,
+    cuts: &[usize],
+    schema: Option<&CompiledSchema>,
+    out: &mut Vec<Span>,
+) {
+    // One structural scan tells how the line can read, so the value is
+    // parsed and validated at most once (numbers and literals aside).
+    let mut skip = ValueSkipper::new(v0);
+    let end = match skip.advance(&text[..ce]) {
+        Skip::Done(end) if !skip.is_scalar() => end,
+        Skip::Done(_) | Skip::NeedMore if skip.is_scalar() => {
+            return scalar_line_spans(text, line, nl, v0, ce, lead, cuts, schema, out);
+        }
+        // Nothing here ever reads as a value.
+        _ => return,
+    };
+    let (a, _) = blank_run(text, end);
+    let reading = if a >= ce {
+        Reading::Exact
+    } else if a + 3 == ce && &text[a..ce] == b"```" {
+        Reading::FenceAfter
+    } else {
+        Reading::More
+    };
+    if !value_ok(&text[v0..end], schema) {
+        return;
+    }
+    let (as_last, not_last) = match reading {
+        Reading::Exact => (1, 1),
+        Reading::FenceAfter => (1, 0),
+        Reading::More => (0, 0),
+    };
+    whole_line_spans(text, nl, ce, as_last, not_last, out);
+    // A cut inside the line after the value: the prefix is the value and
+    // blanks, or the value and a fence the reference strips from the end.
+    let mut partial = Vec::new();
+    let a = push_blank(text, end, 1, &mut partial);
+    if text.len() >= a + 3 && &text[a..a + 3] == b"```" {
+        push_blank(text, a + 3, 1, &mut partial);
+    }
+    for sp in partial {
+        push(out, sp.from, sp.to.min(ce), sp.count);
+    }
+}
+
+/// The spans of a line whose value is a number or literal: every prefix of
+/// it may read as another value (`12` of `123`), so each cut inside is judged.
+#[allow(clippy::too_many_arguments)]
+fn scalar_line_spans(
+    text: &[u8],
+    line: &[u8],
+    nl: usize,
+    v0: usize,
+    ce: usize,
+    lead: bool,
+    cuts: &[usize],
+    schema: Option<&CompiledSchema>,
+    out: &mut Vec<Span>,
+) {
+    let content = py_strip_bytes(line);
+    let as_last = usize::from(line_ok(line, LinePlace { lead, last: true }, schema));
+    let not_last = if depends_on_last(content, lead) {
+        usize::from(line_ok(line, LinePlace { lead, last: false }, schema))
+    } else {
+        as_last
+    };
+    whole_line_spans(text, nl, ce, as_last, not_last, out);
+    let mut partial = Vec::new();
+    let mut count = |b: &[u8]| {
+        usize::from(line_ok(
+            b,
+            LinePlace {
+                lead: false,
+                last: true,
+            },
+            schema,
+        ))
+    };
+    prefix_spans(text, v0, ce, false, true, cuts, &mut count, &mut partial);
+    for sp in partial {
+        push(out, sp.from, sp.to.min(ce), sp.count);
+    }
+}
+
+/// A complete line counts from its last content byte `ce` on: `as_last`
+/// while nothing but blanks follow it, `not_last` once anything does.
+fn whole_line_spans(text: &[u8], nl: usize, ce: usize, as_last: usize, not_last: usize, out: &mut Vec<Span>) {
+    if as_last + not_last == 0 {
+        return;
+    }
+    let (a, holes) = blank_run(text, ce);
+    let last_until = cut_past(text, a);
+    let mut seg = ce;
+    for h in holes {
+        push(out, seg, h.start, as_last);
+        // Half a space character on this line breaks the line; on a later
+        // line it is a line of its own after this one.
+        push(out, h.start, h.end, if h.start <= nl { 0 } else { not_last });
+        seg = h.end;
+    }
+    push(out, seg, last_until, as_last);
+    push(out, last_until, usize::MAX, not_last);
 }
 
 #[cfg(test)]

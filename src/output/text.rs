@@ -20,13 +20,13 @@ pub fn py_strip_bytes(b: &[u8]) -> &[u8] {
         while start < end && (b[start].is_ascii_whitespace() || matches!(b[start], 0x0b | 0x1c..=0x1f)) {
             start += 1;
         }
-        if start < end && b[start] >= 0x80 {
-            if let Some(c) = first_char(&b[start..end]) {
-                if is_py_space(c) {
-                    start += c.len_utf8();
-                    continue;
-                }
-            }
+        if start < end
+            && b[start] >= 0x80
+            && let Some(c) = first_char(&b[start..end])
+            && is_py_space(c)
+        {
+            start += c.len_utf8();
+            continue;
         }
         break;
     }
@@ -34,17 +34,38 @@ pub fn py_strip_bytes(b: &[u8]) -> &[u8] {
         while end > start && (b[end - 1].is_ascii_whitespace() || matches!(b[end - 1], 0x0b | 0x1c..=0x1f)) {
             end -= 1;
         }
-        if end > start && b[end - 1] >= 0x80 {
-            if let Some(c) = last_char(&b[start..end]) {
-                if is_py_space(c) {
-                    end -= c.len_utf8();
-                    continue;
-                }
-            }
+        if end > start
+            && b[end - 1] >= 0x80
+            && let Some(c) = last_char(&b[start..end])
+            && is_py_space(c)
+        {
+            end -= c.len_utf8();
+            continue;
         }
         break;
     }
     &b[start..end]
+}
+
+/// Byte length of the whitespace character (Python's notion) starting at
+/// `b[i]`, or `None` when `b[i]` does not start one (a multi-byte space cut
+/// short by the end of `b` is not whitespace: Python never sees half of it).
+pub fn py_space_len(b: &[u8], i: usize) -> Option<usize> {
+    let x = *b.get(i)?;
+    if x < 0x80 {
+        return (x.is_ascii_whitespace() || matches!(x, 0x0b | 0x1c..=0x1f)).then_some(1);
+    }
+    first_char(&b[i..]).filter(|&c| is_py_space(c)).map(char::len_utf8)
+}
+
+/// `lstrip()` start: the first byte at or after `from` that does not begin
+/// a whitespace character.
+pub fn skip_py_space(b: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(n) = py_space_len(b, i) {
+        i += n;
+    }
+    i
 }
 
 fn first_char(b: &[u8]) -> Option<char> {

@@ -1,4 +1,7 @@
 //! Config errors and warnings that name the file, line, column and cause.
+//!
+//! Every way a prompt config can be wrong ends up here, shaped
+//! `file:line:col: cause`, so an editor or a person can jump to the spot.
 
 use std::fmt;
 
@@ -13,6 +16,34 @@ pub struct ConfigError {
     pub column: Option<usize>,
     /// What is wrong.
     pub cause: String,
+}
+
+impl ConfigError {
+    /// An error about the file as a whole (no position).
+    pub fn new(file: impl Into<String>, cause: impl Into<String>) -> Self {
+        Self {
+            file: file.into(),
+            line: None,
+            column: None,
+            cause: cause.into(),
+        }
+    }
+
+    /// An error at a line (and column, when known).
+    pub fn at(file: impl Into<String>, line: usize, column: Option<usize>, cause: impl Into<String>) -> Self {
+        Self {
+            file: file.into(),
+            line: Some(line),
+            column,
+            cause: cause.into(),
+        }
+    }
+
+    /// An error at byte `offset` of `text`, with the column in characters.
+    pub fn at_offset(file: impl Into<String>, text: &[u8], offset: usize, cause: impl Into<String>) -> Self {
+        let (line, column) = crate::output::position::line_col(text, offset);
+        Self::at(file, line, Some(column), cause)
+    }
 }
 
 impl fmt::Display for ConfigError {
@@ -41,6 +72,17 @@ pub struct Warning {
     pub message: String,
 }
 
+impl Warning {
+    /// A warning about `file`, at `line` when known.
+    pub fn new(file: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Self {
+        Self {
+            file: file.into(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.file)?;
@@ -48,5 +90,26 @@ impl fmt::Display for Warning {
             write!(f, ":{l}")?;
         }
         write!(f, ": {}", self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_shapes() {
+        assert_eq!(ConfigError::new("a.toml", "bad").to_string(), "a.toml: bad");
+        assert_eq!(ConfigError::at("a.toml", 3, None, "bad").to_string(), "a.toml:3: bad");
+        assert_eq!(
+            ConfigError::at("a.toml", 3, Some(7), "bad").to_string(),
+            "a.toml:3:7: bad"
+        );
+        assert_eq!(
+            ConfigError::at_offset("a.toml", "ab\n日本x".as_bytes(), 9, "bad").to_string(),
+            "a.toml:2:3: bad"
+        );
+        assert_eq!(Warning::new("a.toml", Some(2), "hm").to_string(), "a.toml:2: hm");
+        assert_eq!(Warning::new("a.toml", None, "hm").to_string(), "a.toml: hm");
     }
 }

@@ -78,6 +78,13 @@ pub struct Origin {
     pub file: String,
     /// Its format.
     pub format: SourceFormat,
+    /// File line of the prompt template's first line, when the format keeps
+    /// template lines as file lines (TOML); render errors then name the file line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_line: Option<usize>,
+    /// File line of the system template's first line, as for `template_line`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_line: Option<usize>,
 }
 
 /// A named sample input: variables to render the prompt with.

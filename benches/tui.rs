@@ -1,0 +1,89 @@
+//! Frame render time of the workbench's Run tab for a 50,000-line response
+//! against a 100-line one. Panes draw only their visible rows, so the two
+//! should cost about the same per frame.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use cutline::llm::FinishReason;
+use cutline::prompt::{PromptConfig, ResponseType};
+use cutline::tui::keymap::Keymap;
+use cutline::tui::run_view::{RunView, schemas_for};
+use cutline::tui::state::{OutPane, Shown, State, Tab};
+use cutline::tui::theme::Theme;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+fn prompt() -> PromptConfig {
+    PromptConfig {
+        id: "extract-definitions-jsonl".into(),
+        response_type: ResponseType::Jsonl,
+        schema: Some(
+            json!({"type": "object", "properties": {"entity": {"type": "string"}, "definition": {"type": "string"}}, "required": ["entity", "definition"]}),
+        ),
+        ..PromptConfig::default()
+    }
+}
+
+fn state(lines: usize) -> State {
+    let p = prompt();
+    let text: String = (0..lines)
+        .map(|i| {
+            if i % 7 == 3 {
+                format!("{{\"entity\": \"光合作用 {i}\"}}\n")
+            } else {
+                format!("{{\"entity\": \"term {i}\", \"definition\": \"what term {i} means, at some length\"}}\n")
+            }
+        })
+        .collect();
+    let pieces: Vec<String> = text.split_inclusive(' ').map(str::to_owned).collect();
+    let run = RunView::from_text(
+        1,
+        &p,
+        Arc::new(schemas_for(&p).unwrap()),
+        &text,
+        Some(&pieces),
+        FinishReason::Stop,
+    );
+    let mut s = State::new(
+        PathBuf::from("prompts"),
+        PathBuf::from("sessions"),
+        Keymap::defaults(),
+        Theme::default(),
+    );
+    s.size = (160, 50);
+    s.shown = Some(Shown::Single(Box::new(run)));
+    s.tab = Tab::Run;
+    s.focus = OutPane::Jsonl;
+    s
+}
+
+fn frames(c: &mut Criterion) {
+    let mut g = c.benchmark_group("frame");
+    for lines in [100usize, 50_000] {
+        let mut s = state(lines);
+        let mut term = Terminal::new(TestBackend::new(160, 50)).unwrap();
+        g.bench_function(format!("run_tab_{lines}_lines_at_end"), |b| {
+            b.iter(|| {
+                term.draw(|f| cutline::tui::draw(f, black_box(&s))).unwrap();
+            });
+        });
+        // Scrolled to the middle: still only the visible rows are built.
+        s.scroll_response.follow = false;
+        s.scroll_response.top = lines / 2;
+        s.scroll_jsonl.follow = false;
+        s.scroll_jsonl.top = lines / 2;
+        g.bench_function(format!("run_tab_{lines}_lines_middle"), |b| {
+            b.iter(|| {
+                term.draw(|f| cutline::tui::draw(f, black_box(&s))).unwrap();
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, frames);
+criterion_main!(benches);

@@ -1,0 +1,723 @@
+//! Providers configured in TOML, and the factory that builds them.
+//!
+//! The files, later ones overriding earlier ones provider by provider (by
+//! `name`): `$CUTLINE_CONFIG` alone when it is set; otherwise the user's
+//! `cutline/config.toml` in the config directory (`~/.config` on Linux), then
+//! `cutline.toml` in the working directory. Other tables in those files (such
+//! as the workbench's `[keys]`) are left to their readers.
+//!
+//! ```toml
+//! [[provider]]
+//! name = "gpt"
+//! kind = "openai"            # openai | openai-compatible | anthropic | gemini
+//!                            # | ollama | llama-server | local | replay
+//! model = "gpt-4o-mini"
+//! api_key_env = "OPENAI_API_KEY"   # the NAME of the variable, never the key
+//! base_url = "https://api.openai.com/v1"
+//! max_tokens = 1024          # when a run sets no limit
+//! temperature = 0.0
+//! headers = { "OpenAI-Organization" = "org-123" }
+//! structured = "auto"        # auto | native | prompt | off
+//! ```
+//!
+//! Optional tuning: `max_retries`, `retry_base_secs`, `retry_max_wait_secs`,
+//! `connect_timeout_secs`, `idle_timeout_secs`; for `anthropic`,
+//! `structured_via = "auto" | "output_config" | "tool"`.
+//!
+//! Keys are read from the environment when a provider is built and live in
+//! an [`ApiKey`](super::wire::ApiKey), whose `Debug` never shows them. A key
+//! written into the file (`api_key = …`) is refused without being echoed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::anthropic::{Anthropic, Via};
+use super::gemini::Gemini;
+use super::http::{self, RetryPolicy};
+use super::llama_server::LlamaServer;
+use super::ollama::Ollama;
+use super::openai::OpenAi;
+use super::structured::{self, Mode};
+use super::wire::{ApiKey, Auth, Endpoint, Headers};
+use super::{ErrorKind, Event, EventStream, LlmError, Provider, ProviderInfo, Request, Timeouts};
+
+/// The wire protocol of a configured provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// OpenAI chat completions (`max_completion_tokens`).
+    Openai,
+    /// vLLM, LM Studio, llama-server's `/v1` and others (`max_tokens`).
+    #[serde(alias = "openai_compatible")]
+    OpenaiCompatible,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini.
+    Gemini,
+    /// Ollama's native `/api/chat`.
+    Ollama,
+    /// llama.cpp's native `/completion` (base models, token pieces).
+    #[serde(alias = "llama_server")]
+    LlamaServer,
+    /// The embedded llama-server, started on first use.
+    Local,
+    /// A recorded run played back (chosen with `--provider replay`).
+    Replay,
+}
+
+impl Kind {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Openai => "openai",
+            Self::OpenaiCompatible => "openai-compatible",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+            Self::Ollama => "ollama",
+            Self::LlamaServer => "llama-server",
+            Self::Local => "local",
+            Self::Replay => "replay",
+        }
+    }
+
+    /// The base URL when the config gives none.
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            Self::Openai => Some("https://api.openai.com/v1"),
+            Self::Anthropic => Some("https://api.anthropic.com"),
+            Self::Gemini => Some("https://generativelanguage.googleapis.com"),
+            Self::Ollama => Some("http://127.0.0.1:11434"),
+            Self::LlamaServer => Some("http://127.0.0.1:8080"),
+            Self::OpenaiCompatible | Self::Local | Self::Replay => None,
+        }
+    }
+
+    /// The key variable when the config names none (`None`: no key needed).
+    pub fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            Self::Openai => Some("OPENAI_API_KEY"),
+            Self::Anthropic => Some("ANTHROPIC_API_KEY"),
+            Self::Gemini => Some("GEMINI_API_KEY"),
+            _ => None,
+        }
+    }
+
+    /// Whether the kind has a native structured-output path.
+    pub fn native_structured(self) -> bool {
+        self != Self::Replay
+    }
+
+    fn needs_model(self) -> bool {
+        matches!(
+            self,
+            Self::Openai | Self::OpenaiCompatible | Self::Anthropic | Self::Gemini | Self::Ollama
+        )
+    }
+}
+
+/// One configured provider. Holds the NAME of the key's variable, never a key.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProviderConfig {
+    /// The name runs refer to (`--provider NAME`).
+    pub name: String,
+    /// Wire protocol.
+    pub kind: Kind,
+    /// Base URL (the kind's default when `None`).
+    pub base_url: Option<String>,
+    /// Model id.
+    pub model: Option<String>,
+    /// The environment variable holding the key (the kind's default when
+    /// `None`: `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`).
+    pub api_key_env: Option<String>,
+    /// Max tokens when a run sets none.
+    pub max_tokens: Option<u32>,
+    /// Temperature when a run sets none.
+    pub temperature: Option<f32>,
+    /// Extra request headers (`Debug` shows their names only).
+    #[serde(skip)]
+    pub headers: Headers,
+    /// How structured output is honoured.
+    pub structured: Mode,
+    /// Anthropic only: how a schema is sent.
+    pub structured_via: Option<Via>,
+    /// Retries after the first attempt (429/529, 5xx).
+    pub max_retries: Option<u32>,
+    /// First retry backoff, seconds.
+    pub retry_base_secs: Option<f64>,
+    /// Longest wait for one retry, seconds (caps `retry-after`).
+    pub retry_max_wait_secs: Option<f64>,
+    /// Connect timeout, seconds.
+    pub connect_timeout_secs: Option<f64>,
+    /// Longest silence inside a stream, seconds.
+    pub idle_timeout_secs: Option<f64>,
+    /// Where it was defined (`file:line:col`), for messages.
+    pub origin: Option<String>,
+}
+
+impl ProviderConfig {
+    /// A config with only a name and a kind; everything else default.
+    pub fn new(name: &str, kind: Kind) -> Self {
+        Self {
+            name: name.to_owned(),
+            kind,
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            max_tokens: None,
+            temperature: None,
+            headers: Headers::default(),
+            structured: Mode::Auto,
+            structured_via: None,
+            max_retries: None,
+            retry_base_secs: None,
+            retry_max_wait_secs: None,
+            connect_timeout_secs: None,
+            idle_timeout_secs: None,
+            origin: None,
+        }
+    }
+
+    /// The structured-output path a run on this provider takes when the
+    /// caller asked for `requested`; see [`structured::resolve`].
+    pub fn structured_path(&self, requested: Option<structured::Path>) -> Option<structured::Path> {
+        structured::resolve(self.structured, self.kind.native_structured(), requested)
+    }
+
+    /// The key variable in force (configured, else the kind's default).
+    pub fn key_env(&self) -> Option<&str> {
+        self.api_key_env.as_deref().or(self.kind.default_key_env())
+    }
+
+    /// Retries from the config.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        let d = RetryPolicy::default();
+        RetryPolicy {
+            attempts: self.max_retries.map_or(d.attempts, |n| n.saturating_add(1)),
+            base: secs(self.retry_base_secs).unwrap_or(d.base),
+            max_wait: secs(self.retry_max_wait_secs).unwrap_or(d.max_wait),
+        }
+    }
+
+    /// Timeouts from the config.
+    pub fn timeouts(&self) -> Timeouts {
+        let d = Timeouts::default();
+        Timeouts {
+            connect: secs(self.connect_timeout_secs).unwrap_or(d.connect),
+            idle: secs(self.idle_timeout_secs).unwrap_or(d.idle),
+        }
+    }
+
+    fn label(&self) -> String {
+        match &self.origin {
+            Some(o) => format!("provider {:?} ({o})", self.name),
+            None => format!("provider {:?}", self.name),
+        }
+    }
+}
+
+/// Seconds as a duration; `None` for none, negative or non-finite values.
+fn secs(v: Option<f64>) -> Option<Duration> {
+    v.and_then(|s| Duration::try_from_secs_f64(s).ok())
+}
+
+/// A config file that cannot be read or is invalid, with its location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line and column, when known.
+    pub at: Option<(usize, usize)>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.at {
+            Some((line, col)) => write!(f, "{}:{line}:{col}: {}", self.path.display(), self.message),
+            None => write!(f, "{}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The providers of all config files, merged.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    /// In definition order; a later file's provider replaces an earlier one
+    /// of the same name in place.
+    pub providers: Vec<ProviderConfig>,
+}
+
+impl Config {
+    /// The provider called `name`.
+    pub fn get(&self, name: &str) -> Option<&ProviderConfig> {
+        self.providers.iter().find(|p| p.name == name)
+    }
+
+    /// Add `later`, replacing providers of the same name.
+    pub fn merge(&mut self, later: Vec<ProviderConfig>) {
+        for p in later {
+            match self.providers.iter_mut().find(|q| q.name == p.name) {
+                Some(q) => *q = p,
+                None => self.providers.push(p),
+            }
+        }
+    }
+
+    /// Read and merge `paths` in order; files that do not exist are skipped.
+    pub fn load_from(paths: &[PathBuf]) -> Result<Self, ConfigError> {
+        let mut cfg = Self::default();
+        for path in paths {
+            let text = match std::fs::read_to_string(path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(ConfigError {
+                        path: path.clone(),
+                        at: None,
+                        message: e.to_string(),
+                    });
+                }
+            };
+            cfg.merge(parse(&text, path)?);
+        }
+        Ok(cfg)
+    }
+
+    /// Read the default files (see the module docs).
+    pub fn load() -> Result<Self, ConfigError> {
+        if let Some(p) = std::env::var_os("CUTLINE_CONFIG").filter(|v| !v.is_empty()) {
+            let p = PathBuf::from(p);
+            if !p.is_file() {
+                return Err(ConfigError {
+                    path: p,
+                    at: None,
+                    message: "CUTLINE_CONFIG names a file that does not exist".into(),
+                });
+            }
+            return Self::load_from(&[p]);
+        }
+        Self::load_from(&default_paths())
+    }
+}
+
+/// The user's file, then the project's.
+pub fn default_paths() -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Some(d) = dirs::config_dir() {
+        v.push(d.join("cutline").join("config.toml"));
+    }
+    v.push(PathBuf::from("cutline.toml"));
+    v
+}
+
+#[derive(Deserialize)]
+struct File {
+    #[serde(default)]
+    provider: Vec<Spanned<Raw>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: Spanned<String>,
+    kind: Kind,
+    base_url: Option<Spanned<String>>,
+    model: Option<String>,
+    api_key_env: Option<Spanned<String>>,
+    api_key: Option<Spanned<serde::de::IgnoredAny>>,
+    max_tokens: Option<u32>,
+    temperature: Option<Spanned<f32>>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    structured: Mode,
+    structured_via: Option<Spanned<Via>>,
+    max_retries: Option<u32>,
+    retry_base_secs: Option<Spanned<f64>>,
+    retry_max_wait_secs: Option<Spanned<f64>>,
+    connect_timeout_secs: Option<Spanned<f64>>,
+    idle_timeout_secs: Option<Spanned<f64>>,
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Parse one config file's text; `path` is for messages.
+pub fn parse(text: &str, path: &Path) -> Result<Vec<ProviderConfig>, ConfigError> {
+    let err_at = |offset: Option<usize>, message: String| ConfigError {
+        path: path.to_owned(),
+        at: offset.map(|o| line_col(text, o)),
+        message,
+    };
+    // The error's own Display quotes the offending line, which could hold a
+    // secret: only its message and position are used.
+    let file: File = toml::from_str(text).map_err(|e| err_at(e.span().map(|s| s.start), e.message().to_owned()))?;
+    let mut out: Vec<ProviderConfig> = Vec::new();
+    for entry in file.provider {
+        let at = entry.span().start;
+        let raw = entry.into_inner();
+        let name = raw.name.get_ref().trim().to_owned();
+        let name_at = Some(raw.name.span().start);
+        if name.is_empty() {
+            return Err(err_at(name_at, "a provider needs a non-empty `name`".into()));
+        }
+        if out.iter().any(|p| p.name == name) {
+            return Err(err_at(
+                name_at,
+                format!("provider {name:?} is defined twice in this file"),
+            ));
+        }
+        if let Some((offset, message)) = check(&raw, &name, at) {
+            return Err(err_at(Some(offset), message));
+        }
+        let (line, col) = line_col(text, at);
+        out.push(ProviderConfig {
+            name,
+            kind: raw.kind,
+            base_url: raw.base_url.map(|u| u.into_inner().trim_end_matches('/').to_owned()),
+            model: raw.model,
+            api_key_env: raw.api_key_env.map(Spanned::into_inner),
+            max_tokens: raw.max_tokens,
+            temperature: raw.temperature.map(Spanned::into_inner),
+            headers: Headers(raw.headers.into_iter().collect()),
+            structured: raw.structured,
+            structured_via: raw.structured_via.map(Spanned::into_inner),
+            max_retries: raw.max_retries,
+            retry_base_secs: raw.retry_base_secs.map(Spanned::into_inner),
+            retry_max_wait_secs: raw.retry_max_wait_secs.map(Spanned::into_inner),
+            connect_timeout_secs: raw.connect_timeout_secs.map(Spanned::into_inner),
+            idle_timeout_secs: raw.idle_timeout_secs.map(Spanned::into_inner),
+            origin: Some(format!("{}:{line}:{col}", path.display())),
+        });
+    }
+    Ok(out)
+}
+
+/// What is wrong with one entry, and where (byte offset); `at` is the
+/// entry's own offset.
+fn check(raw: &Raw, name: &str, at: usize) -> Option<(usize, String)> {
+    if let Some(k) = &raw.api_key {
+        return Some((
+            k.span().start,
+            format!(
+                "provider {name:?}: API keys do not go in config files; export the key in an \
+                 environment variable and name that variable with `api_key_env`"
+            ),
+        ));
+    }
+    if let Some(env) = raw.api_key_env.as_ref().filter(|e| !is_env_name(e.get_ref())) {
+        return Some((
+            env.span().start,
+            format!(
+                "provider {name:?}: `api_key_env` must be the NAME of an environment variable \
+                 (like OPENAI_API_KEY), not the key itself"
+            ),
+        ));
+    }
+    if raw.kind.needs_model() && raw.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+        return Some((
+            at,
+            format!("provider {name:?} (kind {}) needs a `model`", raw.kind.as_str()),
+        ));
+    }
+    match &raw.base_url {
+        Some(u) => {
+            let ok = reqwest::Url::parse(u.get_ref()).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
+            if !ok {
+                return Some((
+                    u.span().start,
+                    format!("provider {name:?}: `base_url` must be an http:// or https:// URL"),
+                ));
+            }
+        }
+        None if raw.kind == Kind::OpenaiCompatible => {
+            return Some((
+                at,
+                format!("provider {name:?} (kind openai-compatible) needs a `base_url`, e.g. http://127.0.0.1:8080/v1"),
+            ));
+        }
+        None => {}
+    }
+    if let Some(v) = raw.structured_via.as_ref().filter(|_| raw.kind != Kind::Anthropic) {
+        return Some((
+            v.span().start,
+            format!("provider {name:?}: `structured_via` applies to kind anthropic only"),
+        ));
+    }
+    if matches!(raw.kind, Kind::LlamaServer | Kind::Local | Kind::Replay) {
+        let unsupported = if raw.headers.is_empty() { None } else { Some("headers") };
+        if let Some(what) = unsupported.or(raw.api_key_env.as_ref().map(|_| "api_key_env")) {
+            return Some((
+                at,
+                format!(
+                    "provider {name:?}: `{what}` is not supported for kind {}",
+                    raw.kind.as_str()
+                ),
+            ));
+        }
+    }
+    if let Some(t) = raw.temperature.as_ref().filter(|t| !(0.0..=2.0).contains(t.get_ref())) {
+        return Some((
+            t.span().start,
+            format!("provider {name:?}: `temperature` must be between 0 and 2"),
+        ));
+    }
+    for (key, v) in [
+        ("retry_base_secs", &raw.retry_base_secs),
+        ("retry_max_wait_secs", &raw.retry_max_wait_secs),
+        ("connect_timeout_secs", &raw.connect_timeout_secs),
+        ("idle_timeout_secs", &raw.idle_timeout_secs),
+    ] {
+        if let Some(v) = v
+            .as_ref()
+            .filter(|v| !(v.get_ref().is_finite() && *v.get_ref() > 0.0 && *v.get_ref() < 86_400.0))
+        {
+            return Some((
+                v.span().start,
+                format!("provider {name:?}: `{key}` must be a positive number of seconds"),
+            ));
+        }
+    }
+    None
+}
+
+/// Build the provider `cfg` describes, reading its key from the process
+/// environment.
+pub fn build(cfg: &ProviderConfig) -> Result<Box<dyn Provider>, LlmError> {
+    build_with_env(cfg, &|name| std::env::var(name).ok())
+}
+
+/// [`build`] with the environment looked up through `env`.
+pub fn build_with_env(
+    cfg: &ProviderConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Box<dyn Provider>, LlmError> {
+    Ok(match cfg.kind {
+        Kind::Openai => Box::new(OpenAi::new(endpoint(cfg, env)?)),
+        Kind::OpenaiCompatible => Box::new(OpenAi::compatible(endpoint(cfg, env)?)),
+        Kind::Anthropic => Box::new(Anthropic {
+            endpoint: endpoint(cfg, env)?,
+            via: cfg.structured_via.unwrap_or_default(),
+        }),
+        Kind::Gemini => Box::new(Gemini::new(endpoint(cfg, env)?)),
+        Kind::Ollama => Box::new(Ollama::new(endpoint(cfg, env)?)),
+        Kind::LlamaServer => {
+            let base = cfg
+                .base_url
+                .as_deref()
+                .or(Kind::LlamaServer.default_base_url())
+                .unwrap_or_default();
+            let mut p = LlamaServer::new(
+                &cfg.name,
+                base,
+                cfg.model.as_deref().unwrap_or("llama-server"),
+                cfg.timeouts(),
+            );
+            p.retry = cfg.retry_policy();
+            Box::new(Defaulted::new(cfg, Box::new(p)))
+        }
+        Kind::Local => Box::new(Defaulted::new(
+            cfg,
+            Box::new(Local {
+                name: cfg.name.clone(),
+                timeouts: cfg.timeouts(),
+                retry: cfg.retry_policy(),
+                url: Arc::new(Mutex::new(None)),
+            }),
+        )),
+        Kind::Replay => {
+            return Err(LlmError::new(
+                ErrorKind::BadRequest,
+                format!(
+                    "{}: a replay plays back a recorded run; choose it with `--provider replay`",
+                    cfg.label()
+                ),
+            ));
+        }
+    })
+}
+
+/// The resolved endpoint of an HTTP provider: URL, model, key (from `env`),
+/// headers, defaults, retries and timeouts.
+pub fn endpoint(cfg: &ProviderConfig, env: &dyn Fn(&str) -> Option<String>) -> Result<Endpoint, LlmError> {
+    let base = cfg
+        .base_url
+        .as_deref()
+        .or(cfg.kind.default_base_url())
+        .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{} needs a `base_url`", cfg.label())))?;
+    let model = cfg.model.as_deref().unwrap_or_default();
+    if cfg.kind.needs_model() && model.is_empty() {
+        return Err(LlmError::new(
+            ErrorKind::BadRequest,
+            format!("{} needs a `model`", cfg.label()),
+        ));
+    }
+    let mut ep = Endpoint::new(&cfg.name, base, model);
+    if let Some(var) = cfg.key_env() {
+        if !is_env_name(var) {
+            return Err(LlmError::new(
+                ErrorKind::Auth,
+                format!(
+                    "{}: `api_key_env` must be the NAME of an environment variable, not the key itself",
+                    cfg.label()
+                ),
+            ));
+        }
+        let value = env(var).map(|v| v.trim().to_owned());
+        match value {
+            Some(v) if !v.is_empty() => ep.key = Some(ApiKey::new(var, v)),
+            Some(_) => {
+                return Err(LlmError::new(
+                    ErrorKind::Auth,
+                    format!(
+                        "{}: the environment variable {var} is empty; set it to the API key",
+                        cfg.label()
+                    ),
+                ));
+            }
+            None => {
+                return Err(LlmError::new(
+                    ErrorKind::Auth,
+                    format!(
+                        "{}: the environment variable {var} is not set; export it with the API key \
+                         (the config names the variable, never the key)",
+                        cfg.label()
+                    ),
+                ));
+            }
+        }
+    }
+    ep.headers = cfg.headers.clone();
+    ep.max_tokens = cfg.max_tokens;
+    ep.temperature = cfg.temperature;
+    ep.structured = cfg.structured;
+    ep.retry = cfg.retry_policy();
+    ep.set_timeouts(cfg.timeouts());
+    // Check the headers (and the key as a header value) now, not per request.
+    ep.header_map(Auth::Bearer, &[])?;
+    Ok(ep)
+}
+
+/// Fills a request's defaults and applies the structured mode, for the
+/// llama-server providers that take neither from an [`Endpoint`].
+struct Defaulted {
+    inner: Box<dyn Provider>,
+    max_tokens: Option<u32>,
+    temperature: Option<f32>,
+    structured: Mode,
+}
+
+impl Defaulted {
+    fn new(cfg: &ProviderConfig, inner: Box<dyn Provider>) -> Self {
+        Self {
+            inner,
+            max_tokens: cfg.max_tokens,
+            temperature: cfg.temperature,
+            structured: cfg.structured,
+        }
+    }
+}
+
+impl Provider for Defaulted {
+    fn info(&self) -> ProviderInfo {
+        self.inner.info()
+    }
+
+    fn stream(&self, mut req: Request) -> EventStream {
+        req.max_tokens = req.max_tokens.or(self.max_tokens);
+        req.temperature = req.temperature.or(self.temperature);
+        match (self.structured, req.response_schema.take()) {
+            (Mode::Prompt, Some(s)) => req.system = structured::augment_system(&req.system, &s),
+            (Mode::Auto | Mode::Native, s) => req.response_schema = s,
+            _ => {}
+        }
+        self.inner.stream(req)
+    }
+}
+
+/// The model label of the embedded local server.
+const LOCAL_MODEL: &str = "gemma-3-270m-q4_k_m";
+
+/// The embedded llama-server, started on the first request.
+#[derive(Debug, Clone)]
+struct Local {
+    name: String,
+    timeouts: Timeouts,
+    retry: RetryPolicy,
+    url: Arc<Mutex<Option<String>>>,
+}
+
+impl Provider for Local {
+    fn info(&self) -> ProviderInfo {
+        ProviderInfo {
+            name: self.name.clone(),
+            kind: "llama_server".into(),
+            model: LOCAL_MODEL.into(),
+            base_url: self.url.lock().ok().and_then(|u| u.clone()),
+        }
+    }
+
+    fn stream(&self, req: Request) -> EventStream {
+        let me = self.clone();
+        http::spawn_stream(move |tx| async move {
+            use futures_util::StreamExt;
+            let url = match super::local::ensure_started().await {
+                Ok(u) => u,
+                Err(e) => {
+                    let _ = tx.send(Event::Error(e)).await;
+                    return;
+                }
+            };
+            if let Ok(mut g) = me.url.lock() {
+                *g = Some(url.clone());
+            }
+            let mut p = LlamaServer::new(&me.name, &url, LOCAL_MODEL, me.timeouts);
+            p.retry = me.retry;
+            let mut s = p.stream(req);
+            while let Some(ev) = s.next().await {
+                if tx.send(ev).await.is_err() {
+                    return;
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_chars() {
+        assert_eq!(line_col("ab\ncdé\nx", 0), (1, 1));
+        assert_eq!(line_col("ab\ncdé\nx", 3), (2, 1));
+        assert_eq!(line_col("ab\ncdé\nx", 8), (3, 1));
+    }
+
+    #[test]
+    fn env_names() {
+        assert!(is_env_name("OPENAI_API_KEY"));
+        assert!(is_env_name("_x1"));
+        assert!(!is_env_name("sk-abc"));
+        assert!(!is_env_name("1A"));
+        assert!(!is_env_name(""));
+    }
+}

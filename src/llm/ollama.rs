@@ -1,0 +1,148 @@
+//! Ollama's native chat API.
+//!
+//! `POST {base}/api/chat`, answered with one JSON object per line: a
+//! `message.content` piece each, then a last line with `done: true`,
+//! `done_reason` (`length` when `num_predict` cut it) and the token counts
+//! `prompt_eval_count` / `eval_count`. Sampling settings go in `options`;
+//! structured output is `format: <schema>` (grammar-constrained).
+
+use serde_json::{Value, json};
+
+use super::wire::{self, Auth, Decoder, Endpoint, Framing};
+use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
+
+/// An Ollama server.
+#[derive(Debug, Clone)]
+pub struct Ollama {
+    /// Where and how to send (a key is optional: sent as a bearer token).
+    pub endpoint: Endpoint,
+}
+
+impl Ollama {
+    /// A provider on `endpoint`.
+    pub fn new(endpoint: Endpoint) -> Self {
+        Self { endpoint }
+    }
+
+    /// The URL requests go to.
+    pub fn url(&self) -> String {
+        format!("{}/api/chat", self.endpoint.base_url)
+    }
+
+    /// The exact JSON body sent for `req`.
+    pub fn body(&self, req: &Request) -> Value {
+        let p = self.endpoint.prepare(req);
+        let mut messages = Vec::new();
+        if !p.system.is_empty() {
+            messages.push(json!({"role": "system", "content": p.system}));
+        }
+        messages.push(json!({"role": "user", "content": p.prompt}));
+        let mut body = json!({
+            "model": self.endpoint.model,
+            "messages": messages,
+            "stream": true,
+        });
+        let mut options = serde_json::Map::new();
+        if let Some(n) = p.max_tokens {
+            options.insert("num_predict".into(), json!(n));
+        }
+        if let Some(t) = p.temperature {
+            options.insert("temperature".into(), wire::temperature(t));
+        }
+        if !p.stop.is_empty() {
+            options.insert("stop".into(), json!(p.stop));
+        }
+        if !options.is_empty() {
+            body["options"] = Value::Object(options);
+        }
+        if let Some(schema) = p.schema {
+            body["format"] = schema.clone();
+        }
+        body
+    }
+}
+
+/// Map Ollama's `done_reason` to a normalised reason.
+pub fn finish_reason(raw: &str) -> FinishReason {
+    match raw {
+        "length" => FinishReason::Length,
+        _ => FinishReason::Stop,
+    }
+}
+
+impl Provider for Ollama {
+    fn info(&self) -> ProviderInfo {
+        ProviderInfo {
+            name: self.endpoint.name.clone(),
+            kind: "ollama".into(),
+            model: self.endpoint.model.clone(),
+            base_url: Some(self.endpoint.base_url.clone()),
+        }
+    }
+
+    fn stream(&self, req: Request) -> EventStream {
+        match self.endpoint.header_map(Auth::Bearer, &[]) {
+            Ok(headers) => self.endpoint.stream(
+                self.url(),
+                self.body(&req),
+                headers,
+                Framing::Lines,
+                LineDecoder::default(),
+            ),
+            Err(e) => super::http::spawn_stream(move |tx| async move {
+                let _ = tx.send(Event::Error(e)).await;
+            }),
+        }
+    }
+}
+
+const LABEL: &str = "Ollama";
+
+#[derive(Default)]
+struct LineDecoder {
+    reason: Option<String>,
+    usage: Usage,
+}
+
+impl Decoder for LineDecoder {
+    fn feed(&mut self, _event: &str, data: &str, out: &mut Vec<Event>) -> Result<bool, LlmError> {
+        let v = wire::parse_json(LABEL, data)?;
+        if let Some(err) = v.get("error") {
+            let msg = err.as_str().map_or_else(|| err.to_string(), str::to_owned);
+            return Err(wire::in_stream_error(LABEL, "", &msg));
+        }
+        if let Some(t) = v.pointer("/message/content").and_then(Value::as_str)
+            && !t.is_empty()
+        {
+            out.push(Event::Delta {
+                text: t.to_owned(),
+                pieces: Vec::new(),
+            });
+        }
+        if v.get("done").and_then(Value::as_bool) == Some(true) {
+            self.reason = Some(
+                v.get("done_reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("stop")
+                    .to_owned(),
+            );
+            self.usage = Usage {
+                prompt_tokens: wire::u32_of(v.get("prompt_eval_count")),
+                completion_tokens: wire::u32_of(v.get("eval_count")),
+            };
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn end(&mut self, _complete: bool) -> Event {
+        match &self.reason {
+            Some(r) => Event::Finish {
+                reason: finish_reason(r),
+                raw_reason: Some(r.clone()),
+                usage: self.usage,
+            },
+            None => Event::Error(wire::dropped(LABEL)),
+        }
+    }
+}

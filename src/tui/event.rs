@@ -1,0 +1,217 @@
+//! What flows through the workbench: [`Event`]s into the reducer (keys,
+//! mouse, resizes, and results of work done elsewhere) and [`Effect`]s out
+//! of it (work for the effects runner). Both are plain data.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ratatui::crossterm::event::{KeyEvent, MouseEvent};
+use serde_json::Value;
+
+use crate::llm::{FinishReason, Usage};
+use crate::output::json::{JsonAnalysis, SalvagedElement};
+use crate::output::jsonl::{JsonlAnalysis, LineOutcome};
+use crate::output::sweep::{SweepPoint, SweepSchemas};
+use crate::prompt::PromptConfig;
+use crate::run::Spec;
+use crate::session::{RunRecord, Session};
+
+/// Everything the reducer reacts to.
+#[derive(Debug)]
+pub enum Event {
+    /// A key was pressed.
+    Key(KeyEvent),
+    /// The mouse scrolled or clicked.
+    Mouse(MouseEvent),
+    /// The terminal was resized to (columns, rows).
+    Resize(u16, u16),
+    /// Time passed: milliseconds since the workbench started.
+    Tick(u64),
+    /// The prompts directory was (re)loaded.
+    PromptsLoaded {
+        /// Prompts that loaded.
+        prompts: Vec<PromptConfig>,
+        /// Files that did not (each names file, line, column, cause).
+        errors: Vec<String>,
+        /// Warnings while loading.
+        warnings: Vec<String>,
+    },
+    /// The sessions directory was (re)loaded.
+    SessionsLoaded(Vec<Session>),
+    /// News of a run.
+    Run {
+        /// Which run.
+        id: u64,
+        /// What happened.
+        msg: RunMsg,
+    },
+    /// A save finished: the file written, or why not.
+    Saved(Result<String, String>),
+    /// A sweep was computed.
+    SweepReady(Box<SweepData>),
+    /// Whether the local model is installed (checked at start).
+    LocalInstalled(bool),
+    /// SIGTERM, SIGINT or SIGHUP: leave now.
+    Terminate,
+}
+
+/// News of one run, from the effects runner.
+#[derive(Debug)]
+pub enum RunMsg {
+    /// The provider is ready and the request went out.
+    Started {
+        /// Provider label.
+        provider: String,
+        /// Where a replay comes from, or another note.
+        note: Option<String>,
+        /// Workbench clock (ms) at the start.
+        at_ms: u64,
+    },
+    /// Text arrived.
+    Delta {
+        /// The text.
+        text: String,
+        /// Its token pieces, when known.
+        pieces: Vec<String>,
+        /// Array elements it completed, validated.
+        elements: Vec<SalvagedElement>,
+        /// JSONL lines it completed, judged (value when kept).
+        lines: Vec<(LineOutcome, Option<Value>)>,
+    },
+    /// The run ended (any finish reason, including a failure midway).
+    Done(Box<RunEnd>),
+    /// The run could not start (no recording, no local model, bad prompt).
+    Failed(String),
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct RunEnd {
+    /// Strict JSON + salvage of the whole text.
+    pub json: JsonAnalysis,
+    /// JSONL of the whole text.
+    pub jsonl: JsonlAnalysis,
+    /// Normalised finish reason.
+    pub finish: FinishReason,
+    /// Token counts.
+    pub usage: Usage,
+    /// Milliseconds the run took.
+    pub total_ms: u64,
+    /// Structured-output path taken.
+    pub structured_path: String,
+    /// The failure, when the provider failed midway.
+    pub error: Option<String>,
+    /// `session#n` when the run was recorded.
+    pub recorded: Option<String>,
+}
+
+/// Which provider runs prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderChoice {
+    /// Recorded runs from the sessions directory, cut at the limit.
+    Replay,
+    /// The managed llama-server with Gemma 3 270M.
+    Local,
+}
+
+impl ProviderChoice {
+    /// Its name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Replay => "replay",
+            Self::Local => "local",
+        }
+    }
+}
+
+/// What a run sends.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// Render and send a prompt (a replay finds a recording of it).
+    Prompt(Box<Spec>),
+    /// Replay one recorded run at the job's limit.
+    Recording {
+        /// The run.
+        record: Box<RunRecord>,
+        /// Its `session#n`.
+        reference: String,
+    },
+}
+
+/// A run for the effects runner to start.
+#[derive(Debug, Clone)]
+pub struct RunJob {
+    /// Run id.
+    pub id: u64,
+    /// The provider.
+    pub provider: ProviderChoice,
+    /// What to send.
+    pub source: Source,
+    /// Schemas for the streaming analysers.
+    pub schemas: Arc<SweepSchemas>,
+    /// Max-token limit.
+    pub max_tokens: Option<u32>,
+    /// Where to record local runs.
+    pub sessions_dir: PathBuf,
+}
+
+/// One side of a sweep.
+#[derive(Debug, Clone)]
+pub struct SweepInput {
+    /// Run id.
+    pub id: u64,
+    /// The response text.
+    pub text: String,
+    /// Token boundaries from recorded pieces, when they are real tokens.
+    pub boundaries: Option<Vec<usize>>,
+    /// Schemas.
+    pub schemas: Arc<SweepSchemas>,
+}
+
+/// A sweep to compute: the JSON side and the JSONL side (the same run for a
+/// single run, the pair for twins).
+#[derive(Debug, Clone)]
+pub struct SweepJob {
+    /// The run read as a JSON array.
+    pub json: SweepInput,
+    /// The run read as JSONL.
+    pub jsonl: SweepInput,
+}
+
+/// A computed sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepData {
+    /// Run id of the JSON side.
+    pub json_id: u64,
+    /// Its token boundaries.
+    pub json_bounds: Vec<usize>,
+    /// Its points.
+    pub json_points: Vec<SweepPoint>,
+    /// Run id of the JSONL side.
+    pub jsonl_id: u64,
+    /// Its token boundaries.
+    pub jsonl_bounds: Vec<usize>,
+    /// Its points.
+    pub jsonl_points: Vec<SweepPoint>,
+    /// True when boundaries came from a tokenizer, not recorded tokens.
+    pub estimated: bool,
+}
+
+/// Work for the effects runner.
+#[derive(Debug)]
+pub enum Effect {
+    /// Load the prompts directory.
+    LoadPrompts,
+    /// Load the sessions directory.
+    LoadSessions,
+    /// Start a run.
+    Start(Box<RunJob>),
+    /// Cancel a run.
+    Cancel(u64),
+    /// Save a prompt to its file (atomically).
+    Save(Box<PromptConfig>),
+    /// Compute a sweep.
+    Sweep(Box<SweepJob>),
+    /// Leave the workbench.
+    Quit,
+}

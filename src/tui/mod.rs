@@ -1,0 +1,302 @@
+//! The workbench: a terminal UI to browse and edit prompts, run them under a
+//! max-token limit, and see side by side what a JSON-array parse and a JSONL
+//! parse recover — line by line, with schema errors — plus the sweep of items
+//! recovered against the limit.
+//!
+//! Shape (as in ratatui's component template, gitui, television): one
+//! [`Event`] enum in, a pure reducer [`update`] that changes [`State`] and
+//! returns [`Effect`]s, an effects runner ([`runner::Runner`]) owning the
+//! tokio tasks, and one file per pane under [`panes`] drawing from state.
+//! The terminal is restored on every exit path: quit, error, panic (hook),
+//! Ctrl-C, SIGINT, SIGTERM and SIGHUP.
+
+#![warn(missing_docs)]
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self as ct, DisableMouseCapture, EnableMouseCapture};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+
+pub mod event;
+pub mod keymap;
+pub mod layout;
+pub mod log;
+pub mod panes;
+pub mod run_view;
+pub mod runner;
+pub mod state;
+pub mod text;
+pub mod theme;
+pub mod update;
+pub mod view;
+
+pub use event::{Effect, Event, ProviderChoice};
+pub use keymap::{Action, Keymap};
+pub use state::{State, Tab};
+pub use update::update;
+pub use view::draw;
+
+/// How the workbench starts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TuiOptions {
+    /// Directory of prompt configs.
+    pub prompts_dir: PathBuf,
+    /// Directory of recorded sessions (replays come from here; local runs
+    /// are recorded here).
+    pub sessions_dir: PathBuf,
+    /// Provider: `local`, `replay`, or `None` for local when installed,
+    /// else replay.
+    pub provider: Option<String>,
+}
+
+/// A fresh state for `opts`: keymap from the config file, theme from
+/// `NO_COLOR`, provider chosen. `local_installed` says whether the local
+/// model is installed.
+pub fn initial_state(opts: &TuiOptions, keymap: Keymap, theme: theme::Theme, local_installed: bool) -> State {
+    let mut s = State::new(opts.prompts_dir.clone(), opts.sessions_dir.clone(), keymap, theme);
+    s.local_installed = Some(local_installed);
+    s.provider = match opts.provider.as_deref() {
+        Some("local") => ProviderChoice::Local,
+        Some("replay") => ProviderChoice::Replay,
+        Some(other) => {
+            s.error(format!(
+                "provider {other:?} is not available in the workbench yet; using {}",
+                if local_installed { "local" } else { "replay" }
+            ));
+            if local_installed {
+                ProviderChoice::Local
+            } else {
+                ProviderChoice::Replay
+            }
+        }
+        None if local_installed => ProviderChoice::Local,
+        None => ProviderChoice::Replay,
+    };
+    if s.provider == ProviderChoice::Local && !local_installed {
+        s.error(format!("local model not installed: {}", crate::llm::local::SETUP_HINT));
+    }
+    s
+}
+
+static UI_THREAD: OnceLock<std::thread::ThreadId> = OnceLock::new();
+
+/// Exit code when a signal ended the workbench (128 + signal number).
+static SIGNAL_EXIT: AtomicI32 = AtomicI32::new(0);
+
+/// Put the terminal back: raw mode off, main screen, mouse released, cursor
+/// shown. Safe to call more than once and from a panic hook.
+pub fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        ratatui::crossterm::cursor::Show
+    );
+}
+
+/// Restores the terminal when dropped (normal return and errors).
+struct TerminalGuard;
+
+impl TerminalGuard {
+    fn enter() -> std::io::Result<Self> {
+        enable_raw_mode()?;
+        let guard = Self;
+        execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+fn install_panic_hook() {
+    let _ = UI_THREAD.set(std::thread::current().id());
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        log::log(format!("panic: {info}"));
+        // A panic in a background task is caught and reported as a failed
+        // run; only the UI thread's panic ends the workbench.
+        // Printing from another thread would garble the screen: the log has it.
+        if UI_THREAD.get() == Some(&std::thread::current().id()) {
+            restore_terminal();
+            crate::llm::local::shutdown();
+            prev(info);
+        }
+    }));
+}
+
+/// Run the workbench until the person quits; returns the exit code (0, or
+/// 128 + the signal that ended it, or 1 on an error). Stops the local model
+/// on the way out.
+#[allow(clippy::needless_pass_by_value)] // the CLI hands its options over
+pub fn main(opts: TuiOptions) -> i32 {
+    let _ = log::init(&log::default_path());
+    log::log(format!("start: {opts:?}"));
+    let code = match run(&opts) {
+        Ok(()) => SIGNAL_EXIT.load(Ordering::Relaxed),
+        Err(e) => {
+            restore_terminal();
+            eprintln!("cutline: {e}");
+            log::log(format!("error: {e}"));
+            1
+        }
+    };
+    crate::llm::local::shutdown();
+    log::log(format!("exit {code}"));
+    code
+}
+
+fn run(opts: &TuiOptions) -> std::io::Result<()> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(std::io::Error::other(
+            "the workbench needs a terminal; for scripts use the headless subcommands (`cutline --help`)",
+        ));
+    }
+    let (keymap, warnings) = Keymap::load();
+    let local = crate::llm::local::installed().is_ok();
+    let mut state = initial_state(opts, keymap, theme::Theme::from_env(), local);
+    if let Some(w) = warnings.first() {
+        state.error(w.clone());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    install_panic_hook();
+    let guard = TerminalGuard::enter()?;
+    let result = {
+        let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        terminal.clear()?;
+        rt.block_on(event_loop(&mut terminal, state, opts))
+    };
+    drop(guard);
+    rt.shutdown_timeout(Duration::from_millis(300));
+    result
+}
+
+fn spawn_input(tx: UnboundedSender<Event>, stop: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            match ct::poll(Duration::from_millis(100)) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    log::log(format!("input: {e}"));
+                    let _ = tx.send(Event::Terminate);
+                    return;
+                }
+            }
+            let ev = match ct::read() {
+                Ok(ct::Event::Key(k)) => Event::Key(k),
+                Ok(ct::Event::Mouse(m)) => Event::Mouse(m),
+                Ok(ct::Event::Resize(w, h)) => Event::Resize(w, h),
+                Ok(_) => continue,
+                Err(e) => {
+                    log::log(format!("input: {e}"));
+                    let _ = tx.send(Event::Terminate);
+                    return;
+                }
+            };
+            if tx.send(ev).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+fn spawn_signals(tx: UnboundedSender<Event>) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return;
+        };
+        let (name, code) = tokio::select! {
+            _ = term.recv() => ("SIGTERM", 143),
+            _ = int.recv() => ("SIGINT", 130),
+            _ = hup.recv() => ("SIGHUP", 129),
+        };
+        log::log(name);
+        SIGNAL_EXIT.store(code, Ordering::Relaxed);
+        let _ = tx.send(Event::Terminate);
+    });
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        SIGNAL_EXIT.store(130, Ordering::Relaxed);
+        let _ = tx.send(Event::Terminate);
+    });
+}
+
+async fn event_loop(
+    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
+    mut state: State,
+    opts: &TuiOptions,
+) -> std::io::Result<()> {
+    let start = Instant::now();
+    let (tx, mut rx) = unbounded_channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    spawn_input(tx.clone(), stop.clone());
+    spawn_signals(tx.clone());
+    {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let mut iv = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                iv.tick().await;
+                let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+                if tx.send(Event::Tick(ms)).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    let mut runner = runner::Runner::new(tx, opts.prompts_dir.clone(), opts.sessions_dir.clone(), start);
+    let size = terminal.size()?;
+    state.size = (size.width, size.height);
+    runner.apply(Effect::LoadPrompts);
+    runner.apply(Effect::LoadSessions);
+    terminal.draw(|f| view::draw(f, &state))?;
+    let result = 'outer: loop {
+        let Some(ev) = rx.recv().await else { break Ok(()) };
+        let mut effects = update(&mut state, ev);
+        // Coalesce a burst (a fast stream) into one frame.
+        let mut n = 0;
+        while n < 2000 && !state.quit {
+            let Ok(ev) = rx.try_recv() else { break };
+            effects.extend(update(&mut state, ev));
+            n += 1;
+        }
+        for e in effects {
+            if !runner.apply(e) {
+                break 'outer Ok(());
+            }
+        }
+        if state.quit {
+            break Ok(());
+        }
+        if let Err(e) = terminal.draw(|f| view::draw(f, &state)) {
+            break Err(e);
+        }
+    };
+    stop.store(true, Ordering::Relaxed);
+    runner.abort_all();
+    result
+}

@@ -1,0 +1,136 @@
+//! The editor: template, system prompt, schema and sample input, each a
+//! text area; the field's error is marked at its line (✗ in the gutter) and
+//! spelled out below; the rendered prompt is a key away.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::super::state::{Editor, Field, Mode, State};
+use super::super::text;
+use super::super::theme::Theme;
+
+fn field_bar(e: &Editor, theme: Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    for f in Field::ALL {
+        let bad = e.errors[f.index()].is_some();
+        let mut label = format!(" {}{} ", f.title(), if bad { " ✗" } else { "" });
+        if f == Field::Input
+            && let Some(n) = &e.input_name
+        {
+            label = format!(" Input: {n}{} ", if bad { " ✗" } else { "" });
+        }
+        let style = if f == e.field {
+            theme.selected()
+        } else if bad {
+            theme.bad()
+        } else {
+            theme.dim()
+        };
+        spans.push(Span::styled(label, style));
+        spans.push(Span::raw(" "));
+    }
+    Line::from(spans)
+}
+
+/// Draw the editor (or a hint when no prompt is open).
+#[allow(clippy::many_single_char_names)]
+pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
+    let theme = s.theme;
+    let Some(e) = &s.editor else {
+        super::draw_note(
+            f,
+            area,
+            "Edit",
+            vec![Line::from(
+                "No prompt open: choose one in the Prompts tab (1) and press Enter.",
+            )],
+            theme,
+        );
+        return;
+    };
+    let [bar, main, err_row] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(1)]).areas(area);
+    f.render_widget(Paragraph::new(field_bar(e, theme)), bar);
+    let (edit_area, rendered_area) = if e.show_rendered {
+        let [a, b] = super::super::layout::halves(main);
+        (a, Some(b))
+    } else {
+        (main, None)
+    };
+    let editing = s.mode == Mode::Insert;
+    let title = format!(
+        " {}{} · {} · {}{} ",
+        e.base.id,
+        if e.dirty { " ●" } else { "" },
+        e.base.response_type,
+        e.field.title(),
+        if editing {
+            " · editing (Esc stops, Ctrl-S saves)"
+        } else {
+            " · e edits · v rendered · n next input"
+        }
+    );
+    let b = super::block(Line::styled(title, theme.accent()), editing, theme);
+    let inner = b.inner(edit_area);
+    f.render_widget(b, edit_area);
+    let ta = &e.areas[e.field.index()];
+    f.render_widget(ta, inner);
+    let err = e.errors[e.field.index()].as_ref();
+    if let Some(err) = err {
+        // Mark the line in the gutter when it is on screen.
+        let (top, _) = ta.scroll_offset();
+        let row = err.line.saturating_sub(1).checked_sub(usize::from(top));
+        if let Some(row) = row.filter(|r| *r < usize::from(inner.height)) {
+            let y = inner.y + text::u16_of(row);
+            let buf = f.buffer_mut();
+            buf[(inner.x, y)].set_symbol("✗").set_style(theme.bad());
+        }
+    }
+    let msg = match err {
+        Some(err) => Line::styled(
+            format!(
+                "✗ {} line {}{}: {}",
+                e.field.title(),
+                err.line,
+                err.column.map(|c| format!(", column {c}")).unwrap_or_default(),
+                err.message
+            ),
+            theme.bad(),
+        ),
+        None => {
+            let others: Vec<&str> = Field::ALL
+                .iter()
+                .filter(|f| e.errors[f.index()].is_some())
+                .map(|f| f.title())
+                .collect();
+            if others.is_empty() {
+                Line::styled("✓ no errors", theme.ok())
+            } else {
+                Line::styled(format!("✓ this field · errors in: {}", others.join(", ")), theme.warn())
+            }
+        }
+    };
+    f.render_widget(
+        Paragraph::new(super::json::clip_line(&msg, usize::from(err_row.width))),
+        err_row,
+    );
+    if let Some(r) = rendered_area {
+        let lines: Vec<Line<'static>> = match &e.rendered {
+            Ok(x) => {
+                let mut v = Vec::new();
+                if !x.system.is_empty() {
+                    v.push(Line::styled("── system ──", theme.dim()));
+                    v.extend(x.system.lines().map(|l| Line::from(text::clean(l).into_owned())));
+                    v.push(Line::styled("── prompt ──", theme.dim()));
+                }
+                v.extend(x.prompt.lines().map(|l| Line::from(text::clean(l).into_owned())));
+                v
+            }
+            Err(m) => vec![Line::styled(format!("✗ does not render: {m}"), theme.bad())],
+        };
+        let b = super::block(Line::styled(" Rendered ", theme.dim()), false, theme);
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(b), r);
+    }
+}

@@ -1,0 +1,164 @@
+//! The JSON-array parse: the strict verdict as a production consumer sees it
+//! (ok, or where it stopped and why), then every complete element salvage
+//! recovered, each marked valid or not, and — when strict failed — marked as
+//! salvaged.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::output::json::{JsonAnalysis, JsonStatus, SalvagedElement};
+use crate::output::salvage::StopReason;
+
+use super::super::state::Scroll;
+use super::super::text;
+use super::super::theme::Theme;
+
+/// What the JSON pane shows.
+#[derive(Debug, Clone, Copy)]
+pub struct JsonData<'a> {
+    /// Complete elements (so far, while streaming).
+    pub elements: &'a [SalvagedElement],
+    /// The full analysis, once the text is complete (or at a cut).
+    pub analysis: Option<&'a JsonAnalysis>,
+    /// True while text is still arriving.
+    pub live: bool,
+    /// The text (unused for a cut).
+    pub text: Option<&'a str>,
+}
+
+fn header(d: &JsonData<'_>, theme: Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    match d.analysis {
+        None if d.live => out.push(Line::styled(
+            "… strict JSON: parsed when the response ends",
+            theme.dim(),
+        )),
+        None => out.push(Line::styled("· strict JSON: no result", theme.dim())),
+        Some(a) => match a.status {
+            JsonStatus::Ok => out.push(Line::from(vec![
+                Span::styled("✓ strict JSON: ok", theme.ok()),
+                Span::raw(format!(" — {} items", a.items.len())),
+            ])),
+            JsonStatus::InvalidJson => {
+                let (where_, why) = a.error.as_ref().map_or_else(
+                    || (String::new(), String::new()),
+                    |e| {
+                        (
+                            format!(" at line {}, column {}", e.line, e.column),
+                            if e.truncated {
+                                format!("input ran out (truncated): {}", e.message)
+                            } else {
+                                format!("syntax: {}", e.message)
+                            },
+                        )
+                    },
+                );
+                out.push(Line::from(vec![Span::styled(
+                    format!("✗ strict JSON: invalid{where_}"),
+                    theme.bad(),
+                )]));
+                out.push(Line::from(format!("  {why}")));
+                out.push(Line::styled("  a strict consumer gets 0 items", theme.bad()));
+            }
+            JsonStatus::SchemaInvalid => {
+                out.push(Line::styled(
+                    format!("✗ strict JSON: schema-invalid ({} violations)", a.violations.len()),
+                    theme.bad(),
+                ));
+                if let Some(v) = a.violations.first() {
+                    out.push(Line::from(format!("  {}", violation(v))));
+                }
+                out.push(Line::styled("  a strict consumer gets 0 items", theme.bad()));
+            }
+        },
+    }
+    let valid = d.elements.iter().filter(|e| e.valid).count();
+    let mut salvage = format!("salvage: {} complete elements, {valid} valid", d.elements.len());
+    if d.live {
+        salvage.push_str(" · streaming");
+    }
+    out.push(Line::styled(salvage, theme.dim()));
+    if let Some(stop) = d.analysis.and_then(|a| a.salvage_stop.as_ref()) {
+        let why = match stop.reason {
+            StopReason::Eof => "cut (input ran out)".to_owned(),
+            StopReason::Syntax => format!("syntax: {}", stop.message.as_deref().unwrap_or("error")),
+            StopReason::NoArray => "no array found".to_owned(),
+        };
+        out.push(Line::styled(
+            format!("  stopped at line {}, column {}: {why}", stop.line, stop.column),
+            theme.dim(),
+        ));
+    }
+    out
+}
+
+/// One violation as `at /pointer [branch]: message`.
+pub fn violation(v: &crate::output::schema::Violation) -> String {
+    let at = if v.pointer.is_empty() { "/" } else { &v.pointer };
+    match &v.branch {
+        Some(b) => format!("schema error at {at} (union branch {b}): {}", v.message),
+        None => format!("schema error at {at}: {}", v.message),
+    }
+}
+
+/// Rows the pane has: the header and one per element.
+pub fn rows(d: &JsonData<'_>) -> usize {
+    header(d, Theme::default()).len() + d.elements.len()
+}
+
+/// Draw the JSON-array pane.
+pub fn draw(f: &mut Frame<'_>, area: Rect, d: &JsonData<'_>, scroll: Scroll, focused: bool, theme: Theme, title: &str) {
+    let head = header(d, theme);
+    let strict_ok = d.analysis.is_some_and(|a| a.status == JsonStatus::Ok);
+    let total = head.len() + d.elements.len();
+    let row = |i: usize, w: usize| -> Line<'static> {
+        if let Some(l) = head.get(i) {
+            return clip_line(l, w);
+        }
+        let e = &d.elements[i - head.len()];
+        let (mark, style) = if e.valid {
+            ("✓", theme.ok())
+        } else {
+            ("✗", theme.bad())
+        };
+        let tag = match (e.valid, strict_ok) {
+            (true, true) => "item",
+            (true, false) => "salvaged",
+            (false, _) => "invalid",
+        };
+        let prefix = format!("{mark} L{:<4} {tag:<8} ", e.line);
+        let mut body = super::compact(&e.value);
+        if let Some(v) = e.errors.first() {
+            body = format!("{} — {body}", violation(v));
+        }
+        let room = w.saturating_sub(text::width(&prefix));
+        Line::from(vec![
+            Span::styled(prefix, style),
+            Span::styled(
+                text::clip(&body, room),
+                if tag == "salvaged" {
+                    theme.warn()
+                } else {
+                    ratatui::style::Style::new()
+                },
+            ),
+        ])
+    };
+    super::draw_rows(f, area, title, focused, theme, total, scroll, &row);
+}
+
+/// A styled line clipped to `w` columns (spans kept, styles kept).
+pub fn clip_line(l: &Line<'static>, w: usize) -> Line<'static> {
+    let mut left = w;
+    let mut spans = Vec::new();
+    for s in &l.spans {
+        if left == 0 {
+            break;
+        }
+        let c = text::clip(&s.content, left);
+        left = left.saturating_sub(text::width(&c));
+        spans.push(Span::styled(c, s.style));
+    }
+    Line::from(spans).style(l.style)
+}

@@ -1,0 +1,103 @@
+//! The JSONL parse, line by line: ✓ for a kept object, ✗ with the error for
+//! a line that is not JSON (at its column), fails the schema (at its JSON
+//! pointer, with the union branch) or was cut; counts on top.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::output::jsonl::{JsonlAnalysis, LineStatus};
+
+use super::super::state::Scroll;
+use super::super::text;
+use super::super::theme::Theme;
+
+/// What the JSONL pane shows.
+#[derive(Debug, Clone, Copy)]
+pub struct JsonlData<'a> {
+    /// Lines judged so far (all of them once done).
+    pub analysis: &'a JsonlAnalysis,
+    /// True while text is still arriving.
+    pub live: bool,
+}
+
+/// Rows: one header and one per line.
+pub fn rows(d: &JsonlData<'_>) -> usize {
+    1 + d.analysis.lines.len()
+}
+
+fn header(d: &JsonlData<'_>, theme: Theme) -> Line<'static> {
+    let c = d.analysis.counts;
+    let mut spans = vec![
+        Span::styled(format!("✓ {} kept", c.ok), theme.ok()),
+        Span::raw(" · "),
+        Span::styled(
+            format!(
+                "✗ {} not JSON · {} schema · {} cut",
+                c.invalid_json, c.schema_invalid, c.truncated
+            ),
+            if c.invalid_json + c.schema_invalid + c.truncated > 0 {
+                theme.bad()
+            } else {
+                theme.dim()
+            },
+        ),
+        Span::styled(format!(" · {} blank", c.empty + c.fence), theme.dim()),
+    ];
+    if d.live {
+        spans.push(Span::styled(" · streaming", theme.dim()));
+    }
+    Line::from(spans)
+}
+
+/// The text of one line's outcome (after its marker and number).
+pub fn describe(status: &LineStatus, a: &JsonlAnalysis) -> String {
+    match status {
+        LineStatus::Ok { item } => a.items.get(*item).map(super::compact).unwrap_or_default(),
+        LineStatus::Empty => "empty".into(),
+        LineStatus::Fence => "code fence (skipped)".into(),
+        LineStatus::InvalidJson { column, message } => format!("invalid JSON at column {column}: {message}"),
+        LineStatus::SchemaInvalid { errors } => {
+            errors.iter().map(super::json::violation).collect::<Vec<_>>().join("; ")
+        }
+        LineStatus::Truncated { column, message } => format!("truncated at column {column}: {message}"),
+    }
+}
+
+/// Draw the JSONL pane.
+pub fn draw(
+    f: &mut Frame<'_>,
+    area: Rect,
+    d: &JsonlData<'_>,
+    scroll: Scroll,
+    focused: bool,
+    theme: Theme,
+    title: &str,
+) {
+    let head = header(d, theme);
+    let total = rows(d);
+    let row = |i: usize, w: usize| -> Line<'static> {
+        if i == 0 {
+            return super::json::clip_line(&head, w);
+        }
+        let l = &d.analysis.lines[i - 1];
+        let (mark, style) = match l.status {
+            LineStatus::Ok { .. } => ("✓", theme.ok()),
+            LineStatus::Empty | LineStatus::Fence => ("·", theme.dim()),
+            _ => ("✗", theme.bad()),
+        };
+        let prefix = format!("{mark} {:>4} ", l.line);
+        let body = describe(&l.status, d.analysis);
+        let room = w.saturating_sub(text::width(&prefix));
+        let body_style = match l.status {
+            LineStatus::Ok { .. } => ratatui::style::Style::new(),
+            LineStatus::Empty | LineStatus::Fence => theme.dim(),
+            _ => theme.bad(),
+        };
+        Line::from(vec![
+            Span::styled(prefix, style),
+            Span::styled(text::clip(&body, room), body_style),
+        ])
+    };
+    super::draw_rows(f, area, title, focused, theme, total, scroll, &row);
+}

@@ -1,0 +1,59 @@
+//! The raw response as it streams in, with line numbers. Only the visible
+//! lines are cut out of the text and measured.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::super::run_view::{Phase, RunView};
+use super::super::state::Scroll;
+use super::super::text;
+use super::super::theme::Theme;
+
+/// Draw `run`'s text in `area`.
+pub fn draw(f: &mut Frame<'_>, area: Rect, run: &RunView, scroll: Scroll, focused: bool, theme: Theme) {
+    if run.text.is_empty() {
+        let msg = match &run.phase {
+            Phase::Starting => Line::styled(
+                format!(
+                    "waiting for {} (a local model takes a few seconds to start)…",
+                    run.provider
+                ),
+                theme.dim(),
+            ),
+            Phase::Failed(e) => Line::styled(format!("✗ {e}"), theme.bad()),
+            Phase::Cancelled => Line::styled("cancelled before any text arrived", theme.dim()),
+            Phase::Streaming | Phase::Done => Line::styled("(empty response)", theme.dim()),
+        };
+        let title = format!("Response · {} ({})", run.prompt_id, run.response_type);
+        let b = super::block(Line::styled(format!(" {title} "), theme.dim()), focused, theme);
+        f.render_widget(
+            ratatui::widgets::Paragraph::new(msg)
+                .wrap(ratatui::widgets::Wrap { trim: false })
+                .block(b),
+            area,
+        );
+        return;
+    }
+    let total = run.line_count();
+    let digits = total.to_string().len().max(3);
+    let live = run.live();
+    let last = total.saturating_sub(1);
+    let title = format!(
+        "Response · {} ({}) · {} B",
+        run.prompt_id,
+        run.response_type,
+        run.text.len()
+    );
+    let row = move |i: usize, w: usize| {
+        let content = text::line_at(&run.text, &run.line_starts, i);
+        let gutter = format!("{:>digits$} ", i + 1);
+        let room = w.saturating_sub(gutter.len() + usize::from(live && i == last));
+        let mut spans = vec![Span::styled(gutter, theme.dim()), Span::raw(text::clip(content, room))];
+        if live && i == last {
+            spans.push(Span::styled("▌", theme.accent()));
+        }
+        Line::from(spans)
+    };
+    super::draw_rows(f, area, &title, focused, theme, total, scroll, &row);
+}

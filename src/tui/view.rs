@@ -1,0 +1,147 @@
+//! Draw the whole workbench from state: the tab bar, the active tab's panes,
+//! the status bar and, on top, the help.
+
+use ratatui::Frame;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::layout;
+use super::panes;
+use super::state::{OutPane, State, Tab};
+
+/// Draw one frame.
+pub fn draw(f: &mut Frame<'_>, s: &State) {
+    let area = f.area();
+    let sc = layout::screen(area);
+    draw_tabs(f, sc.tabs, s);
+    match s.tab {
+        Tab::Prompts => panes::prompts::draw(f, sc.body, s),
+        Tab::Edit => panes::editor::draw(f, sc.body, s),
+        Tab::Run => draw_run(f, sc.body, s),
+        Tab::Sweep => draw_sweep(f, sc.body, s),
+        Tab::Sessions => panes::sessions::draw(f, sc.body, s),
+        Tab::Migrate | Tab::Compare => panes::placeholder::draw(f, sc.body, s.tab, s.theme),
+    }
+    panes::status::draw(f, sc.status, s);
+    if s.help {
+        panes::help::draw(f, sc.body, &s.keymap, s.theme);
+    }
+}
+
+fn draw_tabs(f: &mut Frame<'_>, area: ratatui::layout::Rect, s: &State) {
+    let mut spans = Vec::new();
+    for (i, t) in Tab::ALL.iter().enumerate() {
+        let style = if *t == s.tab { s.theme.selected() } else { s.theme.dim() };
+        spans.push(Span::styled(layout::tab_label(i, *t), style));
+        spans.push(Span::raw(" "));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_run(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
+    let theme = s.theme;
+    let Some(shown) = &s.shown else {
+        panes::draw_note(
+            f,
+            body,
+            "Run",
+            vec![
+                Line::from("Nothing run yet."),
+                Line::from(""),
+                Line::from(format!(
+                    "Choose a prompt (1), then {} runs it with {} at {} — {} / {} change the limit, {} runs it with its twin.",
+                    s.keymap.key_for(super::keymap::Action::Run),
+                    s.provider.label(),
+                    super::update::limit_label(s.max_tokens),
+                    s.keymap.key_for(super::keymap::Action::LimitDown),
+                    s.keymap.key_for(super::keymap::Action::LimitUp),
+                    s.keymap.key_for(super::keymap::Action::Twins),
+                )),
+                Line::from("Or reopen a recorded run in Sessions (5)."),
+            ],
+            theme,
+        );
+        return;
+    };
+    let a = layout::run_areas(body, shown.twins());
+    let focus = s.focus_in_tab();
+    panes::response::draw(
+        f,
+        a.response,
+        shown.json_side(),
+        s.scroll_response,
+        focus == OutPane::Response,
+        theme,
+    );
+    if let Some(r2) = a.response2 {
+        panes::response::draw(
+            f,
+            r2,
+            shown.jsonl_side(),
+            s.scroll_response2,
+            focus == OutPane::Response2,
+            theme,
+        );
+    }
+    let (jt, lt) = if shown.twins() {
+        (
+            format!("JSON array · {}", shown.json_side().prompt_id),
+            format!("JSONL · {}", shown.jsonl_side().prompt_id),
+        )
+    } else {
+        ("JSON-array parse".to_owned(), "JSONL parse".to_owned())
+    };
+    if let Some(d) = panes::json_source(s) {
+        panes::json::draw(f, a.json, &d, s.scroll_json, focus == OutPane::Json, theme, &jt);
+    }
+    if let Some(d) = panes::jsonl_source(s) {
+        panes::jsonl::draw(f, a.jsonl, &d, s.scroll_jsonl, focus == OutPane::Jsonl, theme, &lt);
+    }
+}
+
+fn draw_sweep(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
+    let theme = s.theme;
+    let Some(sw) = &s.sweep else {
+        let msg = if s.sweep_pending {
+            "computing the sweep…".to_owned()
+        } else if s.shown.as_ref().is_some_and(super::state::Shown::live) {
+            "the sweep starts when the run ends".to_owned()
+        } else {
+            format!(
+                "No sweep yet: run a prompt ({}), then {} plots the items each parser recovers at every max-token limit.",
+                s.keymap.key_for(super::keymap::Action::Run),
+                s.keymap.key_for(super::keymap::Action::Sweep)
+            )
+        };
+        panes::draw_note(f, body, "Sweep", vec![Line::from(msg)], theme);
+        return;
+    };
+    let twins = s.shown.as_ref().is_some_and(super::state::Shown::twins);
+    let a = layout::sweep_areas(body);
+    panes::sweep::draw_chart(f, a.chart, sw, twins, theme);
+    panes::sweep::draw_summary(f, a.summary, sw, theme);
+    let focus = s.focus_in_tab();
+    let k = sw.cursor;
+    if let Some(d) = panes::json_source(s) {
+        panes::json::draw(
+            f,
+            a.json,
+            &d,
+            s.scroll_json,
+            focus == OutPane::Json,
+            theme,
+            &format!("JSON array at {k} tokens"),
+        );
+    }
+    if let Some(d) = panes::jsonl_source(s) {
+        panes::jsonl::draw(
+            f,
+            a.jsonl,
+            &d,
+            s.scroll_jsonl,
+            focus == OutPane::Jsonl,
+            theme,
+            &format!("JSONL at {k} tokens"),
+        );
+    }
+}

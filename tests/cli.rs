@@ -1,0 +1,308 @@
+//! The headless CLI on its output contract: JSONL by default with a preamble,
+//! `--output json` envelopes, error categories and exit codes.
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+const FIX: &str = "tests/fixtures/cli";
+
+fn cutline() -> Command {
+    let mut c = Command::cargo_bin("cutline").expect("binary");
+    c.env_remove("CUTLINE_PROMPTS").env_remove("CUTLINE_SESSIONS");
+    c
+}
+
+fn jsonl(out: &[u8]) -> Vec<Value> {
+    std::str::from_utf8(out)
+        .expect("utf-8 output")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+        .collect()
+}
+
+fn envelope(args: &[&str]) -> (Value, i32) {
+    let out = cutline().args(args).arg("--output").arg("json").output().expect("run");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let v: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not one JSON envelope: {text:?}: {e}"));
+    (v, out.status.code().unwrap_or(-1))
+}
+
+#[test]
+fn manifest_lists_every_command_streaming_by_default() {
+    let out = cutline().arg("--manifest").output().expect("run");
+    assert!(out.status.success());
+    let m: Value = serde_json::from_slice(&out.stdout).expect("manifest is JSON");
+    assert_eq!(m["default_output"], "jsonl");
+    let names: Vec<&str> = m["commands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .map(|c| c["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup"
+        ]
+    );
+    for c in m["commands"].as_array().expect("commands") {
+        assert_eq!(c["streaming_default"], true);
+        assert_eq!(
+            c["output_schema"],
+            format!("cutline.{}/1", c["name"].as_str().expect("name"))
+        );
+    }
+}
+
+#[test]
+fn help_says_jsonl_is_the_default() {
+    let out = cutline().arg("--help").output().expect("run");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(text.contains("JSONL by default"), "{text}");
+    assert!(text.contains("--output json"), "{text}");
+}
+
+#[test]
+fn parse_jsonl_streams_a_preamble_then_one_record_per_line() {
+    let out = cutline()
+        .args(["parse", &format!("{FIX}/defs.jsonl"), "--as", "jsonl", "--schema"])
+        .arg(format!("{FIX}/def-item.schema.json"))
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let recs = jsonl(&out.stdout);
+    assert_eq!(
+        recs[0],
+        json!({"_format": "jsonl", "_schema": "cutline.parse/1", "_version": 1})
+    );
+    let statuses: Vec<(u64, &str)> = recs[1..recs.len() - 1]
+        .iter()
+        .map(|r| {
+            assert_eq!(r["type"], "line");
+            (r["line"].as_u64().expect("line"), r["status"].as_str().expect("status"))
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            (1, "fence"),
+            (2, "ok"),
+            (3, "empty"),
+            (4, "schema_invalid"),
+            (5, "ok"),
+            (6, "invalid_json"),
+            (7, "fence")
+        ]
+    );
+    assert_eq!(recs[2]["item"]["entity"], "photosynthesis");
+    assert_eq!(recs[5]["item"]["definition"], "A pore in a leaf, {not} a [bracket].");
+    let summary = recs.last().expect("summary");
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["items"], 2);
+}
+
+#[test]
+fn parse_jsonl_envelope_keeps_exactly_the_valid_objects() {
+    let schema = format!("{FIX}/def-item.schema.json");
+    let (env, code) = envelope(&[
+        "parse",
+        &format!("{FIX}/defs.jsonl"),
+        "--as",
+        "jsonl",
+        "--schema",
+        &schema,
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(env["ok"], true);
+    assert_eq!(env["error"], Value::Null);
+    assert_eq!(env["meta"]["schema"], "cutline.parse/1");
+    let entities: Vec<&str> = env["data"]["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["entity"].as_str().expect("entity"))
+        .collect();
+    assert_eq!(entities, ["photosynthesis", "stoma"]);
+    let line4 = &env["data"]["lines"][3];
+    assert_eq!(line4["status"], "schema_invalid");
+    assert_eq!(line4["errors"][0]["pointer"], "/definition");
+    let line6 = &env["data"]["lines"][5];
+    assert_eq!(line6["status"], "invalid_json");
+    assert_eq!(line6["column"], 2);
+}
+
+#[test]
+fn no_stream_is_an_alias_of_output_json() {
+    let schema = format!("{FIX}/def-item.schema.json");
+    let file = format!("{FIX}/defs.jsonl");
+    let a = cutline()
+        .args(["parse", &file, "--as", "jsonl", "--schema", &schema, "--no-stream"])
+        .output()
+        .expect("run");
+    let (b, _) = envelope(&["parse", &file, "--as", "jsonl", "--schema", &schema]);
+    let mut a: Value = serde_json::from_slice(&a.stdout).expect("envelope");
+    a["meta"]["duration_ms"] = Value::Null;
+    let mut b = b;
+    b["meta"]["duration_ms"] = Value::Null;
+    assert_eq!(a, b);
+}
+
+#[test]
+fn truncated_jsonl_keeps_complete_lines_and_marks_the_cut_one() {
+    let schema = format!("{FIX}/def-item.schema.json");
+    let (env, _) = envelope(&[
+        "parse",
+        &format!("{FIX}/defs-cut.jsonl"),
+        "--as",
+        "jsonl",
+        "--schema",
+        &schema,
+    ]);
+    assert_eq!(env["data"]["items"].as_array().expect("items").len(), 1);
+    assert_eq!(env["data"]["lines"][1]["status"], "truncated");
+}
+
+#[test]
+fn truncated_json_array_fails_strictly_and_salvages_only_complete_elements() {
+    let schema = format!("{FIX}/def-item.schema.json");
+    let whole = tempfile::NamedTempFile::new().expect("tmp");
+    std::fs::write(
+        whole.path(),
+        serde_json::to_vec(&json!({"type": "array", "items": serde_json::from_str::<Value>(&std::fs::read_to_string(&schema).expect("schema")).expect("json")}))
+            .expect("ser"),
+    )
+    .expect("write");
+    let (env, code) = envelope(&[
+        "parse",
+        &format!("{FIX}/defs-cut.json"),
+        "--as",
+        "json",
+        "--schema",
+        whole.path().to_str().expect("path"),
+    ]);
+    assert_eq!(code, 0, "{env}");
+    let d = &env["data"];
+    assert_eq!(d["status"], "invalid_json");
+    assert_eq!(d["error"]["truncated"], true);
+    assert_eq!(d["error"]["line"], 4);
+    assert_eq!(d["items"], json!([]));
+    assert_eq!(
+        d["salvaged"],
+        json!([
+            {"entity": "photosynthesis", "definition": "How plants turn light into sugar."},
+            {"entity": "stoma", "definition": "A pore with \"quotes\" and ] inside."}
+        ])
+    );
+}
+
+#[test]
+fn sweep_reports_every_cut_from_zero_to_the_full_response() {
+    let schema = format!("{FIX}/def-item.schema.json");
+    let (env, code) = envelope(&["sweep", &format!("{FIX}/defs.jsonl"), "--schema", &schema]);
+    assert_eq!(code, 0, "{env}");
+    let points = env["data"]["points"].as_array().expect("points");
+    assert_eq!(
+        points[0],
+        json!({"tokens": 0, "bytes": 0, "json_items": 0, "salvaged_items": 0, "jsonl_items": 0})
+    );
+    let last = points.last().expect("last");
+    assert_eq!(
+        last["bytes"],
+        std::fs::metadata(format!("{FIX}/defs.jsonl")).expect("meta").len()
+    );
+    assert_eq!(last["jsonl_items"], 2);
+    assert_eq!(last["json_items"], 0);
+    for (k, p) in points.iter().enumerate() {
+        assert_eq!(p["tokens"], k);
+    }
+    // Items only ever grow as the limit rises.
+    let jsonl: Vec<u64> = points.iter().map(|p| p["jsonl_items"].as_u64().expect("n")).collect();
+    assert!(jsonl.windows(2).all(|w| w[0] <= w[1]), "{jsonl:?}");
+}
+
+#[test]
+fn a_missing_file_is_an_input_error_naming_it() {
+    let (env, code) = envelope(&["parse", "no/such/file.txt", "--as", "jsonl"]);
+    assert_eq!(code, 4);
+    assert_eq!(env["ok"], false);
+    assert_eq!(env["error"]["category"], "input_error");
+    let msg = env["error"]["message"].as_str().expect("message");
+    assert!(msg.starts_with("no/such/file.txt: "), "{msg}");
+}
+
+#[test]
+fn a_schema_with_a_syntax_error_names_file_line_and_column() {
+    let schema = format!("{FIX}/broken.schema.json");
+    let (env, code) = envelope(&[
+        "parse",
+        &format!("{FIX}/defs.jsonl"),
+        "--as",
+        "jsonl",
+        "--schema",
+        &schema,
+    ]);
+    assert_eq!(code, 3);
+    assert_eq!(env["error"]["category"], "config_invalid");
+    let msg = env["error"]["message"].as_str().expect("message");
+    assert!(msg.starts_with(&format!("{schema}:2:21: ")), "{msg}");
+}
+
+#[test]
+fn a_remote_ref_is_rejected_not_fetched() {
+    let schema = format!("{FIX}/remote.schema.json");
+    let (env, code) = envelope(&[
+        "parse",
+        &format!("{FIX}/defs.jsonl"),
+        "--as",
+        "jsonl",
+        "--schema",
+        &schema,
+    ]);
+    assert_eq!(code, 3, "{env}");
+    let msg = env["error"]["message"].as_str().expect("message");
+    assert!(
+        msg.starts_with(&format!("{schema}: schema does not compile at ")),
+        "{msg}"
+    );
+}
+
+#[test]
+fn jsonl_error_is_a_record_and_a_stderr_line() {
+    let out = cutline()
+        .args(["parse", "missing.txt", "--as", "json"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(4));
+    let recs = jsonl(&out.stdout);
+    assert_eq!(recs[0]["_schema"], "cutline.parse/1");
+    assert_eq!(recs[1]["type"], "error");
+    assert_eq!(recs[1]["category"], "input_error");
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: missing.txt: "));
+}
+
+#[test]
+fn invalid_utf8_in_a_response_is_judged_per_line_not_a_crash() {
+    let (env, code) = envelope(&["parse", &format!("{FIX}/latin1.jsonl"), "--as", "jsonl"]);
+    assert_eq!(code, 0, "{env}");
+    assert_eq!(env["data"]["lines"][0]["status"], "invalid_json");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = cutline().args(["parse", "x"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let out = cutline().args(["no-such-command"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn stdin_is_read_with_dash() {
+    let out = cutline()
+        .args(["parse", "-", "--as", "jsonl", "--output", "json"])
+        .write_stdin("{\"a\": 1}\n{\"a\": 12345678901234567890123456789}\n")
+        .output()
+        .expect("run");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    // Numbers keep their exact value.
+    assert!(text.contains("12345678901234567890123456789"), "{text}");
+}

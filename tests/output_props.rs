@@ -1,0 +1,439 @@
+//! Properties of the output engine over generated responses.
+//!
+//! Responses are JSONL and JSON-array outputs of small objects whose strings
+//! carry quotes, brackets, braces, backslashes, escapes, fences and
+//! multi-byte characters (CJK, emoji, U+3000), plus a noise generator of
+//! JSON-ish fragments. For **every byte prefix** (so also mid-UTF-8):
+//!
+//! - nothing panics;
+//! - the items recovered are a prefix of the full output's items, and every
+//!   salvaged element is one that was generated: never an invented one;
+//! - the streaming analysers fed arbitrary chunks equal the one-shot ones;
+//! - the sweep at each cut equals the one-shot analysers run on that prefix.
+
+use cutline::output::json::{self, JsonSchemas, JsonStatus};
+use cutline::output::jsonl::{self, LineStatus};
+use cutline::output::schema::CompiledSchema;
+use cutline::output::stream::{Completed, JsonStream, JsonlStream};
+use cutline::output::sweep::{SweepPoint, SweepSchemas, sweep};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+// ---------------------------------------------------------------- schemas
+
+fn item_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"entity": {"type": "string"}, "definition": {"type": "string"}},
+        "required": ["entity", "definition"]
+    })
+}
+
+struct Schemas {
+    line: CompiledSchema,
+    json: JsonSchemas,
+    sweep: SweepSchemas,
+}
+
+fn schemas() -> &'static Schemas {
+    static S: std::sync::OnceLock<Schemas> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        let whole = json!({"type": "array", "items": item_schema()});
+        Schemas {
+            line: CompiledSchema::compile(&item_schema()).unwrap(),
+            json: JsonSchemas::compile(Some(&whole)).unwrap(),
+            sweep: SweepSchemas {
+                json: JsonSchemas::compile(Some(&whole)).unwrap(),
+                line: Some(CompiledSchema::compile(&item_schema()).unwrap()),
+            },
+        }
+    })
+}
+
+// ---------------------------------------------------------------- generators
+
+/// String content with everything that can fool a structural scanner.
+fn tricky_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            Just("a"),
+            Just("Zq"),
+            Just(" "),
+            Just("\""),
+            Just("\\"),
+            Just("\\\""),
+            Just("]"),
+            Just("}"),
+            Just("["),
+            Just("{"),
+            Just(","),
+            Just(":"),
+            Just("\n"),
+            Just("\t"),
+            Just("\u{1}"),
+            Just("日本"),
+            Just("é"),
+            Just("🌱"),
+            Just("\u{3000}"),
+            Just("```"),
+            Just("/"),
+        ],
+        0..6,
+    )
+    .prop_map(|v| v.concat())
+}
+
+/// A JSON string literal: serialised, or hand-written escapes.
+fn json_string() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => tricky_text().prop_map(|s| serde_json::to_string(&s).unwrap()),
+        1 => prop_oneof![
+            Just(r#""a\"b""#.to_owned()),
+            Just(r#""\\""#.to_owned()),
+            Just(r#""\u00e9\ud83c\udf31""#.to_owned()),
+            Just(r#""x\/y\b\f\r""#.to_owned()),
+            Just(r#""}]\"{[""#.to_owned()),
+        ],
+    ]
+}
+
+fn scalar() -> impl Strategy<Value = String> {
+    prop_oneof![
+        json_string(),
+        any::<i64>().prop_map(|n| n.to_string()),
+        Just("1234567890123456789012345".to_owned()),
+        Just("-0.10".to_owned()),
+        Just("6.02e23".to_owned()),
+        Just("true".to_owned()),
+        Just("false".to_owned()),
+        Just("null".to_owned()),
+    ]
+}
+
+/// A small object as JSON text. Mostly valid against the item schema; a
+/// non-string definition or a missing one makes it schema-invalid.
+fn object() -> impl Strategy<Value = String> {
+    (
+        json_string(),
+        prop_oneof![3 => json_string(), 1 => scalar()],
+        any::<bool>(),
+        prop::option::of(prop::collection::vec(scalar(), 0..3)),
+        prop_oneof![Just(", "), Just(","), Just(" ,  ")],
+    )
+        .prop_map(|(e, d, with_def, extra, sep)| {
+            let mut fields = vec![format!("\"entity\":{e}")];
+            if with_def {
+                fields.push(format!("\"definition\": {d}"));
+            }
+            if let Some(list) = extra {
+                fields.push(format!("\"n\": [{}]", list.join(sep)));
+            }
+            format!("{{{}}}", fields.join(sep))
+        })
+}
+
+/// A generated response and the values it holds, in order.
+#[derive(Debug, Clone)]
+struct Doc {
+    text: String,
+    values: Vec<Value>,
+}
+
+fn parse_all(objs: &[String]) -> Vec<Value> {
+    objs.iter().map(|o| serde_json::from_str(o).unwrap()).collect()
+}
+
+fn jsonl_doc() -> impl Strategy<Value = Doc> {
+    (
+        prop::collection::vec((object(), 0..3usize), 0..6),
+        prop_oneof![Just("\n"), Just("\r\n")],
+        prop_oneof![Just(""), Just("```jsonl"), Just("```json"), Just("```")],
+        any::<bool>(),
+        prop_oneof![Just(""), Just("\n"), Just("  \n"), Just("\u{3000}"), Just("\n\n")],
+    )
+        .prop_map(|(lines, nl, fence, close, tail)| {
+            let mut text = String::new();
+            if !fence.is_empty() {
+                text.push_str(fence);
+                text.push_str(nl);
+            }
+            for (obj, blanks) in &lines {
+                text.push_str(obj);
+                text.push_str(nl);
+                for _ in 0..*blanks {
+                    text.push_str(nl);
+                }
+            }
+            if close {
+                text.push_str("```");
+            }
+            text.push_str(tail);
+            let objs: Vec<String> = lines.into_iter().map(|(o, _)| o).collect();
+            Doc {
+                text,
+                values: parse_all(&objs),
+            }
+        })
+}
+
+fn array_doc() -> impl Strategy<Value = Doc> {
+    (
+        prop::collection::vec(object(), 0..6),
+        prop_oneof![Just(","), Just(", "), Just(",\n  "), Just("\r\n,")],
+        prop_oneof![Just(""), Just("\n"), Just(" ")],
+        prop_oneof![
+            Just(("", "")),
+            Just(("```json\n", "\n```")),
+            Just(("```\n", "\n```\n")),
+            Just(("Here it is:\n```json\n", "\n```\nDone.")),
+            Just(("```json ", "```")),
+        ],
+    )
+        .prop_map(|(objs, sep, pad, (open, close))| {
+            let text = format!("{open}[{pad}{}{pad}]{close}", objs.join(sep));
+            Doc {
+                text,
+                values: parse_all(&objs),
+            }
+        })
+}
+
+/// JSON-ish noise: fragments that make every parser state reachable.
+fn noise() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            Just("{"),
+            Just("}"),
+            Just("["),
+            Just("]"),
+            Just("\""),
+            Just("\\"),
+            Just(","),
+            Just(":"),
+            Just(" "),
+            Just("\n"),
+            Just("\r\n"),
+            Just("1"),
+            Just("23"),
+            Just("-"),
+            Just("e"),
+            Just("true"),
+            Just("nul"),
+            Just("```"),
+            Just("```json"),
+            Just("```jsonl"),
+            Just("json"),
+            Just("\"a\""),
+            Just("{\"entity\": \"x\", \"definition\": \"y\"}"),
+            Just("日"),
+            Just("\u{3000}"),
+            Just("\u{a0}"),
+            Just("x"),
+        ],
+        0..24,
+    )
+    .prop_map(|v| v.concat())
+}
+
+// ---------------------------------------------------------------- oracles
+
+/// The one-shot analysers on each cut (JSON reads the prefix lossily: a cut
+/// can fall inside a UTF-8 character).
+fn naive_sweep(text: &[u8], cuts: &[usize], s: &SweepSchemas) -> Vec<SweepPoint> {
+    cuts.iter()
+        .enumerate()
+        .map(|(tokens, &c)| {
+            let j = json::analyse(&String::from_utf8_lossy(&text[..c]), &s.json);
+            let l = jsonl::analyse(&text[..c], s.line.as_ref());
+            SweepPoint {
+                tokens,
+                bytes: c,
+                json_items: j.items.len(),
+                salvaged_items: j.salvaged.len(),
+                jsonl_items: l.items.len(),
+            }
+        })
+        .collect()
+}
+
+fn is_prefix<T: PartialEq>(short: &[T], long: &[T]) -> bool {
+    short.len() <= long.len() && short == &long[..short.len()]
+}
+
+/// Feed `text` to both streaming analysers in chunks of the given sizes
+/// (cycled); check the running views on the way.
+fn stream_in(
+    text: &[u8],
+    sizes: &[usize],
+) -> (
+    cutline::output::jsonl::JsonlAnalysis,
+    cutline::output::json::JsonAnalysis,
+    Vec<Completed>,
+) {
+    let s = schemas();
+    let mut lines = JsonlStream::new(Some(&s.line));
+    let mut array = JsonStream::new(&s.json);
+    let mut out = Vec::new();
+    let mut at = 0;
+    let mut turn = 0;
+    while at < text.len() {
+        let end = (at + sizes[turn % sizes.len()].max(1)).min(text.len());
+        lines.feed(&text[at..end], &mut out);
+        array.feed(&text[at..end], &mut out);
+        assert_eq!(lines.text(), &text[..end]);
+        assert_eq!(array.text(), &text[..end]);
+        at = end;
+        turn += 1;
+    }
+    (lines.finish(&mut out), array.finish(), out)
+}
+
+fn check_stream_equals_one_shot(text: &[u8], sizes: &[usize]) -> Result<(), TestCaseError> {
+    let s = schemas();
+    let (l, j, out) = stream_in(text, sizes);
+    let one_l = jsonl::analyse(text, Some(&s.line));
+    let one_j = json::analyse(&String::from_utf8_lossy(text), &s.json);
+    prop_assert_eq!(&l, &one_l);
+    prop_assert_eq!(&j, &one_j);
+    // What was emitted, in order, is what the analyses hold.
+    let lines: Vec<_> = out
+        .iter()
+        .filter_map(|c| match c {
+            Completed::Line(o, _) => Some(o.clone()),
+            Completed::Element(_) => None,
+        })
+        .collect();
+    prop_assert_eq!(lines, one_l.lines);
+    let elements: Vec<Value> = out
+        .iter()
+        .filter_map(|c| match c {
+            Completed::Element(e) => Some(e.value.clone()),
+            Completed::Line(..) => None,
+        })
+        .collect();
+    let one_elements: Vec<Value> = one_j.elements.iter().map(|e| e.value.clone()).collect();
+    prop_assert_eq!(elements, one_elements);
+    Ok(())
+}
+
+fn check_sweep_every_byte(text: &[u8]) -> Result<(), TestCaseError> {
+    let s = &schemas().sweep;
+    let cuts: Vec<usize> = (0..=text.len()).collect();
+    prop_assert_eq!(sweep(text, &cuts, s), naive_sweep(text, &cuts, s));
+    Ok(())
+}
+
+fn valid(v: &Value) -> bool {
+    schemas().line.is_valid(v)
+}
+
+// ---------------------------------------------------------------- properties
+
+proptest! {
+    // 96 cases each keeps the file near 5 s in debug; set PROPTEST_CASES for
+    // a deeper hunt.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(96),
+        ..ProptestConfig::default()
+    })]
+
+    /// JSONL: every prefix keeps a prefix of the full output's items, only
+    /// the last line of a prefix can be cut, and the sweep agrees.
+    #[test]
+    fn jsonl_every_prefix(doc in jsonl_doc()) {
+        let s = schemas();
+        let bytes = doc.text.as_bytes();
+        let full = jsonl::analyse(bytes, None);
+        prop_assert_eq!(&full.items, &doc.values);
+        let full_s = jsonl::analyse(bytes, Some(&s.line));
+        let expect: Vec<Value> = doc.values.iter().filter(|v| valid(v)).cloned().collect();
+        prop_assert_eq!(&full_s.items, &expect);
+        prop_assert_eq!(full_s.counts.invalid_json + full_s.counts.truncated, 0);
+        for cut in 0..=bytes.len() {
+            let a = jsonl::analyse(&bytes[..cut], Some(&s.line));
+            prop_assert!(is_prefix(&a.items, &full_s.items), "cut {}: {:?}", cut, a.items);
+            // Before the last line of the prefix, every line is whole.
+            if let Some((_, before)) = a.lines.split_last() {
+                for l in before {
+                    prop_assert!(
+                        !matches!(l.status, LineStatus::InvalidJson { .. } | LineStatus::Truncated { .. }),
+                        "cut {}: line {} is {:?}", cut, l.line, l.status
+                    );
+                }
+            }
+        }
+        check_sweep_every_byte(bytes)?;
+    }
+
+    /// JSON arrays: strict JSON has the items only when the whole array
+    /// (and its fence) arrived; salvage recovers a prefix of the elements,
+    /// each one generated, never an invented one; the sweep agrees.
+    #[test]
+    fn array_every_prefix(doc in array_doc()) {
+        let s = schemas();
+        let full = json::analyse(&doc.text, &s.json);
+        let expect: Vec<Value> = doc.values.iter().filter(|v| valid(v)).cloned().collect();
+        let all_valid = expect.len() == doc.values.len();
+        // A fence inside a string is a fence to the reference's regex (it
+        // takes the first ``` after the opening one), so only then may the
+        // strict parse of a complete array fail.
+        let fence_in_strings = doc.values.iter().any(|v| v.to_string().contains("```"));
+        if !fence_in_strings {
+            prop_assert_eq!(full.status, if all_valid { JsonStatus::Ok } else { JsonStatus::SchemaInvalid });
+        }
+        let full_elements: Vec<Value> = full.elements.iter().map(|e| e.value.clone()).collect();
+        prop_assert_eq!(&full_elements, &doc.values);
+        prop_assert_eq!(&full.salvaged, &expect);
+        let bytes = doc.text.as_bytes();
+        for cut in 0..=bytes.len() {
+            let a = json::analyse(&String::from_utf8_lossy(&bytes[..cut]), &s.json);
+            let got: Vec<Value> = a.elements.iter().map(|e| e.value.clone()).collect();
+            prop_assert!(is_prefix(&got, &doc.values), "cut {}: invented {:?}", cut, got);
+            prop_assert!(is_prefix(&a.salvaged, &expect), "cut {}: {:?}", cut, a.salvaged);
+            prop_assert!(a.items.is_empty() || a.items == full.items, "cut {}", cut);
+            if a.status == JsonStatus::InvalidJson {
+                prop_assert!(a.error.is_some() && a.value.is_none());
+            }
+        }
+        check_sweep_every_byte(bytes)?;
+    }
+
+    /// Streaming, chunks split anywhere (inside UTF-8 characters, escapes,
+    /// numbers, fences): the result equals the one-shot analysis, for the
+    /// whole response and for a cut one.
+    #[test]
+    fn stream_equals_one_shot(
+        doc in prop_oneof![jsonl_doc(), array_doc()],
+        sizes in prop::collection::vec(1..9usize, 1..6),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let bytes = doc.text.as_bytes();
+        check_stream_equals_one_shot(bytes, &sizes)?;
+        let c = cut.index(bytes.len() + 1);
+        check_stream_equals_one_shot(&bytes[..c], &sizes)?;
+    }
+
+    /// Noise: no panic anywhere; streaming and sweep still agree with the
+    /// one-shot analysers at every byte cut.
+    #[test]
+    fn noise_agrees_everywhere(text in noise(), sizes in prop::collection::vec(1..5usize, 1..4)) {
+        let bytes = text.as_bytes();
+        check_stream_equals_one_shot(bytes, &sizes)?;
+        check_sweep_every_byte(bytes)?;
+    }
+
+    /// Arbitrary bytes (invalid UTF-8 included): nothing panics, and the
+    /// streaming analysers still equal the one-shot ones.
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..64), sizes in prop::collection::vec(1..5usize, 1..4)) {
+        let s = schemas();
+        check_stream_equals_one_shot(&bytes, &sizes)?;
+        let cuts: Vec<usize> = (0..=bytes.len()).collect();
+        let points = sweep(&bytes, &cuts, &s.sweep);
+        prop_assert_eq!(points.len(), cuts.len());
+        // JSONL reads bytes as they are: it agrees at every cut even here.
+        for (p, &c) in points.iter().zip(&cuts) {
+            prop_assert_eq!(p.jsonl_items, jsonl::analyse(&bytes[..c], s.sweep.line.as_ref()).items.len());
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! The real binary in a real terminal: `cutline` with no subcommand, driven
+//! through tmux (send-keys to type, capture-pane to read the screen). Skips,
+//! saying why, when tmux is not installed.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn new(tag: &str) -> Option<Self> {
+        let ok = Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            eprintln!("skipped: tmux is not installed (apt-get install tmux)");
+            return None;
+        }
+        Some(Self {
+            socket: format!("cutline-e2e-{tag}-{}", std::process::id()),
+        })
+    }
+
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn start(&self, shell_cmd: &str) {
+        self.cmd(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "36", shell_cmd]);
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            self.cmd(&["send-keys", "-t", "e2e", k]);
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", "e2e"])
+    }
+
+    /// Wait until the screen contains `needle`; the screen, or a panic
+    /// showing the last screen.
+    fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let s = self.screen();
+            if s.contains(needle) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {needle:?}; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn pane_pid(&self) -> u32 {
+        self.cmd(&["list-panes", "-t", "e2e", "-F", "#{pane_pid}"])
+            .trim()
+            .parse()
+            .expect("pane pid")
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+const ITEM_SCHEMA: &str = r#"{"type": "object", "properties": {"entity": {"type": "string"}, "definition": {"type": "string"}}, "required": ["entity", "definition"]}"#;
+const INPUT: &str = "Photosynthesis is how plants make sugar. Chlorophyll is the green pigment.";
+
+fn fixture(dir: &Path) {
+    let prompts = dir.join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("extract-definitions.toml"),
+        format!(
+            "id = \"extract-definitions\"\ndescription = \"Definitions as one JSON array\"\nresponse-type = \"json\"\ntwin = \"extract-definitions-jsonl\"\nprompt = \"\"\"\nDefine the terms in:\n{{{{text}}}}\nOutput:\n\"\"\"\nschema = '''{{\"type\": \"array\", \"items\": {ITEM_SCHEMA}}}'''\n\n[[input]]\nname = \"photosynthesis\"\ntext = \"{INPUT}\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        prompts.join("extract-definitions-jsonl.toml"),
+        format!(
+            "id = \"extract-definitions-jsonl\"\ndescription = \"Definitions, one per line\"\nresponse-type = \"jsonl\"\ntwin = \"extract-definitions\"\nprompt = \"\"\"\nDefine the terms in:\n{{{{text}}}}\nOutput:\n\"\"\"\nschema = '''{ITEM_SCHEMA}'''\n\n[[input]]\nname = \"photosynthesis\"\ntext = \"{INPUT}\"\n"
+        ),
+    )
+    .unwrap();
+    let items = [
+        ("photosynthesis", "how plants make sugar"),
+        ("chlorophyll", "the green pigment 緑色"),
+        ("stomata", "tiny pores on a leaf 😀"),
+    ];
+    let lines: Vec<String> = items
+        .iter()
+        .map(|(e, d)| json!({"entity": e, "definition": d}).to_string())
+        .collect();
+    let array = format!("[\n{}\n]", lines.join(",\n"));
+    let jsonl = format!("{}\n", lines.join("\n"));
+    let run = |n: usize, id: &str, rt: &str, text: &str| {
+        let chars: Vec<char> = text.chars().collect();
+        let pieces: Vec<serde_json::Value> = chars
+            .chunks(4)
+            .enumerate()
+            .map(|(i, c)| json!({"text": c.iter().collect::<String>(), "ms": i * 5}))
+            .collect();
+        json!({
+            "type": "run", "run_id": format!("demo#{n}"), "started_ms": n, "prompt_id": id, "response_type": rt,
+            "prompt": {}, "system": "", "rendered": "Define the terms", "variables": {"text": INPUT},
+            "provider": {"name": "local", "kind": "llama-server", "model": "gemma-3-270m"},
+            "params": {"max_tokens": null, "stop": []}, "text": text, "finish": "stop",
+            "usage": {"completion_tokens": pieces.len()}, "pieces": pieces, "total_ms": 100,
+            "structured_path": "none", "analysis": {}
+        })
+        .to_string()
+    };
+    // A rebinding in the config file's [keys] table.
+    std::fs::write(dir.join("cutline.toml"), "[keys]\nsweep = [\"s\", \"w\"]\n").unwrap();
+    let sessions = dir.join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(
+        sessions.join("demo.jsonl"),
+        format!(
+            "{}\n{}\n{}\n",
+            json!({"type": "session", "version": 1, "id": "demo", "created_ms": 0}),
+            run(1, "extract-definitions", "json", &array),
+            run(2, "extract-definitions-jsonl", "jsonl", &jsonl)
+        ),
+    )
+    .unwrap();
+}
+
+fn launch(t: &Tmux, dir: &Path) {
+    let bin = env!("CARGO_BIN_EXE_cutline");
+    let cmd = format!(
+        "cd '{}' && env XDG_CACHE_HOME='{}' CUTLINE_CONFIG= '{bin}' --prompts prompts --sessions sessions --provider replay; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?icanon'; sleep 60",
+        dir.display(),
+        dir.join("cache").display()
+    );
+    t.start(&cmd);
+}
+
+/// True (after printing why) when the binary does not open the workbench
+/// yet: `cutline` with no subcommand is wired to `tui::main` by the CLI.
+fn not_wired(t: &Tmux) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let s = t.screen();
+        if s.contains("Prompts ·") {
+            return false;
+        }
+        if s.contains("not built yet") {
+            eprintln!("skipped: `cutline` with no subcommand does not open the workbench yet:\n{s}");
+            return true;
+        }
+        assert!(Instant::now() < deadline, "the workbench did not start; screen:\n{s}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn workbench_twins_sweep_help_and_quit() {
+    let Some(t) = Tmux::new("keys") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    launch(&t, dir.path());
+    if not_wired(&t) {
+        return;
+    }
+    let s = t.wait_for("extract-definitions-jsonl");
+    assert!(s.contains("replay │ limit none"), "{s}");
+    // The JSON prompt, its twin, both cut at 20 tokens.
+    t.keys(&["/", "d", "e", "f", "Enter"]);
+    t.wait_for("/def");
+    t.keys(&["j", "m", "2", "0", "Enter"]);
+    t.wait_for("limit 20");
+    t.keys(&["t"]);
+    let s = t.wait_for("jsonl: finish length");
+    assert!(s.contains("a strict consumer gets 0 items"), "{s}");
+    assert!(s.contains("salvaged"), "{s}");
+    assert!(s.contains("✓ 1 kept"), "{s}");
+    // The sweep (on the key bound in cutline.toml) and its cursor.
+    t.keys(&["w"]);
+    t.wait_for("Items recovered vs max tokens");
+    t.wait_for("cut at 20 tokens");
+    t.keys(&["Left"]);
+    t.wait_for("cut at 19 tokens");
+    // Help lists the keys; any key closes it.
+    t.keys(&["?"]);
+    t.wait_for("rebind in the [keys] table");
+    t.keys(&["x", "q"]);
+    let s = t.wait_for("EXIT=");
+    assert!(s.contains("EXIT=0"), "{s}");
+    assert!(
+        s.lines().any(|l| l.trim() == "icanon"),
+        "terminal left in raw mode:\n{s}"
+    );
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let Some(t) = Tmux::new("term") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    launch(&t, dir.path());
+    if not_wired(&t) {
+        return;
+    }
+    t.wait_for("extract-definitions-jsonl");
+    // The pane runs `sh -c …`; cutline is its child.
+    let shell = t.pane_pid();
+    let out = Command::new("pgrep")
+        .arg("-P")
+        .arg(shell.to_string())
+        .output()
+        .expect("pgrep");
+    let pid = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_owned();
+    assert!(!pid.is_empty(), "no child of the pane's shell");
+    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(status.success());
+    let s = t.wait_for("EXIT=");
+    assert!(s.contains("EXIT=143"), "{s}");
+    assert!(
+        s.lines().any(|l| l.trim() == "icanon"),
+        "terminal left in raw mode:\n{s}"
+    );
+}

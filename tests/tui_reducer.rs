@@ -1,0 +1,556 @@
+//! The reducer without a terminal: keys in, state changes and effects out.
+
+mod tui_support;
+
+use std::fmt::Write as _;
+
+use cutline::llm::FinishReason;
+use cutline::tui::event::{Effect, Event, ProviderChoice, RunMsg, Source};
+use cutline::tui::keymap::Keymap;
+use cutline::tui::run_view::Phase;
+use cutline::tui::runner::compute_sweep;
+use cutline::tui::state::{Field, Mode, OutPane, Shown, Tab};
+use cutline::tui::update;
+use ratatui::crossterm::event::{KeyCode, KeyModifiers, MouseEvent, MouseEventKind};
+use tui_support::*;
+
+fn start_ids(effects: &[Effect]) -> Vec<u64> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Start(j) => Some(j.id),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn filter_narrows_and_esc_clears() {
+    let mut s = state();
+    send(&mut s, [ch('/'), ch('j'), ch('s'), ch('o'), ch('n'), ch('l')]);
+    assert_eq!(s.mode, Mode::Filter);
+    assert_eq!(s.prompts.filtered().len(), 2);
+    send(&mut s, [key(KeyCode::Enter)]);
+    assert_eq!(s.mode, Mode::Normal);
+    assert_eq!(s.prompts.filter, "jsonl");
+    send(&mut s, [ch('/'), key(KeyCode::Esc)]);
+    assert!(s.prompts.filter.is_empty());
+    assert_eq!(s.prompts.filtered().len(), 3);
+}
+
+#[test]
+fn open_edit_and_save() {
+    let mut s = state();
+    send(&mut s, [key(KeyCode::Enter)]);
+    assert_eq!(s.tab, Tab::Edit);
+    assert_eq!(s.editor.as_ref().unwrap().base.id, "extract-definitions");
+    send(&mut s, [ch('e'), ch('X')]);
+    assert_eq!(s.mode, Mode::Insert);
+    assert!(s.editor.as_ref().unwrap().dirty);
+    // In insert mode letters are text, not actions.
+    send(&mut s, [ch('r'), ch('q')]);
+    assert!(!s.quit);
+    assert_eq!(
+        s.editor.as_ref().unwrap().text(Field::Template),
+        "XrqExtract definitions from:\n{{ text }}\nJSON:"
+    );
+    let fx = send(&mut s, [ctrl('s')]);
+    match fx.as_slice() {
+        [Effect::Save(p)] => assert!(p.template.starts_with("XrqExtract")),
+        other => panic!("{other:?}"),
+    }
+    send(&mut s, [key(KeyCode::Esc)]);
+    assert_eq!(s.mode, Mode::Normal);
+    let fx = send(&mut s, [Event::Saved(Ok("prompts/extract-definitions.toml".into()))]);
+    assert!(matches!(fx.as_slice(), [Effect::LoadPrompts]));
+    assert!(!s.editor.as_ref().unwrap().dirty);
+}
+
+#[test]
+fn schema_error_is_at_its_line() {
+    let mut s = state();
+    send(&mut s, [key(KeyCode::Enter), key(KeyCode::Right), key(KeyCode::Right)]);
+    assert_eq!(s.editor.as_ref().unwrap().field, Field::Schema);
+    // Go to line 3 and break it.
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Down), ch('e'), ch('}')]);
+    let e = s.editor.as_ref().unwrap();
+    let err = e.errors[Field::Schema.index()].as_ref().expect("schema error");
+    assert_eq!(err.line, 3, "{err:?}");
+    assert!(e.errors[Field::Template.index()].is_none());
+    // A run refuses to start with a broken schema.
+    send(&mut s, [key(KeyCode::Esc)]);
+    let fx = send(&mut s, [ch('r')]);
+    assert!(start_ids(&fx).is_empty());
+    assert!(s.message.as_ref().unwrap().error);
+}
+
+#[test]
+fn limit_keys() {
+    let mut s = state();
+    assert_eq!(s.max_tokens, None);
+    send(&mut s, [ch('+')]);
+    assert_eq!(s.max_tokens, Some(256));
+    send(&mut s, [ch('-'), ch('-')]);
+    assert_eq!(s.max_tokens, Some(224));
+    send(&mut s, [ch('0')]);
+    assert_eq!(s.max_tokens, None);
+    send(&mut s, [ch('-')]);
+    assert_eq!(s.max_tokens, Some(256));
+    send(
+        &mut s,
+        [ch('m'), ch('1'), ch('x'), ch('2'), ch('8'), key(KeyCode::Enter)],
+    );
+    assert_eq!(s.max_tokens, Some(128));
+    assert_eq!(s.mode, Mode::Normal);
+    send(&mut s, [ch('m'), ch('9'), key(KeyCode::Esc)]);
+    assert_eq!(s.max_tokens, Some(128));
+    send(&mut s, [ch('m'), ch('0'), key(KeyCode::Enter)]);
+    assert_eq!(s.max_tokens, None);
+}
+
+#[test]
+fn run_streams_and_cancels() {
+    let mut s = state();
+    send(&mut s, [ch('m'), ch('4'), ch('0'), key(KeyCode::Enter)]);
+    let fx = send(&mut s, [ch('r')]);
+    let job = match fx.as_slice() {
+        [Effect::Start(j)] => j.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(job.provider, ProviderChoice::Replay);
+    assert_eq!(job.max_tokens, Some(40));
+    match &job.source {
+        Source::Prompt(spec) => {
+            assert_eq!(spec.prompt.id, "extract-definitions");
+            assert_eq!(spec.vars["text"], "Plants turn light into sugar.");
+            assert_eq!(spec.max_tokens, Some(40));
+        }
+        Source::Recording { .. } => panic!("expected a prompt run"),
+    }
+    assert_eq!(s.tab, Tab::Run);
+    let (msgs, _end) = stream(&tui_support::json_prompt(), TRUNCATED_ARRAY, 5, FinishReason::Length);
+    send(
+        &mut s,
+        [Event::Run {
+            id: job.id,
+            msg: RunMsg::Started {
+                provider: "replay".into(),
+                note: None,
+                at_ms: 0,
+            },
+        }],
+    );
+    let mut seen = Vec::new();
+    for m in msgs.into_iter().take(40) {
+        send(&mut s, [Event::Run { id: job.id, msg: m }]);
+        seen.push(s.shown.as_ref().unwrap().json_side().elements.len());
+    }
+    // Elements appear one by one as they complete, not at the end.
+    assert_eq!(seen.first(), Some(&0));
+    assert!(seen.contains(&1) && seen.contains(&2), "{seen:?}");
+    let r = s.shown.as_ref().unwrap().json_side();
+    assert_eq!(r.phase, Phase::Streaming);
+    assert!(r.json.is_none());
+    let fx = send(&mut s, [key(KeyCode::Esc)]);
+    assert!(matches!(fx.as_slice(), [Effect::Cancel(id)] if *id == job.id));
+    let before = s.shown.as_ref().unwrap().json_side().text.clone();
+    assert_eq!(s.shown.as_ref().unwrap().json_side().phase, Phase::Cancelled);
+    // A late delta of the cancelled run changes nothing.
+    send(
+        &mut s,
+        [Event::Run {
+            id: job.id,
+            msg: RunMsg::Delta {
+                text: "more".into(),
+                pieces: vec![],
+                elements: vec![],
+                lines: vec![],
+            },
+        }],
+    );
+    assert_eq!(s.shown.as_ref().unwrap().json_side().text, before);
+}
+
+#[test]
+fn a_finished_run_has_both_parses() {
+    let mut s = state();
+    let fx = send(&mut s, [ch('r')]);
+    let id = start_ids(&fx)[0];
+    let (msgs, end) = stream(&tui_support::json_prompt(), TRUNCATED_ARRAY, 3, FinishReason::Length);
+    send(&mut s, msgs.into_iter().map(|msg| Event::Run { id, msg }));
+    send(&mut s, [Event::Run { id, msg: end }]);
+    let r = s.shown.as_ref().unwrap().json_side();
+    assert_eq!(r.phase, Phase::Done);
+    assert_eq!(r.text, TRUNCATED_ARRAY);
+    let j = r.json.as_ref().unwrap();
+    assert!(j.error.as_ref().unwrap().truncated);
+    assert_eq!(j.items.len(), 0);
+    assert_eq!(j.salvaged.len(), 3);
+    assert_eq!(r.salvaged_items(), 3);
+    assert_eq!(r.finish, Some(FinishReason::Length));
+    assert!(s.message.as_ref().unwrap().text.contains("max-token limit"));
+}
+
+#[test]
+fn twins_run_as_a_pair() {
+    let mut s = state();
+    let fx = send(&mut s, [key(KeyCode::Down), ch('t')]);
+    let ids = start_ids(&fx);
+    assert_eq!(ids.len(), 2);
+    let jobs: Vec<_> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Start(j) => Some(j.clone()),
+            _ => None,
+        })
+        .collect();
+    let prompt_ids: Vec<String> = jobs
+        .iter()
+        .map(|j| match &j.source {
+            Source::Prompt(sp) => sp.prompt.id.clone(),
+            Source::Recording { .. } => String::new(),
+        })
+        .collect();
+    // The JSON side first, whichever of the pair was selected.
+    assert_eq!(prompt_ids, ["extract-definitions", "extract-definitions-jsonl"]);
+    let Some(Shown::Twins { json, jsonl }) = &s.shown else {
+        panic!("not twins")
+    };
+    assert_eq!((json.id, jsonl.id), (ids[0], ids[1]));
+    // Same input and limit for both.
+    let vars: Vec<_> = jobs
+        .iter()
+        .map(|j| match &j.source {
+            Source::Prompt(sp) => sp.vars.clone(),
+            Source::Recording { .. } => serde_json::Map::default(),
+        })
+        .collect();
+    assert_eq!(vars[0], vars[1]);
+    // A prompt without a twin says so.
+    send(
+        &mut s,
+        [ch('1'), key(KeyCode::Down), key(KeyCode::Down), key(KeyCode::Enter)],
+    );
+    let fx = send(&mut s, [ch('t')]);
+    assert!(start_ids(&fx).is_empty());
+    assert!(s.message.as_ref().unwrap().text.contains("has no twin"));
+}
+
+#[test]
+fn sweep_cursor_recuts_both_panes() {
+    let mut s = state();
+    let fx = send(&mut s, [ch('r')]);
+    let id = start_ids(&fx)[0];
+    let (msgs, end) = stream(&tui_support::json_prompt(), TRUNCATED_ARRAY, 4, FinishReason::Stop);
+    send(&mut s, msgs.into_iter().map(|msg| Event::Run { id, msg }));
+    send(&mut s, [Event::Run { id, msg: end }]);
+    let fx = send(&mut s, [ch('s')]);
+    assert_eq!(s.tab, Tab::Sweep);
+    let job = match fx.as_slice() {
+        [Effect::Sweep(j)] => j.clone(),
+        other => panic!("{other:?}"),
+    };
+    let data = compute_sweep(&job);
+    assert!(!data.estimated, "recorded pieces are the cuts");
+    send(&mut s, [Event::SweepReady(Box::new(data))]);
+    let sw = s.sweep.as_ref().unwrap();
+    let max = sw.max_tokens();
+    assert_eq!(sw.cursor, max, "no limit: the cursor starts at the end");
+    assert_eq!(sw.at(max), (0, 3, 0));
+    // Back to a cut before the third element closed.
+    let mut k = max;
+    while s.sweep.as_ref().unwrap().at(k).1 == 3 {
+        k -= 1;
+    }
+    for _ in k..max {
+        send(&mut s, [key(KeyCode::Left)]);
+    }
+    let sw = s.sweep.as_ref().unwrap();
+    assert_eq!(sw.cursor, k);
+    let cut = sw.json_cut.as_ref().unwrap();
+    assert_eq!(cut.json.salvaged.len(), 2);
+    assert_eq!(sw.jsonl_cut.as_ref().unwrap().tokens, k);
+    // Shift-→ jumps ten, clamped at the end.
+    send(
+        &mut s,
+        [cutline::tui::Event::Key(ratatui::crossterm::event::KeyEvent::new(
+            KeyCode::Right,
+            KeyModifiers::SHIFT,
+        ))],
+    );
+    assert_eq!(s.sweep.as_ref().unwrap().cursor, (k + 10).min(max));
+}
+
+#[test]
+fn local_not_installed_names_the_setup_command() {
+    let mut s = state();
+    send(&mut s, [ch('p')]);
+    assert_eq!(s.provider, ProviderChoice::Local);
+    let m = s.message.clone().unwrap();
+    assert!(m.error && m.text.contains("cutline setup local"), "{m:?}");
+    let fx = send(&mut s, [ch('r')]);
+    assert!(start_ids(&fx).is_empty());
+    send(&mut s, [ch('p')]);
+    assert_eq!(s.provider, ProviderChoice::Replay);
+}
+
+#[test]
+fn help_quit_and_ctrl_c() {
+    let mut s = state();
+    send(&mut s, [ch('?')]);
+    assert!(s.help);
+    send(&mut s, [ch('x')]);
+    assert!(!s.help);
+    let fx = send(&mut s, [ch('q')]);
+    assert!(matches!(fx.last(), Some(Effect::Quit)));
+    let mut s = state();
+    send(&mut s, [key(KeyCode::Enter), ch('e')]);
+    assert_eq!(s.mode, Mode::Insert);
+    let fx = send(&mut s, [ctrl('c')]);
+    assert!(matches!(fx.last(), Some(Effect::Quit)));
+    let mut s = state();
+    let fx = send(&mut s, [Event::Terminate]);
+    assert!(matches!(fx.last(), Some(Effect::Quit)));
+}
+
+#[test]
+fn rebound_keys_drive_the_reducer() {
+    let mut s = state();
+    let mut km = Keymap::defaults();
+    let t: toml::Table = "run = \"x\"\nquit = \"ctrl-q\"".parse().unwrap();
+    assert!(km.apply_table(&t).is_empty());
+    s.keymap = km;
+    assert!(start_ids(&send(&mut s, [ch('r')])).is_empty());
+    assert_eq!(start_ids(&send(&mut s, [ch('x')])).len(), 1);
+    assert!(send(&mut s, [ch('q')]).is_empty());
+    assert!(matches!(send(&mut s, [ctrl('q')]).last(), Some(Effect::Quit)));
+}
+
+#[test]
+fn mouse_scrolls_the_pane_under_it_and_tabs_click() {
+    let mut s = state();
+    let text: String = (0..500).fold(String::new(), |mut t, i| {
+        let _ = writeln!(t, "{{\"entity\": \"e{i}\", \"definition\": \"d\"}}");
+        t
+    });
+    show(
+        &mut s,
+        finished(7, &tui_support::jsonl_prompt(), &text, FinishReason::Stop),
+    );
+    // The JSONL pane is bottom right.
+    let (w, h) = s.size;
+    let ev = |kind| {
+        Event::Mouse(MouseEvent {
+            kind,
+            column: w - 5,
+            row: h - 6,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    assert!(s.scroll_jsonl.follow);
+    send(&mut s, [ev(MouseEventKind::ScrollUp)]);
+    assert!(!s.scroll_jsonl.follow);
+    let top = s.scroll_jsonl.top;
+    send(&mut s, [ev(MouseEventKind::ScrollUp)]);
+    assert_eq!(s.scroll_jsonl.top, top - 3);
+    assert!(s.scroll_json.follow, "the other pane did not move");
+    send(
+        &mut s,
+        [ev(MouseEventKind::Down(ratatui::crossterm::event::MouseButton::Left))],
+    );
+    assert_eq!(s.focus, OutPane::Jsonl);
+    // Click the Sessions tab.
+    let x = cutline::tui::layout::tab_spans()
+        .into_iter()
+        .find(|t| t.0 == Tab::Sessions)
+        .unwrap()
+        .1;
+    send(
+        &mut s,
+        [Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(ratatui::crossterm::event::MouseButton::Left),
+            column: x + 1,
+            row: 0,
+            modifiers: KeyModifiers::NONE,
+        })],
+    );
+    assert_eq!(s.tab, Tab::Sessions);
+    send(&mut s, [Event::Resize(40, 12)]);
+    assert_eq!(s.size, (40, 12));
+}
+
+#[test]
+fn keyboard_scrolling_of_a_long_response() {
+    let mut s = state();
+    let text: String = (0..50_000).fold(String::new(), |mut t, i| {
+        let _ = writeln!(t, "{{\"entity\": \"e{i}\", \"definition\": \"d\"}}");
+        t
+    });
+    show(
+        &mut s,
+        finished(9, &tui_support::jsonl_prompt(), &text, FinishReason::Stop),
+    );
+    s.focus = OutPane::Jsonl;
+    send(&mut s, [key(KeyCode::Home)]);
+    assert_eq!(s.scroll_jsonl.top, 0);
+    send(&mut s, [key(KeyCode::PageDown), key(KeyCode::Down)]);
+    assert!(s.scroll_jsonl.top > 1);
+    send(&mut s, [key(KeyCode::End)]);
+    assert!(s.scroll_jsonl.follow);
+    let out = screen(&s, 100, 30);
+    assert!(out.contains("50000"), "the last lines are on screen");
+}
+
+#[test]
+fn sessions_reopen_and_replay_at_another_limit() {
+    let mut s = state();
+    let session = recorded_session();
+    send(&mut s, [Event::SessionsLoaded(vec![session]), ch('5')]);
+    assert_eq!(s.tab, Tab::Sessions);
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter)]);
+    assert_eq!(s.tab, Tab::Run);
+    let r = s.shown.as_ref().unwrap().json_side();
+    assert_eq!(r.phase, Phase::Done);
+    assert_eq!(r.jsonl.counts.ok, 2);
+    assert_eq!(r.note.as_deref(), Some("recorded demo#1"));
+    send(&mut s, [ch('m'), ch('9'), key(KeyCode::Enter)]);
+    let fx = send(&mut s, [ch('r')]);
+    match fx.as_slice() {
+        [Effect::Start(j)] => {
+            assert_eq!(j.max_tokens, Some(9));
+            assert_eq!(j.provider, ProviderChoice::Replay);
+            assert!(matches!(&j.source, Source::Recording { reference, .. } if reference == "demo#1"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A session holding one recorded JSONL run.
+pub fn recorded_session() -> cutline::session::Session {
+    let text = VALID_JSONL;
+    let pieces: Vec<cutline::llm::Piece> = pieces(text, 6)
+        .into_iter()
+        .map(|t| cutline::llm::Piece {
+            text: t,
+            ms: 1,
+            delta: false,
+        })
+        .collect();
+    let run = cutline::session::RunRecord {
+        kind: "run".into(),
+        run_id: "demo#1".into(),
+        started_ms: 1,
+        prompt_id: "extract-definitions-jsonl".into(),
+        response_type: "jsonl".into(),
+        prompt: serde_json::json!({}),
+        system: String::new(),
+        rendered: "Extract".into(),
+        variables: serde_json::Map::new(),
+        provider: cutline::llm::ProviderInfo {
+            name: "local".into(),
+            kind: "llama-server".into(),
+            model: "gemma-3-270m".into(),
+            base_url: None,
+        },
+        params: cutline::session::Params::default(),
+        text: text.into(),
+        finish: FinishReason::Stop,
+        raw_reason: None,
+        usage: cutline::llm::Usage {
+            prompt_tokens: Some(10),
+            completion_tokens: u32::try_from(pieces.len()).ok(),
+        },
+        pieces,
+        error: None,
+        first_token_ms: Some(1),
+        total_ms: 40,
+        structured_path: "none".into(),
+        analysis: serde_json::json!({}),
+    };
+    cutline::session::Session {
+        path: "sessions/demo.jsonl".into(),
+        header: cutline::session::Header {
+            kind: "session".into(),
+            version: 1,
+            id: "demo".into(),
+            created_ms: 0,
+        },
+        runs: vec![run],
+        warnings: vec![],
+    }
+}
+
+#[test]
+fn a_cut_inside_a_multibyte_character_neither_panics_nor_garbles() {
+    let p = tui_support::jsonl_prompt();
+    let schemas = cutline::tui::run_view::schemas_for(&p).unwrap();
+    let text = JSONL_WITH_ERRORS;
+    for b in 0..=text.len() {
+        let c = cutline::tui::run_view::cut(text, b, b, &schemas);
+        assert_eq!(c.bytes, b);
+    }
+    // Pieces that split a character (byte-level tokens) still draw.
+    let mut s = state();
+    show(&mut s, finished(3, &p, text, FinishReason::Length));
+    let out = screen(&s, 100, 30);
+    assert!(out.contains("光合作用"));
+    let _ = update(&mut s, Event::Resize(7, 5));
+    let _ = screen(&s, 7, 5);
+}
+
+#[test]
+fn quitting_with_unsaved_edits_asks_once() {
+    let mut s = state();
+    send(&mut s, [key(KeyCode::Enter), ch('e'), ch('x'), key(KeyCode::Esc)]);
+    let fx = send(&mut s, [ch('q')]);
+    assert!(fx.is_empty());
+    assert!(s.message.as_ref().unwrap().text.contains("unsaved"));
+    let fx = send(&mut s, [ch('q')]);
+    assert!(matches!(fx.last(), Some(Effect::Quit)));
+}
+
+#[test]
+fn template_error_is_at_its_line() {
+    let mut s = state();
+    send(&mut s, [key(KeyCode::Enter), key(KeyCode::Down), ch('e')]);
+    send(&mut s, "{% if %}".chars().map(ch));
+    let e = s.editor.as_ref().unwrap();
+    let err = e.errors[Field::Template.index()].as_ref().expect("template error");
+    assert_eq!(err.line, 2, "{err:?}");
+    assert!(e.rendered.is_err());
+    assert!(e.errors[Field::System.index()].is_none());
+}
+
+#[test]
+fn next_sample_input_is_what_runs() {
+    let mut s = state();
+    let mut p = tui_support::json_prompt();
+    let mut other = p.inputs[0].clone();
+    other.name = "ja".into();
+    other
+        .vars
+        .insert("text".into(), "光合成とは植物が糖を作る過程である。".into());
+    p.inputs.push(other);
+    send(
+        &mut s,
+        [Event::PromptsLoaded {
+            prompts: vec![p],
+            errors: vec![],
+            warnings: vec![],
+        }],
+    );
+    send(&mut s, [key(KeyCode::Enter), ch('n')]);
+    let e = s.editor.as_ref().unwrap();
+    assert_eq!(e.input_name.as_deref(), Some("ja"));
+    assert_eq!(e.text(Field::Input), "光合成とは植物が糖を作る過程である。");
+    let fx = send(&mut s, [ch('r')]);
+    match fx.as_slice() {
+        [Effect::Start(j)] => match &j.source {
+            Source::Prompt(spec) => assert_eq!(spec.vars["text"], "光合成とは植物が糖を作る過程である。"),
+            Source::Recording { .. } => panic!("prompt run expected"),
+        },
+        other => panic!("{other:?}"),
+    }
+    send(&mut s, [ch('2'), ch('n')]);
+    assert_eq!(s.editor.as_ref().unwrap().input_name.as_deref(), Some("photosynthesis"));
+}

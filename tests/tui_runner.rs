@@ -1,0 +1,202 @@
+//! The effects runner with the reducer, no terminal: a replay run streamed
+//! through the real provider and analysers, a sweep, loading and saving
+//! prompts on disk.
+
+mod tui_support;
+
+use std::time::{Duration, Instant};
+
+use cutline::llm::FinishReason;
+use cutline::tui::event::{Effect, Event};
+use cutline::tui::run_view::Phase;
+use cutline::tui::runner::Runner;
+use cutline::tui::state::{State, Tab};
+use ratatui::crossterm::event::KeyCode;
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tui_support::*;
+
+/// Apply effects, then feed events back until `done(state)` holds.
+async fn drive(
+    s: &mut State,
+    runner: &mut Runner,
+    rx: &mut UnboundedReceiver<Event>,
+    effects: Vec<Effect>,
+    done: impl Fn(&State) -> bool,
+) {
+    for e in effects {
+        runner.apply(e);
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done(s) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let ev = tokio::time::timeout(left, rx.recv())
+            .await
+            .expect("timed out waiting for the runner")
+            .expect("channel open");
+        for e in cutline::tui::update(s, ev) {
+            runner.apply(e);
+        }
+    }
+}
+
+fn record_session(dir: &std::path::Path) {
+    let p = jsonl_prompt();
+    let mut rec = cutline::session::Recorder::create(dir, "demo").unwrap();
+    let text = JSONL_WITH_ERRORS;
+    let run = cutline::session::RunRecord {
+        kind: "run".into(),
+        run_id: String::new(),
+        started_ms: 1,
+        prompt_id: p.id.clone(),
+        response_type: "jsonl".into(),
+        prompt: serde_json::json!({}),
+        system: String::new(),
+        rendered: "x".into(),
+        variables: p.inputs[0].vars.clone(),
+        provider: cutline::llm::ProviderInfo {
+            name: "local".into(),
+            kind: "llama-server".into(),
+            model: "gemma-3-270m".into(),
+            base_url: None,
+        },
+        params: cutline::session::Params::default(),
+        text: text.into(),
+        pieces: pieces(text, 5)
+            .into_iter()
+            .map(|t| cutline::llm::Piece {
+                text: t,
+                ms: 0,
+                delta: false,
+            })
+            .collect(),
+        finish: FinishReason::Stop,
+        raw_reason: None,
+        usage: cutline::llm::Usage::default(),
+        error: None,
+        first_token_ms: None,
+        total_ms: 10,
+        structured_path: "none".into(),
+        analysis: serde_json::json!({}),
+    };
+    let mut run = run;
+    run.run_id = rec.next_run_id();
+    rec.record(&run).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_streams_through_the_runner_and_sweeps() {
+    let dir = tempfile::tempdir().unwrap();
+    record_session(dir.path());
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, dir.path().join("prompts"), dir.path().to_owned(), Instant::now());
+    let mut s = state();
+    s.sessions_dir = dir.path().to_owned();
+    // The JSONL prompt at 30 tokens (pieces of 5 characters).
+    let fx = send(
+        &mut s,
+        [
+            key(KeyCode::Down),
+            ch('m'),
+            ch('3'),
+            ch('0'),
+            key(KeyCode::Enter),
+            ch('r'),
+        ],
+    );
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.shown.as_ref().is_some_and(|x| !x.live())
+    })
+    .await;
+    let r = s.shown.as_ref().unwrap().jsonl_side();
+    assert_eq!(r.phase, Phase::Done, "{:?}", s.message);
+    assert_eq!(r.finish, Some(FinishReason::Length));
+    let want: String = pieces(JSONL_WITH_ERRORS, 5).into_iter().take(30).collect();
+    assert_eq!(r.text, want);
+    assert_eq!(r.boundaries.len(), 31);
+    assert_eq!(r.note.as_deref(), Some("replay of demo#1"));
+    assert_eq!(r.jsonl.counts.ok, 1);
+    assert_eq!(r.jsonl.counts.schema_invalid, 1);
+    assert_eq!(r.jsonl.counts.invalid_json, 1);
+    assert_eq!(r.jsonl.counts.truncated, 1);
+    // The sweep of that run.
+    let fx = send(&mut s, [ch('s')]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| s.sweep.is_some()).await;
+    let sw = s.sweep.as_ref().unwrap();
+    assert_eq!(sw.max_tokens(), 30);
+    assert_eq!(sw.cursor, 30);
+    assert_eq!(sw.at(30).2, 1);
+    // Sessions load from disk.
+    drive(&mut s, &mut runner, &mut rx, vec![Effect::LoadSessions], |s| {
+        s.sessions.sessions.len() == 1
+    })
+    .await;
+    assert_eq!(s.sessions.sessions[0].runs.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_recording_fails_the_run_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, dir.path().to_owned(), dir.path().to_owned(), Instant::now());
+    let mut s = state();
+    s.sessions_dir = dir.path().to_owned();
+    let fx = send(&mut s, [ch('r')]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.shown.as_ref().is_some_and(|x| !x.live())
+    })
+    .await;
+    let r = s.shown.as_ref().unwrap().json_side();
+    assert!(
+        matches!(&r.phase, Phase::Failed(m) if m.contains("no recorded run")),
+        "{:?}",
+        r.phase
+    );
+    assert!(s.message.as_ref().unwrap().error);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_are_saved_to_the_prompt_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    let file = prompts.join("extract-definitions.toml");
+    std::fs::write(
+        &file,
+        "id = \"extract-definitions\"\nresponse-type = \"json\"\nprompt = \"\"\"\nDefine:\n{{text}}\n\"\"\"\n\n[[input]]\nname = \"a\"\ntext = \"Leaves are green.\"\n",
+    )
+    .unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, prompts.clone(), dir.path().to_owned(), Instant::now());
+    let mut s = state();
+    s.prompts_dir = prompts;
+    drive(&mut s, &mut runner, &mut rx, vec![Effect::LoadPrompts], |s| {
+        s.prompts.prompts.len() == 1
+    })
+    .await;
+    let fx = send(
+        &mut s,
+        [
+            key(KeyCode::Enter),
+            ch('e'),
+            ch('N'),
+            ch('B'),
+            ch(' '),
+            cutline::tui::Event::Key(ratatui::crossterm::event::KeyEvent::new(
+                KeyCode::Char('s'),
+                ratatui::crossterm::event::KeyModifiers::CONTROL,
+            )),
+        ],
+    );
+    assert_eq!(s.tab, Tab::Edit);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.message
+            .as_ref()
+            .is_some_and(|m| m.text.starts_with("saved") || m.text.starts_with("not saved"))
+    })
+    .await;
+    let m = s.message.clone().unwrap();
+    assert!(!m.error, "{m:?}");
+    let back = std::fs::read_to_string(&file).unwrap();
+    assert!(back.contains("NB Define:"), "{back}");
+    assert!(!s.editor.as_ref().unwrap().dirty);
+}

@@ -1,0 +1,285 @@
+//! Every pane in its states, drawn on ratatui's TestBackend and compared
+//! with the committed snapshots in tests/snapshots/. States are built from
+//! fixed text, never from a model.
+
+mod tui_support;
+
+use cutline::llm::FinishReason;
+use cutline::tui::event::{Event, RunMsg};
+use cutline::tui::runner::compute_sweep;
+use cutline::tui::state::{Shown, Tab};
+use cutline::tui::theme::Theme;
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::KeyCode;
+use tui_support::*;
+
+#[test]
+fn prompts_list() {
+    let mut s = state();
+    assert_snapshot!("prompts_list", screen(&s, 100, 24));
+    send(&mut s, [ch('/'), ch('g'), ch('r'), ch('a')]);
+    assert_snapshot!("prompts_filtered", screen(&s, 100, 24));
+}
+
+#[test]
+fn prompts_empty() {
+    let mut s = state();
+    send(
+        &mut s,
+        [Event::PromptsLoaded {
+            prompts: vec![],
+            errors: vec!["prompts/broken.toml:3:7: expected `=`".into()],
+            warnings: vec![],
+        }],
+    );
+    assert_snapshot!("prompts_empty", screen(&s, 100, 20));
+}
+
+#[test]
+fn editor_states() {
+    let mut s = state();
+    send(&mut s, [key(KeyCode::Enter)]);
+    assert_snapshot!("edit_template", screen(&s, 100, 24));
+    send(&mut s, [ch('v')]);
+    assert_snapshot!("edit_rendered", screen(&s, 100, 24));
+    send(
+        &mut s,
+        [
+            ch('v'),
+            key(KeyCode::Right),
+            key(KeyCode::Right),
+            key(KeyCode::Down),
+            key(KeyCode::Down),
+        ],
+    );
+    send(&mut s, [ch('e'), ch('}')]);
+    assert_snapshot!("edit_schema_error", screen(&s, 100, 24));
+}
+
+#[test]
+fn run_empty() {
+    let mut s = state();
+    s.tab = Tab::Run;
+    assert_snapshot!("run_empty", screen(&s, 100, 24));
+}
+
+#[test]
+fn run_streaming() {
+    let mut s = state();
+    send(&mut s, [ch('m'), ch('6'), ch('4'), key(KeyCode::Enter)]);
+    let fx = send(&mut s, [ch('r')]);
+    let id = match fx.as_slice() {
+        [cutline::tui::Effect::Start(j)] => j.id,
+        other => panic!("{other:?}"),
+    };
+    send(
+        &mut s,
+        [
+            Event::Tick(1000),
+            Event::Run {
+                id,
+                msg: RunMsg::Started {
+                    provider: "replay".into(),
+                    note: Some("replay of demo#1".into()),
+                    at_ms: 1000,
+                },
+            },
+        ],
+    );
+    let (msgs, _) = stream(&json_prompt(), TRUNCATED_ARRAY, 4, FinishReason::Length);
+    send(&mut s, msgs.into_iter().take(40).map(|msg| Event::Run { id, msg }));
+    send(&mut s, [Event::Tick(2300)]);
+    assert_snapshot!("run_streaming", screen(&s, 100, 30));
+}
+
+#[test]
+fn run_truncated_array() {
+    let mut s = state();
+    show(
+        &mut s,
+        finished(1, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length),
+    );
+    assert_snapshot!("run_truncated_array", screen(&s, 110, 30));
+}
+
+#[test]
+fn run_jsonl_with_schema_errors() {
+    let mut s = state();
+    show(
+        &mut s,
+        finished(1, &jsonl_prompt(), JSONL_WITH_ERRORS, FinishReason::Length),
+    );
+    assert_snapshot!("run_jsonl_schema_errors", screen(&s, 110, 30));
+}
+
+#[test]
+fn run_union_branch_errors() {
+    let mut s = state();
+    let text = "{\"type\": \"definition\", \"entity\": \"leaf\", \"definition\": \"green\"}\n{\"type\": \"relationship\", \"subject\": \"leaf\", \"predicate\": \"has\"}\n{\"type\": \"definition\", \"entity\": 5, \"definition\": \"x\"}\n";
+    show(&mut s, finished(1, &union_prompt(), text, FinishReason::Stop));
+    assert_snapshot!("run_union_errors", screen(&s, 120, 24));
+}
+
+#[test]
+fn run_all_valid() {
+    let mut s = state();
+    show(&mut s, finished(1, &json_prompt(), VALID_ARRAY, FinishReason::Stop));
+    assert_snapshot!("run_all_valid", screen(&s, 110, 26));
+}
+
+fn twins_state() -> cutline::tui::State {
+    let mut s = state();
+    s.max_tokens = Some(60);
+    let a = finished(1, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length);
+    let b = finished(2, &jsonl_prompt(), JSONL_WITH_ERRORS, FinishReason::Length);
+    s.shown = Some(Shown::Twins {
+        json: Box::new(a),
+        jsonl: Box::new(b),
+    });
+    s.tab = Tab::Run;
+    s
+}
+
+#[test]
+fn twins_pair() {
+    let s = twins_state();
+    assert_snapshot!("run_twins", screen(&s, 120, 30));
+}
+
+#[test]
+fn sweep_chart_and_cut() {
+    let mut s = twins_state();
+    let fx = send(&mut s, [ch('s')]);
+    let job = match fx.as_slice() {
+        [cutline::tui::Effect::Sweep(j)] => j.clone(),
+        other => panic!("{other:?}"),
+    };
+    send(&mut s, [Event::SweepReady(Box::new(compute_sweep(&job)))]);
+    for _ in 0..10 {
+        send(&mut s, [key(KeyCode::Left)]);
+    }
+    assert_snapshot!("sweep", screen(&s, 120, 36));
+}
+
+#[test]
+fn sweep_empty() {
+    let mut s = state();
+    send(&mut s, [ch('4')]);
+    assert_snapshot!("sweep_empty", screen(&s, 100, 12));
+}
+
+#[test]
+fn sessions_list() {
+    let mut s = state();
+    let mut sess = tui_reducer_session();
+    sess.runs.push(sess.runs[0].clone());
+    send(&mut s, [Event::SessionsLoaded(vec![sess]), ch('5'), key(KeyCode::Down)]);
+    assert_snapshot!("sessions", screen(&s, 120, 20));
+}
+
+fn tui_reducer_session() -> cutline::session::Session {
+    let line = format!(
+        "{{\"type\":\"session\",\"version\":1,\"id\":\"demo\",\"created_ms\":0}}\n{}\n",
+        serde_json::json!({
+            "type": "run", "run_id": "demo#1", "started_ms": 1, "prompt_id": "extract-definitions-jsonl",
+            "response_type": "jsonl", "prompt": {}, "system": "", "rendered": "x", "variables": {},
+            "provider": {"name": "local", "kind": "llama-server", "model": "gemma-3-270m"},
+            "params": {"max_tokens": 64, "stop": []}, "text": VALID_JSONL,
+            "pieces": [{"text": VALID_JSONL, "ms": 3}], "finish": "stop",
+            "usage": {"completion_tokens": 31}, "total_ms": 812, "structured_path": "none",
+            "analysis": {"items": 2}
+        })
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("demo.jsonl");
+    std::fs::write(&p, line).unwrap();
+    let mut s = cutline::session::load(&p).unwrap();
+    s.path = "sessions/demo.jsonl".into();
+    s
+}
+
+#[test]
+fn help_lists_every_key() {
+    let mut s = state();
+    send(&mut s, [ch('?')]);
+    let out = screen(&s, 120, 40);
+    for (a, _, _) in cutline::tui::Action::ALL {
+        assert!(out.contains(a.describe()), "help lacks {a:?}");
+    }
+    assert_snapshot!("help", out);
+}
+
+#[test]
+fn placeholders_say_so() {
+    let mut s = state();
+    send(&mut s, [ch('6')]);
+    assert_snapshot!("migrate", screen(&s, 100, 14));
+    send(&mut s, [ch('7')]);
+    assert_snapshot!("compare", screen(&s, 100, 14));
+}
+
+#[test]
+fn status_bar_modes() {
+    let mut s = state();
+    send(&mut s, [ch('m'), ch('1'), ch('2')]);
+    assert_snapshot!("status_limit_input", screen(&s, 100, 8));
+    send(&mut s, [key(KeyCode::Esc), ch('p')]);
+    assert_snapshot!("status_local_missing", screen(&s, 140, 8));
+}
+
+#[test]
+fn no_color_draws_without_colours() {
+    use ratatui::style::Color;
+    let colours = |theme: Theme| {
+        let mut s = twins_state();
+        s.theme = theme;
+        let mut t = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        t.draw(|f| cutline::tui::draw(f, &s)).unwrap();
+        t.backend()
+            .buffer()
+            .content()
+            .iter()
+            .filter(|c| c.fg != Color::Reset || c.bg != Color::Reset)
+            .count()
+    };
+    assert_eq!(colours(Theme { color: false }), 0);
+    assert!(colours(Theme { color: true }) > 0);
+}
+
+#[test]
+fn wide_characters_take_two_columns() {
+    let mut s = state();
+    let text = "{\"entity\": \"光合作用\", \"definition\": \"😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀😀\"}\n";
+    show(&mut s, finished(1, &jsonl_prompt(), text, FinishReason::Stop));
+    let mut t = Terminal::new(TestBackend::new(80, 16)).unwrap();
+    t.draw(|f| cutline::tui::draw(f, &s)).unwrap();
+    let buf = t.backend().buffer().clone();
+    // Every row still ends in its border: nothing spilled past the edge.
+    for y in 2..12 {
+        let sym = buf[(79, y)].symbol();
+        assert!(sym == "│" || sym == "┐" || sym == "┘" || sym == "─", "row {y}: {sym:?}");
+    }
+    assert_snapshot!("wide_characters", t.backend().to_string());
+}
+
+#[test]
+fn run_failed_to_start() {
+    let mut s = state();
+    let fx = send(&mut s, [ch('r')]);
+    let id = match fx.as_slice() {
+        [cutline::tui::Effect::Start(j)] => j.id,
+        other => panic!("{other:?}"),
+    };
+    send(
+        &mut s,
+        [Event::Run {
+            id,
+            msg: RunMsg::Failed(
+                "no recorded run of prompt \"extract-definitions\" in sessions to replay; switch to the local model (p)".into(),
+            ),
+        }],
+    );
+    assert_snapshot!("run_failed", screen(&s, 100, 16));
+}
