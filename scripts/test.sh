@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 echo "== local model: llama-server + Gemma 3 270M (cached)"
 bash scripts/setup-local.sh
+export CUTLINE_REQUIRE_LOCAL=1
 
 if ! command -v tmux >/dev/null 2>&1; then
     echo "== installing tmux (the TUI end-to-end test drives the real binary in it)"

@@ -154,7 +154,7 @@ fn fixture(dir: &Path) {
 fn launch(t: &Tmux, dir: &Path) {
     let bin = env!("CARGO_BIN_EXE_cutline");
     let cmd = format!(
-        "cd '{}' && env XDG_CACHE_HOME='{}' CUTLINE_CONFIG= '{bin}' --prompts prompts --sessions sessions --provider replay; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?icanon'; sleep 60",
+        "cd '{}' && env XDG_CACHE_HOME='{}' CUTLINE_CONFIG= '{bin}' --prompts prompts --sessions sessions --provider replay; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?icanon'; echo STTY_DONE; sleep 60",
         dir.display(),
         dir.join("cache").display()
     );
@@ -210,7 +210,7 @@ fn workbench_twins_sweep_help_and_quit() {
     t.keys(&["?"]);
     t.wait_for("rebind in the [keys] table");
     t.keys(&["x", "q"]);
-    let s = t.wait_for("EXIT=");
+    let s = t.wait_for("STTY_DONE");
     assert!(s.contains("EXIT=0"), "{s}");
     assert!(
         s.lines().any(|l| l.trim() == "icanon"),
@@ -244,7 +244,7 @@ fn sigterm_restores_the_terminal() {
     assert!(!pid.is_empty(), "no child of the pane's shell");
     let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(status.success());
-    let s = t.wait_for("EXIT=");
+    let s = t.wait_for("STTY_DONE");
     assert!(s.contains("EXIT=143"), "{s}");
     assert!(
         s.lines().any(|l| l.trim() == "icanon"),

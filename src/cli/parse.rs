@@ -154,8 +154,22 @@ fn stream_jsonl<W: Write>(
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let keep = out.format() == Format::Pretty;
     let mut analysis = JsonlAnalysis::default();
+    let mut judge = jsonl::LineJudge::new(schema);
+    let mut write_err: Option<std::io::Error> = None;
+    let mut emit = |outcome: LineOutcome, value: Option<Value>| {
+        if write_err.is_none()
+            && let Err(e) = out.record(&line_record(&outcome, value.as_ref()))
+        {
+            write_err = Some(e);
+        }
+        if keep {
+            analysis.push(outcome, value);
+        } else {
+            // Count without keeping: memory stays flat however long the file.
+            analysis.counts.add(&outcome.status);
+        }
+    };
     let mut line = Vec::with_capacity(1024);
-    let mut line_no = 0;
     loop {
         line.clear();
         let n = reader
@@ -164,19 +178,13 @@ fn stream_jsonl<W: Write>(
         if n == 0 {
             break;
         }
-        line_no += 1;
         let terminated = line.last() == Some(&b'\n');
         let body = if terminated { &line[..line.len() - 1] } else { &line[..] };
-        let (status, value) = jsonl::judge_line(body, terminated, schema, analysis.counts.ok);
-        let outcome = LineOutcome { line: line_no, status };
-        out.record(&line_record(&outcome, value.as_ref()))
-            .map_err(|e| io_err(&e))?;
-        if keep {
-            analysis.push(outcome, value);
-        } else {
-            // Count without keeping: memory stays flat however long the file.
-            analysis.counts.add(&outcome.status);
-        }
+        judge.line(body, terminated, &mut emit);
+    }
+    judge.finish(&mut emit);
+    if let Some(e) = write_err {
+        return Err(io_err(&e));
     }
     Ok(analysis)
 }

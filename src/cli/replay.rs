@@ -84,7 +84,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         .enable_all()
         .build()
         .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
-    let transcript = rt.block_on(crate::llm::collect(replay.stream(req.clone()), |_, _| {}));
+    let transcript = rt.block_on(async { crate::llm::collect(replay.stream(req.clone()), |_, _| {}).await });
     let outcome = crate::run::finish(
         replay.info(),
         &spec,

@@ -145,10 +145,23 @@ pub fn parse_event(data: &str) -> Result<(Option<Event>, Option<Event>), LlmErro
         return Err(LlmError::new(ErrorKind::Stream, err.to_string()));
     }
     let text = v.get("content").and_then(Value::as_str).unwrap_or("").to_owned();
-    let delta = (!text.is_empty()).then(|| Event::Delta {
-        pieces: vec![text.clone()],
-        text,
-    });
+    // One event per generated token (`tokens` holds its id). A token that
+    // may begin a stop sequence is held back by the server: its event has
+    // empty content and the text arrives with a later token. Recording the
+    // empty piece keeps piece k = token k, so a replay cut at N tokens is
+    // exactly what the server returns under a limit of N (it drops held text
+    // at the limit too).
+    let n_tokens = v.get("tokens").and_then(Value::as_array).map_or(0, Vec::len);
+    let delta = if n_tokens > 0 {
+        let mut pieces = vec![text.clone()];
+        pieces.resize(n_tokens, String::new());
+        Some(Event::Delta { pieces, text })
+    } else {
+        (!text.is_empty()).then(|| Event::Delta {
+            pieces: vec![text.clone()],
+            text,
+        })
+    };
     let finish = (v.get("stop").and_then(Value::as_bool) == Some(true)).then(|| {
         let stop_type = v.get("stop_type").and_then(Value::as_str);
         Event::Finish {
@@ -161,4 +174,46 @@ pub fn parse_event(data: &str) -> Result<(Option<Event>, Option<Event>), LlmErro
         }
     });
     Ok((delta, finish))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_token_is_an_empty_piece_so_pieces_stay_tokens() {
+        let (d, f) = parse_event(r#"{"content":"","tokens":[107],"stop":false}"#).unwrap();
+        assert_eq!(
+            d,
+            Some(Event::Delta {
+                text: String::new(),
+                pieces: vec![String::new()]
+            })
+        );
+        assert!(f.is_none());
+        let (d, _) = parse_event(r#"{"content":"\n- grape","tokens":[38824],"stop":false}"#).unwrap();
+        assert_eq!(
+            d,
+            Some(Event::Delta {
+                text: "\n- grape".into(),
+                pieces: vec!["\n- grape".into()]
+            })
+        );
+        let (d, f) = parse_event(
+            r#"{"content":"","tokens":[],"stop":true,"stop_type":"limit","tokens_predicted":12,"tokens_evaluated":9}"#,
+        )
+        .unwrap();
+        assert!(d.is_none());
+        assert_eq!(
+            f,
+            Some(Event::Finish {
+                reason: FinishReason::Length,
+                raw_reason: Some("limit".into()),
+                usage: Usage {
+                    prompt_tokens: Some(9),
+                    completion_tokens: Some(12)
+                },
+            })
+        );
+    }
 }

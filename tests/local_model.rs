@@ -1,0 +1,203 @@
+//! The real local model: llama-server with Gemma 3 270M, installed by the
+//! README's test command. These tests show the claim cutline exists for —
+//! a JSON array cut by the token limit loses everything, its JSONL twin keeps
+//! the lines it finished — on a real model, plus structured output through
+//! llama-server and replay fidelity.
+//!
+//! Skipped (with the reason printed) when the model is not installed, unless
+//! `CUTLINE_REQUIRE_LOCAL` is set, as `scripts/test.sh` does.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::{Map, Value, json};
+
+use cutline::llm::structured::Path as Structured;
+use cutline::llm::{FinishReason, Provider, Timeouts};
+use cutline::run::{Analysis, Spec};
+
+fn model_or_skip() -> bool {
+    match cutline::llm::local::installed() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("CUTLINE_REQUIRE_LOCAL").is_none(),
+                "CUTLINE_REQUIRE_LOCAL is set but {e}"
+            );
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
+fn run_json(args: &[&str], sessions: &Path) -> Value {
+    let out = Command::cargo_bin("cutline")
+        .expect("binary")
+        .args(args)
+        .arg("--sessions")
+        .arg(sessions)
+        .args(["--output", "json"])
+        .output()
+        .expect("run");
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let env: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+    assert_eq!(
+        env["ok"],
+        true,
+        "{env}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    env["data"].clone()
+}
+
+/// The headline: at 64 tokens the JSON array fails strict parsing (salvage
+/// still finds its complete elements), the JSONL twin keeps its lines; both
+/// runs are recorded and replay from the session.
+#[test]
+fn json_array_lost_jsonl_kept_at_64_tokens() {
+    if !model_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let json = run_json(
+        &["run", "extract-definitions", "--max-tokens", "64", "--session", "s"],
+        dir.path(),
+    );
+    assert_eq!(json["finish_reason"], "length", "{json}");
+    assert_eq!(json["usage"]["completion_tokens"], 64);
+    let a = &json["analysis"];
+    assert_eq!(a["status"], "invalid_json", "{a}");
+    assert_eq!(a["error"]["truncated"], true, "{a}");
+    assert_eq!(a["items"], json!([]));
+    let salvaged = a["salvaged"].as_array().expect("salvaged");
+
+    let jsonl = run_json(
+        &[
+            "run",
+            "extract-definitions-jsonl",
+            "--max-tokens",
+            "64",
+            "--session",
+            "s",
+        ],
+        dir.path(),
+    );
+    assert_eq!(jsonl["finish_reason"], "length", "{jsonl}");
+    let items = jsonl["analysis"]["items"].as_array().expect("items");
+    assert!(items.len() >= 2, "the JSONL twin kept {} items: {jsonl}", items.len());
+    // Every kept line is a schema-valid object with both fields.
+    for i in items {
+        assert!(i["entity"].is_string() && i["definition"].is_string(), "{i}");
+    }
+    // The same complete items a salvage finds are what JSONL keeps natively.
+    assert!(salvaged.len() <= items.len() + 1, "salvaged {salvaged:?} vs {items:?}");
+
+    // Both runs are in one session, and replay cuts them further for free.
+    let sessions = run_json(&["sessions"], dir.path());
+    let runs = sessions["sessions"][0]["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    let replayed = run_json(&["replay", "s#2", "--max-tokens", "20"], dir.path());
+    assert_eq!(replayed["finish_reason"], "length");
+    assert_eq!(replayed["usage"]["completion_tokens"], 20);
+    let full_text = jsonl["text"].as_str().expect("text");
+    let cut_text = replayed["text"].as_str().expect("text");
+    assert!(full_text.starts_with(cut_text) && cut_text.len() < full_text.len());
+}
+
+fn spec(id: &str, max_tokens: Option<u32>) -> Spec {
+    let p = cutline::store::resolve(id, Path::new("prompts")).expect("bundled prompt loads");
+    let vars = cutline::prompt::input_vars(&p, None).expect("sample input");
+    Spec {
+        prompt: p,
+        vars,
+        max_tokens,
+        temperature: None,
+        structured: None,
+    }
+}
+
+/// Stops this process's llama-server when the test ends, pass or fail.
+struct StopLocal;
+
+impl Drop for StopLocal {
+    fn drop(&mut self) {
+        cutline::llm::local::shutdown();
+    }
+}
+
+/// One server for the library-level checks, run in sequence: two tests
+/// sharing the process-wide server would stop it under each other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_provider_replay_fidelity_and_structured_output() {
+    if !model_or_skip() {
+        return;
+    }
+    let _stop = StopLocal;
+    replay_at_n_equals_a_live_run_at_n().await;
+    structured_output_through_llama_server_returns_parsed().await;
+}
+
+/// Greedy decoding: a run at N tokens is exactly the first N tokens of the
+/// unlimited run, which is what the replay provider serves.
+async fn replay_at_n_equals_a_live_run_at_n() {
+    let local = cutline::llm::local::provider(Timeouts::default())
+        .await
+        .expect("local server");
+    let full = cutline::run::execute(&local, &spec("extract-topics-jsonl", Some(200)), None, |_, _| {})
+        .await
+        .expect("run");
+    let t = full.record.transcript();
+    assert!(t.has_token_pieces(), "llama-server streams one token per event");
+    let replay = cutline::llm::replay::Replay {
+        source: "test".into(),
+        transcript: t,
+        original: local.info(),
+    };
+    for n in [8, 33] {
+        let live = cutline::run::execute(&local, &spec("extract-topics-jsonl", Some(n)), None, |_, _| {})
+            .await
+            .expect("live");
+        let played = cutline::run::execute(&replay, &spec("extract-topics-jsonl", Some(n)), None, |_, _| {})
+            .await
+            .expect("replay");
+        assert_eq!(live.record.finish, FinishReason::Length);
+        assert_eq!(played.record.finish, FinishReason::Length);
+        assert_eq!(played.record.text, live.record.text, "at {n} tokens");
+        assert_eq!(played.analysis, live.analysis, "at {n} tokens");
+    }
+}
+
+/// Structured output through llama-server: the schema goes on the wire
+/// (grammar-constrained decoding) and the result carries `parsed`.
+async fn structured_output_through_llama_server_returns_parsed() {
+    let text = r#"
+id = "capital"
+response-type = "json"
+prompt = """Question: What is the capital of France?
+Answer as JSON.
+"""
+schema = '''{"type": "object", "properties": {"city": {"type": "string", "maxLength": 24}}, "required": ["city"], "additionalProperties": false}'''
+"#;
+    let (p, _) = cutline::prompt::load_toml("capital.toml", text).expect("loads");
+    let local = cutline::llm::local::provider(Timeouts::default())
+        .await
+        .expect("local server");
+    let s = Spec {
+        prompt: p,
+        vars: Map::new(),
+        max_tokens: Some(48),
+        temperature: None,
+        structured: Some(Structured::Native),
+    };
+    let out = cutline::run::execute(&local, &s, None, |_, _| {}).await.expect("run");
+    assert_eq!(out.record.structured_path, "native");
+    assert!(
+        out.structured_error.is_none(),
+        "{:?}\n{}",
+        out.structured_error,
+        out.record.text
+    );
+    let parsed = out.parsed.expect("parsed");
+    assert!(parsed["city"].is_string(), "{parsed}");
+    assert!(matches!(out.analysis, Analysis::Json(_)));
+}
