@@ -4,6 +4,7 @@
 //! entry point.
 
 pub mod cli;
+pub mod compare;
 pub mod llm;
 pub mod output;
 pub mod prompt;

@@ -38,6 +38,8 @@ pub fn manifest() -> Value {
             cmd("replay", "Replay a recorded run cut at another max-token limit", true),
             cmd("sessions", "List recorded sessions and their runs", true),
             cmd("setup", "Install the local model (llama-server + Gemma 3 270M) into the user cache", true),
+            cmd("compare", "Compare two answers item by item: in both, only in A, only in B, valid rate, gold F1, truncation", true),
+            cmd("migrate", "Migrate a JSON-array prompt to JSONL: per-line schema, rewritten template, flags", true),
         ],
     })
 }

@@ -8,8 +8,10 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
+pub mod compare;
 pub mod input;
 pub mod manifest;
+pub mod migrate;
 pub mod out;
 pub mod parse;
 pub mod prompts;
@@ -80,6 +82,10 @@ pub enum Command {
     Sessions(sessions::Args),
     /// Install the local model (llama-server + Gemma 3 270M).
     Setup(setup::Args),
+    /// Migrate a JSON-array prompt to JSONL (schema per line, template rewritten, places to check flagged).
+    Migrate(migrate::Args),
+    /// Compare two answers item by item (sessions or response files), optionally against a gold set.
+    Compare(compare::Args),
 }
 
 impl Command {
@@ -93,6 +99,8 @@ impl Command {
             Self::Replay(_) => "replay",
             Self::Sessions(_) => "sessions",
             Self::Setup(_) => "setup",
+            Self::Migrate(_) => "migrate",
+            Self::Compare(_) => "compare",
         }
     }
 }
@@ -139,6 +147,8 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Command::Replay(a) => replay::run(a, cli, &mut out),
         Command::Sessions(a) => sessions::run(a, cli, &mut out),
         Command::Setup(a) => setup::run(a, cli, &mut out),
+        Command::Migrate(a) => migrate::run(a, cli, &mut out),
+        Command::Compare(a) => compare::run(a, cli, &mut out),
     };
     match result {
         Ok(data) => match out.finish(&data) {

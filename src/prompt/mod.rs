@@ -10,11 +10,13 @@ use serde_json::{Map, Value};
 
 pub mod error;
 pub mod load;
+pub mod migrate;
 pub mod render;
 pub mod trustgraph;
 
 pub use error::{ConfigError, Warning};
 pub use load::{load_bytes, load_toml, to_toml};
+pub use migrate::{Flag, Migration, Unconvertible, migrate};
 pub use render::{Rendered, input_vars, render};
 pub use trustgraph::{to_trustgraph_bundle, to_trustgraph_prompt};
 

@@ -1,0 +1,181 @@
+//! `cutline compare A B [--prompt-a P] [--prompt-b P] [--gold FILE] [--key FIELD…]`
+//!
+//! A and B are session runs (`session[#run]`) or, with `--prompt-a` /
+//! `--prompt-b`, response files read as that prompt's response type. JSONL
+//! records: one `side` per answer (kept items, schema-valid rate,
+//! truncation), one `overlap` per item type (`item_type`; in both, only in
+//! A, only in B, valid rates, gold scores), then one `total`. The envelope's `data` is the report
+//! `{a, b, types, total}`.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::input;
+use super::out::{Category, CliError, Out};
+use super::{Cli, io_err};
+use crate::compare::{self, Keys, Side};
+use crate::prompt::ResponseType;
+use crate::run::Analysis;
+
+/// Arguments of `compare`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Answer A: a session reference (`session[#run]`), or a response file with `--prompt-a`.
+    pub a: String,
+    /// Answer B: a session reference (`session[#run]`), or a response file with `--prompt-b`.
+    pub b: String,
+    /// Read A as a response file of this prompt (id or path).
+    #[arg(long)]
+    pub prompt_a: Option<String>,
+    /// Read B as a response file of this prompt (id or path).
+    #[arg(long)]
+    pub prompt_b: Option<String>,
+    /// Gold set: a JSONL file of items (with `type` for unions).
+    #[arg(long)]
+    pub gold: Option<PathBuf>,
+    /// Key fields that identify an item (default: the schema's required string fields).
+    #[arg(long = "key", value_name = "FIELD")]
+    pub keys: Vec<String>,
+}
+
+/// One loaded side: its analysis, whether the run was cut, and its per-line schema.
+struct Loaded {
+    label: String,
+    analysis: Analysis,
+    finish_length: bool,
+    line_schema: Option<Value>,
+}
+
+fn line_schema(kind: ResponseType, schema: Option<&Value>) -> Option<Value> {
+    match kind {
+        ResponseType::Json => schema.and_then(crate::prompt::migrate::line_schema),
+        ResponseType::Jsonl => schema.cloned(),
+        ResponseType::Text => None,
+    }
+}
+
+fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliError> {
+    let compile = |e: crate::output::schema::SchemaCompileError| CliError::new(Category::ConfigInvalid, e.to_string());
+    if let Some(p) = prompt {
+        let cfg = crate::store::resolve(p, &cli.prompts)
+            .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        let bytes = input::read_all(reference)?;
+        let (text, _) = input::lossy(reference, &bytes);
+        let analysis = Analysis::of(cfg.response_type, cfg.schema.as_ref(), &text).map_err(compile)?;
+        return Ok(Loaded {
+            label: reference.to_owned(),
+            analysis,
+            finish_length: false,
+            line_schema: line_schema(cfg.response_type, cfg.schema.as_ref()),
+        });
+    }
+    let (session, idx) =
+        crate::session::resolve(reference, &cli.sessions).map_err(|e| CliError::new(Category::InputError, e))?;
+    let run = &session.runs[idx];
+    let kind = ResponseType::parse(&run.response_type).unwrap_or_default();
+    let schema = run.prompt.get("schema").filter(|s| !s.is_null());
+    let analysis = Analysis::of(kind, schema, &run.text).map_err(compile)?;
+    Ok(Loaded {
+        label: format!("{}#{}", session.header.id, idx + 1),
+        analysis,
+        finish_length: run.finish == crate::llm::FinishReason::Length,
+        line_schema: line_schema(kind, schema),
+    })
+}
+
+fn read_gold(path: &PathBuf) -> Result<Vec<Value>, CliError> {
+    let label = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| CliError::new(Category::InputError, format!("{label}: {e}")))?;
+    let (text, _) = input::lossy(&label, &bytes);
+    let mut items = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| CliError::new(Category::InputError, format!("{label}:{}: {e}", i + 1)))?;
+        items.push(v);
+    }
+    Ok(items)
+}
+
+/// A JSONL record: `type` first, then `head`, then the fields of `body`.
+fn record(kind: &str, head: &[(&str, Value)], body: &impl serde::Serialize) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("type".into(), kind.into());
+    for (k, v) in head {
+        m.insert((*k).to_owned(), v.clone());
+    }
+    if let Ok(Value::Object(fields)) = serde_json::to_value(body) {
+        for (k, v) in fields {
+            if k == "type" {
+                continue;
+            }
+            m.insert(k, v);
+        }
+    }
+    Value::Object(m)
+}
+
+fn side_record(s: &Side, which: &str) -> Value {
+    record("side", &[("side", which.into())], s)
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".into(), |x| format!("{:.1}%", x * 100.0))
+}
+
+/// Run `compare`.
+pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
+    let a = load(&args.a, args.prompt_a.as_deref(), cli)?;
+    let b = load(&args.b, args.prompt_b.as_deref(), cli)?;
+    let gold = args.gold.as_ref().map(read_gold).transpose()?;
+    let keys = Keys::of(a.line_schema.as_ref().or(b.line_schema.as_ref()), &args.keys);
+    let report = compare::compare(
+        compare::side(&a.label, &a.analysis, a.finish_length),
+        compare::side(&b.label, &b.analysis, b.finish_length),
+        &keys,
+        gold.as_deref(),
+    );
+    let io = |e: std::io::Error| io_err(&e);
+    out.record(&side_record(&report.a, "a")).map_err(io)?;
+    out.record(&side_record(&report.b, "b")).map_err(io)?;
+    let mut text = String::new();
+    for (name, s) in [("A", &report.a), ("B", &report.b)] {
+        let _ = writeln!(
+            text,
+            "{name}: {}  kept {}  valid {}  truncated {}  lost {}",
+            s.label,
+            s.kept,
+            pct(s.valid_rate),
+            s.truncated,
+            s.lost_to_truncation
+        );
+    }
+    for t in &report.types {
+        out.record(&record("overlap", &[("item_type", t.ty.clone().into())], t))
+            .map_err(io)?;
+        let _ = write!(
+            text,
+            "{:<16} both {:>4}  only A {:>4}  only B {:>4}",
+            t.ty, t.both, t.only_a, t.only_b
+        );
+        if let Some([ga, gb]) = &t.gold {
+            let _ = write!(text, "  F1 A {}  F1 B {}", pct(ga.f1), pct(gb.f1));
+        }
+        text.push('\n');
+    }
+    out.record(&record("total", &[], &report.total)).map_err(io)?;
+    let _ = writeln!(
+        text,
+        "{:<16} both {:>4}  only A {:>4}  only B {:>4}",
+        "total", report.total.both, report.total.only_a, report.total.only_b
+    );
+    out.pretty(&text).map_err(io)?;
+    let mut data = serde_json::to_value(&report).unwrap_or(Value::Null);
+    data["keys"] = json!(keys);
+    Ok(data)
+}

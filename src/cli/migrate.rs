@@ -1,0 +1,126 @@
+//! `cutline migrate PROMPT [--write PATH] [--format toml|trustgraph] [--id ID]`
+//!
+//! Migrates a JSON-array prompt to JSONL (see `prompt::migrate`). JSONL
+//! records: one `unconvertible` per schema part with no per-line form, one
+//! `flag` per template place to check by hand (with its line), then one
+//! `migrated` with the new prompt's text. The envelope's `data` is
+//! `{id, format, toml | trustgraph, flags, unconvertible, written}`; pretty
+//! prints the migrated file. `--write PATH` writes it atomically (temp file +
+//! rename) and refuses when part of the schema was not converted.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::out::{Category, CliError, Out};
+use super::{Cli, io_err};
+
+/// Arguments of `migrate`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Prompt id (from the prompts dir) or path; a `json` prompt.
+    pub prompt: String,
+    /// Write the migrated prompt to this file (atomically).
+    #[arg(long)]
+    pub write: Option<PathBuf>,
+    /// Format of the migrated prompt.
+    #[arg(long, value_enum, default_value_t = MigrateFormat::Toml)]
+    pub format: MigrateFormat,
+    /// Id of the migrated prompt (default: the source id with `-jsonl`).
+    #[arg(long)]
+    pub id: Option<String>,
+}
+
+/// Output formats of `migrate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MigrateFormat {
+    /// cutline TOML.
+    Toml,
+    /// A TrustGraph config bundle holding the one prompt.
+    Trustgraph,
+}
+
+/// Run `migrate`.
+pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
+    let src = crate::store::resolve(&args.prompt, &cli.prompts)
+        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let m = crate::prompt::migrate(&src, args.id.as_deref()).map_err(|e| CliError::new(Category::Usage, e))?;
+    let (key, text) = match args.format {
+        MigrateFormat::Toml => ("toml", crate::prompt::to_toml(&m.config)),
+        MigrateFormat::Trustgraph => {
+            let bundle = crate::prompt::to_trustgraph_bundle(std::slice::from_ref(&m.config), &m.config.system);
+            let mut s = serde_json::to_string_pretty(&bundle).unwrap_or_default();
+            s.push('\n');
+            ("trustgraph", s)
+        }
+    };
+    for u in &m.unconvertible {
+        out.record(&json!({"type": "unconvertible", "pointer": u.pointer, "message": u.message}))
+            .map_err(|e| io_err(&e))?;
+        if out.format() == super::out::Format::Pretty {
+            eprintln!(
+                "unconvertible: {} {}",
+                if u.pointer.is_empty() { "/" } else { &u.pointer },
+                u.message
+            );
+        }
+    }
+    for f in &m.flags {
+        out.record(&json!({"type": "flag", "part": f.part, "line": f.line, "message": f.message}))
+            .map_err(|e| io_err(&e))?;
+        if out.format() == super::out::Format::Pretty {
+            eprintln!("flag: {} line {}: {}", f.part, f.line, f.message);
+        }
+    }
+    let mut written = None;
+    if let Some(path) = &args.write {
+        if !m.unconvertible.is_empty() {
+            let mut err = CliError::new(
+                Category::ConfigInvalid,
+                format!(
+                    "not written: {} part(s) of the schema of `{}` have no per-line form",
+                    m.unconvertible.len(),
+                    src.id
+                ),
+            );
+            err.detail = Some(json!({"unconvertible": m.unconvertible, "flags": m.flags}));
+            return Err(err);
+        }
+        write_atomic(path, text.as_bytes())
+            .map_err(|e| CliError::new(Category::InputError, format!("{}: cannot write: {e}", path.display())))?;
+        written = Some(path.display().to_string());
+    }
+    out.record(&json!({"type": "migrated", "id": m.config.id, "format": key, key: text, "written": written}))
+        .map_err(|e| io_err(&e))?;
+    out.pretty(&text).map_err(|e| io_err(&e))?;
+    Ok(json!({
+        "id": m.config.id,
+        "format": key,
+        key: text,
+        "flags": m.flags,
+        "unconvertible": m.unconvertible,
+        "written": written,
+    }))
+}
+
+/// Write `bytes` to `path` through a temp file in the same directory and a rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("prompt");
+    let tmp = dir.join(format!(".{name}.{}-{:08x}.tmp", std::process::id(), fastrand::u32(..)));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

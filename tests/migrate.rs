@@ -1,0 +1,488 @@
+//! Prompt migration JSON-array → JSONL: the bundled prompts against their
+//! JSONL twins, union migration, unconvertible schemas, template rewriting
+//! and flags.
+
+use cutline::output::schema::CompiledSchema;
+use cutline::prompt::{self, Migration, PromptConfig, ResponseType, Unconvertible, migrate};
+use serde_json::{Map, Value, json};
+
+fn bundled() -> Vec<PromptConfig> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+    let (prompts, errors, _) = cutline::store::load_dir(&dir);
+    assert!(errors.is_empty(), "bundled prompts load: {errors:?}");
+    prompts
+}
+
+fn json_prompt(schema: Value, template: &str) -> PromptConfig {
+    PromptConfig {
+        id: "p".into(),
+        template: template.into(),
+        response_type: ResponseType::Json,
+        schema: Some(schema),
+        ..PromptConfig::default()
+    }
+}
+
+/// Lines of a template that are JSON objects (few-shot lines of a JSONL prompt).
+fn object_lines(template: &str) -> Vec<Value> {
+    template
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .filter(Value::is_object)
+        .collect()
+}
+
+/// The sample plus its mutations: each required field missing, a wrong
+/// type, an extra property, a wrong and a missing `type` tag.
+fn mutations(sample: &Value) -> Vec<Value> {
+    let mut out = vec![sample.clone()];
+    let Value::Object(m) = sample else { return out };
+    for k in m.keys() {
+        let mut missing = m.clone();
+        missing.remove(k);
+        out.push(Value::Object(missing));
+        let mut wrong = m.clone();
+        wrong.insert(k.clone(), if m[k].is_string() { json!(5) } else { json!("x") });
+        out.push(Value::Object(wrong));
+    }
+    let mut extra = m.clone();
+    extra.insert("zz_extra".into(), json!("x"));
+    out.push(Value::Object(extra));
+    let mut tag = m.clone();
+    tag.insert("type".into(), json!("bogus"));
+    out.push(Value::Object(tag));
+    out.push(json!([]));
+    out.push(json!("text"));
+    out
+}
+
+#[test]
+fn every_bundled_json_prompt_migrates_to_what_its_twin_accepts() {
+    let prompts = bundled();
+    let mut checked = 0;
+    for src in prompts.iter().filter(|p| p.response_type == ResponseType::Json) {
+        let Some(twin_id) = &src.twin else { continue };
+        let twin = prompts
+            .iter()
+            .find(|p| &p.id == twin_id)
+            .unwrap_or_else(|| panic!("twin {twin_id} of {}", src.id));
+        let m = migrate(src, None).unwrap();
+        assert!(m.unconvertible.is_empty(), "{}: {:?}", src.id, m.unconvertible);
+        assert_eq!(m.config.id, format!("{}-jsonl", src.id));
+        assert_eq!(m.config.twin.as_deref(), Some(src.id.as_str()));
+        assert_eq!(m.config.response_type, ResponseType::Jsonl);
+        let ours = CompiledSchema::compile(m.config.schema.as_ref().unwrap()).unwrap();
+        let theirs = CompiledSchema::compile(twin.schema.as_ref().unwrap()).unwrap();
+
+        // Samples: the twin's few-shot lines and the migrated (re-serialised)
+        // examples of the JSON prompt, each with its mutations.
+        let twin_lines = object_lines(&twin.template);
+        let our_lines = object_lines(&m.config.template);
+        assert!(!our_lines.is_empty(), "{}: no examples rewritten", src.id);
+        assert!(!twin_lines.is_empty(), "{twin_id}: no few-shot lines");
+        let mut samples = 0;
+        for s in twin_lines.iter().chain(&our_lines) {
+            for v in mutations(s) {
+                assert_eq!(
+                    ours.is_valid(&v),
+                    theirs.is_valid(&v),
+                    "{}: verdicts differ on {v}",
+                    src.id
+                );
+                samples += 1;
+            }
+        }
+        assert!(samples > 20);
+        // Every example the JSON prompt had is a valid line of the twin.
+        for l in &our_lines {
+            assert!(theirs.is_valid(l), "{}: {l}", src.id);
+        }
+
+        check_loads_renders_round_trips(&m);
+        checked += 1;
+    }
+    assert!(checked >= 6, "checked {checked} JSON prompts");
+}
+
+fn check_loads_renders_round_trips(m: &Migration) {
+    let cfg = &m.config;
+    // TOML: loads back to the same prompt.
+    let text = prompt::to_toml(cfg);
+    let (back, _) = prompt::load_toml("migrated.toml", &text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", cfg.id));
+    assert_eq!(back.template, cfg.template);
+    assert_eq!(back.system, cfg.system);
+    assert_eq!(back.schema, cfg.schema);
+    assert_eq!(back.response_type, ResponseType::Jsonl);
+    assert_eq!(back.twin, cfg.twin);
+    // Renders with its first sample input, variables kept.
+    assert!(cfg.template.contains("{{"), "{}: variables kept", cfg.id);
+    let vars = prompt::input_vars(cfg, None).unwrap();
+    let r = prompt::render(cfg, &Map::new(), &vars).unwrap();
+    assert!(!r.prompt.contains("{{"));
+    // TrustGraph bundle: loads back.
+    let bundle = prompt::to_trustgraph_bundle(std::slice::from_ref(cfg), &cfg.system);
+    let bytes = serde_json::to_vec(&bundle).unwrap();
+    let (loaded, _) = prompt::load_bytes("bundle.json", &bytes).unwrap();
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded[0].id, cfg.id);
+    assert_eq!(loaded[0].template, cfg.template);
+    assert_eq!(loaded[0].schema, cfg.schema);
+    assert_eq!(loaded[0].response_type, ResponseType::Jsonl);
+}
+
+#[test]
+fn union_migration_exact_schema_with_defs_and_refs() {
+    let src = json_prompt(
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "entities": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"name": {"$ref": "#/$defs/name"}},
+                    "required": ["name"],
+                    "additionalProperties": false
+                }},
+                "addresses": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "of": {"$ref": "#/properties/entities/items/properties/name"}}
+                }}
+            },
+            "required": ["entities", "addresses"],
+            "additionalProperties": false,
+            "$defs": {"name": {"type": "string", "minLength": 1}}
+        }),
+        "{{text}}",
+    );
+    let m = migrate(&src, Some("p2")).unwrap();
+    assert_eq!(m.unconvertible, vec![]);
+    assert_eq!(m.config.id, "p2");
+    assert_eq!(
+        m.config.schema.unwrap(),
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"type": {"const": "entity"}, "name": {"$ref": "#/$defs/name"}},
+                    "required": ["type", "name"],
+                    "additionalProperties": false
+                },
+                {
+                    "type": "object",
+                    "properties": {"type": {"const": "address"}, "street": {"type": "string"}, "of": {"$ref": "#/oneOf/0/properties/name"}},
+                    "required": ["type"]
+                }
+            ],
+            "$defs": {"name": {"type": "string", "minLength": 1}}
+        })
+    );
+}
+
+#[test]
+fn array_migration_moves_defs_to_the_new_root() {
+    let src = json_prompt(
+        json!({
+            "type": "array",
+            "items": {"$ref": "#/$defs/row"},
+            "$defs": {"row": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}
+        }),
+        "",
+    );
+    let m = migrate(&src, None).unwrap();
+    assert_eq!(m.unconvertible, vec![]);
+    let schema = m.config.schema.unwrap();
+    assert_eq!(
+        schema,
+        json!({"$ref": "#/$defs/row", "$defs": {"row": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}})
+    );
+    let c = CompiledSchema::compile(&schema).unwrap();
+    assert!(c.is_valid(&json!({"a": 1})));
+    assert!(!c.is_valid(&json!({"b": 1})));
+}
+
+fn unconvertible(schema: Value) -> (Option<Value>, Vec<Unconvertible>) {
+    let m = migrate(&json_prompt(schema, ""), None).unwrap();
+    (m.config.schema, m.unconvertible)
+}
+
+fn u(pointer: &str, message: &str) -> Unconvertible {
+    Unconvertible {
+        pointer: pointer.into(),
+        message: message.into(),
+    }
+}
+
+#[test]
+fn unconvertible_schemas_are_reported_with_exact_messages() {
+    assert_eq!(
+        unconvertible(json!(true)),
+        (None, vec![u("", "the schema is a boolean, not an object schema")])
+    );
+    assert_eq!(
+        unconvertible(json!({"type": "string"})),
+        (
+            None,
+            vec![u(
+                "",
+                "the root type \"string\" is neither an array nor an object of arrays"
+            )]
+        )
+    );
+    assert_eq!(
+        unconvertible(json!({"type": "array", "items": true})),
+        (
+            None,
+            vec![u("/items", "the array has no object `items` schema to use per line")]
+        )
+    );
+    assert_eq!(
+        unconvertible(json!({"type": "object", "properties": {
+            "rows": {"type": "array", "items": {"type": "object"}},
+            "count": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}}
+        }})),
+        (
+            None,
+            vec![
+                u("/properties/count", "property `count` is not an array of objects"),
+                u("/properties/tags", "property `tags` is not an array of objects"),
+            ]
+        )
+    );
+    assert_eq!(
+        unconvertible(json!({"type": "object", "properties": {
+            "kinds": {"type": "array", "items": {"type": "object", "properties": {"type": {"type": "string"}}}}
+        }})),
+        (
+            None,
+            vec![u(
+                "/properties/kinds/items/properties/type",
+                "the items of `kinds` already have a `type` property; it cannot also be the tag"
+            )]
+        )
+    );
+    // Whole-array constraints are dropped and reported; the line schema stays.
+    let (schema, reports) = unconvertible(json!({"type": "array", "minItems": 1, "items": {"type": "object"}}));
+    assert_eq!(schema, Some(json!({"type": "object"})));
+    assert_eq!(
+        reports,
+        vec![u(
+            "/minItems",
+            "`minItems` constrains the whole array and has no per-line form; dropped"
+        )]
+    );
+    assert_eq!(
+        unconvertible(json!({"type": "array", "items": {"type": "object", "properties": {"next": {"$ref": "#"}}}})),
+        (
+            None,
+            vec![u("/items", "`$ref` \"#\" points outside the per-line schema")]
+        )
+    );
+}
+
+#[test]
+fn non_json_prompts_are_refused() {
+    let mut p = json_prompt(json!({"type": "object"}), "");
+    p.response_type = ResponseType::Jsonl;
+    assert_eq!(
+        migrate(&p, None).unwrap_err(),
+        "prompt `p` has response type `jsonl`; only `json` prompts are migrated"
+    );
+}
+
+const FIXTURE: &str = r#"Find the people. Answer with a JSON array of objects, one object per line.
+Each object has "name" and "age".
+
+Output:
+[
+  {"name": "Ada", "age": 36},
+  {"name": "Alan", "age": 41}
+]
+###
+A compact one: [{"name":"Bo","age":3}]
+Broken: [{"name": "{{who}}", "age": {{age}}}]
+Give the list of people in a JSON list.
+Wrong: [{"name": 5}]
+Text: {{text}}
+Output:
+"#;
+
+const EXPECTED: &str = r#"Find the people. Answer with JSONL: one JSON object per line.
+Each object has "name" and "age".
+
+Output:
+{"name": "Ada", "age": 36}
+{"name": "Alan", "age": 41}
+###
+A compact one: {"name":"Bo","age":3}
+Broken: [{"name": "{{who}}", "age": {{age}}}]
+Give the list of people in JSONL: one JSON object per line.
+Wrong: [{"name": 5}]
+Text: {{text}}
+Output:
+"#;
+
+fn people() -> Value {
+    json!({"type": "array", "items": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+        "required": ["name", "age"],
+        "additionalProperties": false
+    }})
+}
+
+#[test]
+fn template_rewrite_is_exact_and_flags_carry_their_lines() {
+    let mut src = json_prompt(people(), FIXTURE);
+    src.description = "People, as one JSON array.".into();
+    let m = migrate(&src, None).unwrap();
+    assert_eq!(m.config.template, EXPECTED);
+    assert_eq!(m.config.description, "People, one JSON object per line (JSONL).");
+    let flags: Vec<(usize, &str)> = m.flags.iter().map(|f| (f.line, f.message.as_str())).collect();
+    assert_eq!(
+        flags,
+        vec![
+            (
+                11,
+                "array example holds template syntax and cannot be parsed; rewrite it as one object per line by hand"
+            ),
+            (
+                12,
+                "`list` not rewritten: say here by hand that the answer is one JSON object per line (JSONL)"
+            ),
+            (
+                13,
+                "array example has elements that do not match the schema; left as is"
+            ),
+        ]
+    );
+    assert!(m.flags.iter().all(|f| f.part == "prompt"));
+    // The rewritten prompt renders with its variables untouched until then.
+    let mut vars = Map::new();
+    for k in ["who", "age", "text"] {
+        vars.insert(k.into(), json!("x"));
+    }
+    let r = prompt::render(&m.config, &Map::new(), &vars).unwrap();
+    assert!(r.prompt.contains("Text: x\n"));
+}
+
+#[test]
+fn union_template_rewrite_puts_type_first() {
+    let schema = json!({"type": "object", "properties": {
+        "entities": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}},
+        "relationships": {"type": "array", "items": {"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}}}}
+    }});
+    let template = "Answer with one JSON object with the arrays \"entities\" and \"relationships\".\nOutput:\n{\n  \"entities\": [{\"name\": \"A\"}, {\"name\": \"B\"}],\n  \"relationships\": [{\"from\": \"A\", \"to\": \"B\"}]\n}\n###\n{{text}}\n";
+    let mut src = json_prompt(schema, template);
+    src.description = "Things, as one JSON object of two arrays.".into();
+    let m = migrate(&src, None).unwrap();
+    assert_eq!(
+        m.config.description,
+        "Things, one JSON object per line, told apart by \"type\" (JSONL discriminated union)."
+    );
+    assert_eq!(
+        m.config.template,
+        "Answer with one JSON object with the arrays \"entities\" and \"relationships\".\nOutput:\n{\"type\": \"entity\", \"name\": \"A\"}\n{\"type\": \"entity\", \"name\": \"B\"}\n{\"type\": \"relationship\", \"from\": \"A\", \"to\": \"B\"}\n###\n{{text}}\n"
+    );
+    assert_eq!(m.flags.len(), 1);
+    assert_eq!(m.flags[0].line, 1);
+    assert_eq!(
+        m.flags[0].message,
+        "`arrays` not rewritten: say here by hand that the answer is one JSON object per line (JSONL)"
+    );
+}
+
+fn cli(args: &[&str]) -> std::process::Output {
+    let prompts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+    assert_cmd::Command::cargo_bin("cutline")
+        .unwrap()
+        .args(["--prompts", prompts.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_prints_records_and_writes_atomically() {
+    let out = cli(&["migrate", "agent-kg-extract"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines[0],
+        json!({"_format": "jsonl", "_schema": "cutline.migrate/1", "_version": 1})
+    );
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], json!("migrated"));
+    assert_eq!(last["id"], json!("agent-kg-extract-jsonl"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == json!("flag") && l["line"] == json!(1))
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let toml_path = dir.path().join("m.toml");
+    let out = cli(&[
+        "--output",
+        "json",
+        "migrate",
+        "extract-definitions",
+        "--write",
+        toml_path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["data"]["id"], json!("extract-definitions-jsonl"));
+    assert_eq!(env["data"]["flags"], json!([]));
+    let written = std::fs::read_to_string(&toml_path).unwrap();
+    assert_eq!(env["data"]["toml"].as_str().unwrap(), written);
+    let (p, _) = prompt::load_toml("m.toml", &written).unwrap();
+    assert_eq!(p.response_type, ResponseType::Jsonl);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left");
+
+    let tg_path = dir.path().join("m.json");
+    let out = cli(&[
+        "migrate",
+        "extract-topics",
+        "--format",
+        "trustgraph",
+        "--write",
+        tg_path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let (loaded, _) = prompt::load_bytes("m.json", &std::fs::read(&tg_path).unwrap()).unwrap();
+    assert_eq!(loaded[0].id, "extract-topics-jsonl");
+}
+
+#[test]
+fn cli_refuses_to_write_an_unconvertible_migration() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("bad.toml");
+    std::fs::write(
+        &src,
+        "id = \"bad\"\nresponse-type = \"json\"\nprompt = \"{{text}}\"\nschema = '{\"type\": \"string\"}'\n",
+    )
+    .unwrap();
+    let target = dir.path().join("out.toml");
+    let out = cli(&[
+        "--output",
+        "json",
+        "migrate",
+        src.to_str().unwrap(),
+        "--write",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["error"]["category"], json!("config_invalid"));
+    assert_eq!(
+        env["error"]["detail"]["unconvertible"][0]["message"],
+        json!("the root type \"string\" is neither an array nor an object of arrays")
+    );
+    assert!(!target.exists());
+}
