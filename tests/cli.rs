@@ -306,3 +306,90 @@ fn stdin_is_read_with_dash() {
     // Numbers keep their exact value.
     assert!(text.contains("12345678901234567890123456789"), "{text}");
 }
+
+/// The proof on a real Gemma 3 270M answer cut at 64 tokens (kept in
+/// tests/fixtures/output): the JSON array is lost to a strict consumer, the
+/// JSONL twin keeps the lines it finished, and salvage recovers only the
+/// complete elements.
+#[test]
+fn real_truncated_model_output_json_lost_jsonl_kept() {
+    let out = "tests/fixtures/output";
+    let (json, code) = envelope(&[
+        "parse",
+        &format!("{out}/extract-definitions-64.txt"),
+        "--prompt",
+        "extract-definitions",
+        "--prompts",
+        "prompts",
+    ]);
+    assert_eq!(code, 0, "{json}");
+    let d = &json["data"];
+    assert_eq!(d["status"], "invalid_json");
+    assert_eq!(d["error"]["truncated"], true);
+    assert_eq!(d["items"], json!([]));
+    let salvaged: Vec<&str> = d["salvaged"]
+        .as_array()
+        .expect("salvaged")
+        .iter()
+        .map(|e| e["entity"].as_str().expect("entity"))
+        .collect();
+    assert_eq!(salvaged, ["photosynthesis", "sugar"]);
+
+    let (jsonl, _) = envelope(&[
+        "parse",
+        &format!("{out}/extract-definitions-jsonl-64.txt"),
+        "--prompt",
+        "extract-definitions-jsonl",
+        "--prompts",
+        "prompts",
+    ]);
+    let kept: Vec<&str> = jsonl["data"]["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|e| e["entity"].as_str().expect("entity"))
+        .collect();
+    assert_eq!(kept, ["photosynthesis", "sugar"]);
+    assert_eq!(jsonl["data"]["lines"][2]["status"], "truncated");
+}
+
+/// The sweep of the full real answer: strict JSON recovers nothing until the
+/// closing bracket, while JSONL counts each line as it completes.
+#[test]
+fn real_model_sweep_json_all_or_nothing_jsonl_incremental() {
+    let out = "tests/fixtures/output";
+    let (json, code) = envelope(&[
+        "sweep",
+        &format!("{out}/extract-definitions-512.txt"),
+        "--prompt",
+        "extract-definitions",
+        "--prompts",
+        "prompts",
+    ]);
+    assert_eq!(code, 0, "{json}");
+    let pts = json["data"]["points"].as_array().expect("points");
+    let last = pts.last().expect("last");
+    let total = last["json_items"].as_u64().expect("n");
+    assert!(total >= 3, "{last}");
+    // Before the last token strict JSON has nothing; salvage grows element by element.
+    let before = &pts[pts.len() - 2];
+    assert_eq!(before["json_items"], 0, "{before}");
+    assert_eq!(before["salvaged_items"], total);
+    let half = &pts[pts.len() / 2];
+    assert_eq!(half["json_items"], 0);
+    assert!(half["salvaged_items"].as_u64().expect("n") >= 1, "{half}");
+    // The JSONL twin's answer counts lines as they complete.
+    let (jl, _) = envelope(&[
+        "sweep",
+        &format!("{out}/extract-definitions-jsonl-512.txt"),
+        "--prompt",
+        "extract-definitions-jsonl",
+        "--prompts",
+        "prompts",
+    ]);
+    let p = jl["data"]["points"].as_array().expect("points");
+    let n = p.last().expect("last")["jsonl_items"].as_u64().expect("n");
+    assert!(n >= 3);
+    let mid = p[p.len() / 2]["jsonl_items"].as_u64().expect("n");
+    assert!(mid >= 1 && mid < n, "{mid} of {n}");
+}

@@ -81,8 +81,25 @@ pub async fn ensure_started() -> Result<String, LlmError> {
         return Ok(url);
     }
     let inst = installed()?;
+    // The free port is released before llama-server binds it, so another
+    // process can take it in between: try a few ports before giving up.
+    let mut last = None;
+    for _ in 0..3 {
+        match start_once(&inst).await {
+            Ok(url) => return Ok(url),
+            Err(e) if e.kind == ErrorKind::Connect => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| LlmError::new(ErrorKind::Connect, "llama-server did not start")))
+}
+
+async fn start_once(inst: &Install) -> Result<String, LlmError> {
     let port = free_port().map_err(|e| LlmError::new(ErrorKind::Connect, format!("no free loopback port: {e}")))?;
-    let log_path = cache_dir().join("llama-server.log");
+    // One log per process, so concurrent cutlines do not clobber each other's.
+    let log_dir = cache_dir().join("logs");
+    let _ = std::fs::create_dir_all(&log_dir);
+    let log_path = log_dir.join(format!("llama-server-{}.log", std::process::id()));
     let log = std::fs::File::create(&log_path).ok();
     let mut cmd = Command::new(&inst.server);
     cmd.arg("-m")
@@ -153,7 +170,7 @@ async fn wait_healthy(url: &str, log: &std::path::Path) -> Result<(), LlmError> 
             return Ok(());
         }
         if Instant::now() > deadline {
-            shutdown();
+            stop(false);
             return Err(LlmError::new(
                 ErrorKind::Timeout,
                 format!("llama-server did not become healthy in 120s; see {}", log.display()),
@@ -172,6 +189,12 @@ pub async fn provider(timeouts: Timeouts) -> Result<LlamaServer, LlmError> {
 /// Stop the local server if this process started one. Safe to call twice
 /// and from a panic hook or signal handler.
 pub fn shutdown() {
+    stop(true);
+}
+
+/// Stop the server; a clean stop removes this process's log, a failed start
+/// keeps it for the error message that names it.
+fn stop(remove_log: bool) {
     let taken = match SERVER.lock() {
         Ok(mut g) => g.take(),
         Err(poisoned) => poisoned.into_inner().take(),
@@ -179,5 +202,12 @@ pub fn shutdown() {
     if let Some(mut r) = taken {
         let _ = r.child.kill();
         let _ = r.child.wait();
+    }
+    if remove_log {
+        let _ = std::fs::remove_file(
+            cache_dir()
+                .join("logs")
+                .join(format!("llama-server-{}.log", std::process::id())),
+        );
     }
 }
