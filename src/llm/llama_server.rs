@@ -24,6 +24,10 @@ pub struct LlamaServer {
     pub timeouts: Timeouts,
     /// Retries.
     pub retry: RetryPolicy,
+    /// llama.cpp's `repeat_penalty`, when set. Greedy decoding of a small
+    /// base model falls into loops (a JSON array that never closes); a
+    /// penalty keeps decoding deterministic, so replay stays exact.
+    pub repeat_penalty: Option<f32>,
     client: reqwest::Client,
 }
 
@@ -36,12 +40,13 @@ impl LlamaServer {
             model: model.to_owned(),
             timeouts,
             retry: RetryPolicy::default(),
+            repeat_penalty: None,
             client: http::client(&timeouts),
         }
     }
 
     /// The exact JSON body sent for `req`.
-    pub fn body(req: &Request) -> Value {
+    pub fn body(&self, req: &Request) -> Value {
         let prompt = if req.system.is_empty() {
             req.prompt.clone()
         } else {
@@ -58,6 +63,9 @@ impl LlamaServer {
         });
         if let Some(schema) = &req.response_schema {
             body["json_schema"] = schema.clone();
+        }
+        if let Some(p) = self.repeat_penalty {
+            body["repeat_penalty"] = json!(p);
         }
         body
     }
@@ -87,7 +95,7 @@ impl Provider for LlamaServer {
 
     fn stream(&self, req: Request) -> EventStream {
         let url = format!("{}/completion", self.base_url);
-        let body = Self::body(&req);
+        let body = self.body(&req);
         let client = self.client.clone();
         let retry = self.retry;
         let idle = self.timeouts.idle;
@@ -179,6 +187,31 @@ pub fn parse_event(data: &str) -> Result<(Option<Event>, Option<Event>), LlmErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exact_completion_body() {
+        let mut p = LlamaServer::new("local", "http://127.0.0.1:1/", "gemma", Timeouts::default());
+        let req = Request {
+            system: "Sys.".into(),
+            prompt: "Text: x\nOutput:\n".into(),
+            max_tokens: Some(64),
+            stop: vec!["\n###".into()],
+            temperature: Some(0.0),
+            response_schema: None,
+        };
+        assert_eq!(
+            p.body(&req),
+            json!({"prompt": "Sys.\n\nText: x\nOutput:\n", "n_predict": 64, "temperature": 0.0, "stop": ["\n###"],
+                   "stream": true, "cache_prompt": false, "return_tokens": true})
+        );
+        p.repeat_penalty = Some(1.15);
+        let b = p.body(&Request {
+            max_tokens: None,
+            ..req
+        });
+        assert_eq!(b["n_predict"], -1);
+        assert_eq!(b["repeat_penalty"], json!(1.15_f32));
+    }
 
     #[test]
     fn a_held_token_is_an_empty_piece_so_pieces_stay_tokens() {

@@ -18,6 +18,10 @@ use super::{ErrorKind, LlmError, Timeouts};
 pub const SETUP_HINT: &str =
     "run `cutline setup local` (or scripts/setup-local.sh) to install llama-server and Gemma 3 270M";
 
+/// The local model's repeat penalty: Gemma 3 270M decoded greedily loops
+/// inside a JSON array without one.
+pub const REPEAT_PENALTY: f32 = 1.15;
+
 /// Where the local model lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Install {
@@ -183,7 +187,9 @@ async fn wait_healthy(url: &str, log: &std::path::Path) -> Result<(), LlmError> 
 /// A provider on the local server (started on first use).
 pub async fn provider(timeouts: Timeouts) -> Result<LlamaServer, LlmError> {
     let url = ensure_started().await?;
-    Ok(LlamaServer::new("local", &url, "gemma-3-270m-q4_k_m", timeouts))
+    let mut p = LlamaServer::new("local", &url, "gemma-3-270m-q4_k_m", timeouts);
+    p.repeat_penalty = Some(REPEAT_PENALTY);
+    Ok(p)
 }
 
 /// Stop the local server if this process started one. Safe to call twice
