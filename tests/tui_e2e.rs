@@ -55,7 +55,12 @@ impl Tmux {
     /// Wait until the screen contains `needle`; the screen, or a panic
     /// showing the last screen.
     fn wait_for(&self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        self.wait_for_secs(needle, 30)
+    }
+
+    /// `wait_for` with a longer bound, for runs on the real local model.
+    fn wait_for_secs(&self, needle: &str, secs: u64) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let s = self.screen();
             if s.contains(needle) {
@@ -250,4 +255,45 @@ fn sigterm_restores_the_terminal() {
         s.lines().any(|l| l.trim() == "icanon"),
         "terminal left in raw mode:\n{s}"
     );
+}
+
+/// The real local model in the real binary: the bundled extract-definitions
+/// prompt and its JSONL twin run at 64 tokens on Gemma 3 270M; the JSON
+/// array is lost to a strict consumer, the JSONL twin keeps its lines.
+/// Skipped when the model is not installed, unless `CUTLINE_REQUIRE_LOCAL`.
+#[test]
+fn workbench_on_the_local_model_json_lost_jsonl_kept() {
+    if let Err(e) = cutline::llm::local::installed() {
+        assert!(
+            std::env::var_os("CUTLINE_REQUIRE_LOCAL").is_none(),
+            "CUTLINE_REQUIRE_LOCAL is set but {e}"
+        );
+        eprintln!("skipped: {e}");
+        return;
+    }
+    let Some(t) = Tmux::new("local") else { return };
+    let sessions = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_cutline");
+    let cmd = format!(
+        "cd '{}' && env CUTLINE_CONFIG= '{bin}' --prompts prompts --sessions '{}' --provider local; echo EXIT=$?; echo STTY_DONE; sleep 60",
+        env!("CARGO_MANIFEST_DIR"),
+        sessions.path().display()
+    );
+    t.start(&cmd);
+    t.wait_for("extract-definitions-jsonl");
+    t.keys(&["/", "e", "x", "t", "r", "a", "c", "t", "-", "d", "e", "f", "Enter"]);
+    t.wait_for("/extract-def");
+    t.keys(&["m", "6", "4", "Enter"]);
+    t.wait_for("limit 64");
+    t.keys(&["t"]);
+    let s = t.wait_for_secs("jsonl: finish length", 300);
+    assert!(s.contains("extract-definitions-jsonl"), "{s}");
+    assert!(s.contains("a strict consumer gets 0 items"), "{s}");
+    assert!(s.contains("✓ 2 kept"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("STTY_DONE");
+    assert!(s.contains("EXIT=0"), "{s}");
+    // The runs were recorded.
+    let n = std::fs::read_dir(sessions.path()).unwrap().count();
+    assert!(n >= 1, "no session recorded");
 }

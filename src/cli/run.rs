@@ -186,7 +186,18 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         Ok::<Outcome, CliError>(result)
     })?;
     drop(rt);
-    report(&outcome, recorder.as_ref().map(Recorder::path), out)
+    let data = report(&outcome, recorder.as_ref().map(Recorder::path), out)?;
+    // A provider failure is exit 5 (`provider_error`), with everything that
+    // arrived before it still in the error's detail, analysed and recorded.
+    match &outcome.record.error {
+        Some(e) => {
+            let mut err = llm_err(e);
+            err.message = format!("{} (what arrived is kept and recorded)", err.message);
+            err.detail = Some(data);
+            Err(err)
+        }
+        None => Ok(data),
+    }
 }
 
 /// Open (append to) an existing session by id, or create a new one.

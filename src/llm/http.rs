@@ -242,17 +242,91 @@ pub struct Sse {
 
 type ByteStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send>>;
 
-/// Counts bytes as they pass, to bound a body that never ends.
-fn counted(resp: Response) -> (ByteStream, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    let total = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = total.clone();
-    let s = resp.bytes_stream().map(move |c| {
-        if let Ok(b) = &c {
-            counter.fetch_add(b.len(), std::sync::atomic::Ordering::Relaxed);
+/// Why a response body stopped: the transport failed, or the size bound was
+/// reached.
+#[derive(Debug)]
+pub enum BodyError {
+    /// The connection broke.
+    Http(reqwest::Error),
+    /// More than [`MAX_BODY_BYTES`] arrived.
+    TooLarge,
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Http(e) => e.fmt(f),
+            Self::TooLarge => f.write_str("response larger than 64 MiB"),
         }
-        c
-    });
-    (Box::pin(s), total)
+    }
+}
+
+type BoundedStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bytes::Bytes, BodyError>> + Send>>;
+
+/// The body as a stream that fails with [`BodyError::TooLarge`] once more
+/// than `limit` bytes have passed, *before* they reach the SSE parser: a
+/// body that never ends (keep-alive comments, or one line that never ends)
+/// is bounded too, not only one that keeps sending events.
+///
+/// It also hands the parser whole lines only (up to the last `\n` or `\r`
+/// of what has arrived): `eventsource-stream` re-parses its buffer from the
+/// start on every chunk, so a long unterminated line fed in small chunks
+/// would cost quadratic time before the bound is reached.
+fn bounded(resp: Response, limit: usize) -> BoundedStream {
+    struct St {
+        inner: ByteStream,
+        pending: Vec<u8>,
+        total: usize,
+        limit: usize,
+        done: bool,
+    }
+    let st = St {
+        inner: Box::pin(resp.bytes_stream()),
+        pending: Vec::new(),
+        total: 0,
+        limit,
+        done: false,
+    };
+    Box::pin(futures_util::stream::unfold(st, |mut st| async move {
+        loop {
+            if st.done {
+                return None;
+            }
+            match st.inner.next().await {
+                None => {
+                    st.done = true;
+                    if st.pending.is_empty() {
+                        return None;
+                    }
+                    let tail = bytes::Bytes::from(std::mem::take(&mut st.pending));
+                    return Some((Ok(tail), st));
+                }
+                Some(Err(e)) => {
+                    st.done = true;
+                    return Some((Err(BodyError::Http(e)), st));
+                }
+                Some(Ok(chunk)) => {
+                    st.total = st.total.saturating_add(chunk.len());
+                    if st.total > st.limit {
+                        st.done = true;
+                        return Some((Err(BodyError::TooLarge), st));
+                    }
+                    let Some(end) = memchr::memrchr2(b'\n', b'\r', &chunk) else {
+                        st.pending.extend_from_slice(&chunk);
+                        continue;
+                    };
+                    let out = if st.pending.is_empty() {
+                        chunk.slice(..=end)
+                    } else {
+                        st.pending.extend_from_slice(&chunk[..=end]);
+                        bytes::Bytes::from(std::mem::take(&mut st.pending))
+                    };
+                    st.pending.extend_from_slice(&chunk[end + 1..]);
+                    return Some((Ok(out), st));
+                }
+            }
+        }
+    }))
 }
 
 fn idle_error(idle: Duration) -> LlmError {
@@ -260,50 +334,57 @@ fn idle_error(idle: Duration) -> LlmError {
         ErrorKind::Timeout,
         format!(
             "no data for {}s (idle timeout); the partial output is kept",
-            idle.as_secs()
+            idle.as_secs_f64()
         ),
     )
 }
 
 fn too_large() -> LlmError {
-    LlmError::new(ErrorKind::Stream, "response larger than 64 MiB; stopped reading")
+    LlmError::new(
+        ErrorKind::Stream,
+        "response larger than 64 MiB; stopped reading, the partial output is kept",
+    )
 }
 
 /// Reads SSE events with an idle timeout and a size bound.
 pub struct SseReader {
-    inner: std::pin::Pin<Box<eventsource_stream::EventStream<ByteStream>>>,
-    total: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    inner: std::pin::Pin<Box<eventsource_stream::EventStream<BoundedStream>>>,
     idle: Duration,
+    done: bool,
 }
 
 impl SseReader {
     /// Start reading `resp` as SSE.
     pub fn new(resp: Response, idle: Duration) -> Self {
-        let (bytes, total) = counted(resp);
         Self {
-            inner: Box::pin(bytes.eventsource()),
-            total,
+            inner: Box::pin(bounded(resp, MAX_BODY_BYTES).eventsource()),
             idle,
+            done: false,
         }
     }
 
     /// The next event; `None` at the end of the body. Errors: idle timeout,
-    /// broken stream, invalid UTF-8, too large.
+    /// broken stream, invalid UTF-8, too large. After an error it ends.
     pub async fn next(&mut self) -> Option<Result<Sse, LlmError>> {
-        match tokio::time::timeout(self.idle, self.inner.next()).await {
+        if self.done {
+            return None;
+        }
+        let r = match tokio::time::timeout(self.idle, self.inner.next()).await {
             Err(_) => Some(Err(idle_error(self.idle))),
             Ok(None) => None,
+            Ok(Some(Err(eventsource_stream::EventStreamError::Transport(BodyError::TooLarge)))) => {
+                Some(Err(too_large()))
+            }
             Ok(Some(Err(e))) => Some(Err(LlmError::new(ErrorKind::Stream, format!("the stream broke: {e}")))),
             Ok(Some(Ok(ev))) => {
-                if self.total.load(std::sync::atomic::Ordering::Relaxed) > MAX_BODY_BYTES {
-                    return Some(Err(too_large()));
-                }
-                Some(Ok(Sse {
+                return Some(Ok(Sse {
                     event: ev.event,
                     data: ev.data,
-                }))
+                }));
             }
-        }
+        };
+        self.done = true;
+        r
     }
 }
 

@@ -18,10 +18,6 @@ use super::{ErrorKind, LlmError, Timeouts};
 pub const SETUP_HINT: &str =
     "run `cutline setup local` (or scripts/setup-local.sh) to install llama-server and Gemma 3 270M";
 
-/// The local model's repeat penalty: Gemma 3 270M decoded greedily loops
-/// inside a JSON array without one.
-pub const REPEAT_PENALTY: f32 = 1.15;
-
 /// Where the local model lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Install {
@@ -73,6 +69,7 @@ struct Running {
 }
 
 static SERVER: Mutex<Option<Running>> = Mutex::new(None);
+static STARTING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn free_port() -> std::io::Result<u16> {
     let l = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -81,6 +78,9 @@ fn free_port() -> std::io::Result<u16> {
 
 /// The URL of the running local server, starting it if needed.
 pub async fn ensure_started() -> Result<String, LlmError> {
+    // Concurrent first uses (a twin run) must not see a server that is
+    // still loading, nor start two: one caller starts it, the others wait.
+    let _starting = STARTING.lock().await;
     if let Some(url) = running_url() {
         return Ok(url);
     }
@@ -187,9 +187,7 @@ async fn wait_healthy(url: &str, log: &std::path::Path) -> Result<(), LlmError> 
 /// A provider on the local server (started on first use).
 pub async fn provider(timeouts: Timeouts) -> Result<LlamaServer, LlmError> {
     let url = ensure_started().await?;
-    let mut p = LlamaServer::new("local", &url, "gemma-3-270m-q4_k_m", timeouts);
-    p.repeat_penalty = Some(REPEAT_PENALTY);
-    Ok(p)
+    Ok(LlamaServer::new("local", &url, "gemma-3-270m-q4_k_m", timeouts))
 }
 
 /// Stop the local server if this process started one. Safe to call twice

@@ -1,0 +1,501 @@
+//! Network faults against a local server, on the two SSE providers most runs
+//! use: llama-server's native `/completion` and OpenAI chat completions.
+//!
+//! Each fault ends with no panic, an error of a stated kind whose message
+//! says what happened, and the text that arrived before it kept in the
+//! transcript (and, through `run::execute`, in the session record).
+//!
+//! What `providers_wire.rs` already covers for OpenAI (a clean cut without
+//! the final chunk, 429 and 500 retries, a silent stream, malformed events)
+//! is covered here for llama-server, plus what neither covered: a TCP reset,
+//! a slow drip that completes, a body that never ends, invalid UTF-8 after
+//! good text and a character split across chunks. Loopback only; no timing
+//! assertions (delays only make the faults happen).
+
+mod support;
+
+use std::future::Future;
+use std::path::Path;
+use std::time::Duration;
+
+use cutline::llm::config;
+use cutline::llm::{self, ErrorKind, FinishReason, Provider, Request, Transcript};
+use support::{Reply, Server};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The two providers under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum P {
+    LlamaServer,
+    OpenAi,
+}
+
+const BOTH: [P; 2] = [P::LlamaServer, P::OpenAi];
+
+impl P {
+    fn kind(self) -> &'static str {
+        match self {
+            Self::LlamaServer => "llama-server",
+            Self::OpenAi => "openai",
+        }
+    }
+
+    fn base(self, url: &str) -> String {
+        match self {
+            Self::LlamaServer => url.to_owned(),
+            Self::OpenAi => format!("{url}/v1"),
+        }
+    }
+
+    /// One `data:` payload carrying `text`, not the last.
+    fn delta(self, text: &str) -> String {
+        let t = serde_json::to_string(text).unwrap();
+        match self {
+            Self::LlamaServer => format!(r#"{{"content":{t},"tokens":[1],"stop":false}}"#),
+            Self::OpenAi => {
+                format!(r#"{{"choices":[{{"index":0,"delta":{{"content":{t}}},"finish_reason":null}}]}}"#)
+            }
+        }
+    }
+
+    /// The `data:` payloads that end the stream normally.
+    fn finish(self) -> Vec<String> {
+        match self {
+            Self::LlamaServer => vec![
+                r#"{"content":"","stop":true,"stop_type":"eos","tokens_evaluated":3,"tokens_predicted":2}"#.to_owned(),
+            ],
+            Self::OpenAi => vec![
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#.to_owned(),
+                "[DONE]".to_owned(),
+            ],
+        }
+    }
+
+    /// A complete stream of `parts` as a scripted reply.
+    fn ok(self, parts: &[&str]) -> Reply {
+        let mut payloads: Vec<String> = parts.iter().map(|p| self.delta(p)).collect();
+        payloads.extend(self.finish());
+        let refs: Vec<&str> = payloads.iter().map(String::as_str).collect();
+        Reply::data(&refs)
+    }
+}
+
+/// A provider of kind `p` on `url` with fast retries; `extra` is more TOML.
+fn provider(p: P, url: &str, extra: &str) -> Box<dyn Provider> {
+    let text = format!(
+        "[[provider]]\nname = \"t\"\nkind = \"{}\"\nbase_url = \"{}\"\nmodel = \"m-test\"\n\
+         {}max_retries = 2\nretry_base_secs = 0.001\nretry_max_wait_secs = 3\n{extra}\n",
+        p.kind(),
+        p.base(url),
+        if p == P::OpenAi {
+            "api_key_env = \"FAULTS_TEST_KEY\"\n"
+        } else {
+            ""
+        },
+    );
+    let c = config::parse(&text, Path::new("faults.toml"))
+        .expect("config")
+        .remove(0);
+    config::build_with_env(&c, &|_: &str| Some("sk-test-faults".to_owned())).expect("build")
+}
+
+fn req() -> Request {
+    Request {
+        prompt: "x".into(),
+        ..Request::default()
+    }
+}
+
+async fn run(p: &dyn Provider) -> Transcript {
+    tokio::time::timeout(Duration::from_secs(60), llm::collect(p.stream(req()), |_, _| {}))
+        .await
+        .expect("the stream ended")
+}
+
+/// The run failed with `kind`, and its message contains every one of `says`.
+fn assert_failed(t: &Transcript, p: P, kind: ErrorKind, says: &[&str]) {
+    assert_eq!(t.finish, Some(FinishReason::Error), "{p:?}: {t:?}");
+    let e = t.error.as_ref().unwrap_or_else(|| panic!("{p:?}: no error in {t:?}"));
+    assert_eq!(e.kind, kind, "{p:?}: {}", e.message);
+    for s in says {
+        assert!(e.message.contains(s), "{p:?}: {:?} lacks {s:?}", e.message);
+    }
+}
+
+fn sse_chunk(payload: &str) -> Vec<u8> {
+    format!("data: {payload}\n\n").into_bytes()
+}
+
+// ------------------------------------------------------- a raw TCP server
+
+/// A server that hands each connection, after reading its request, to
+/// `script`, which writes whatever it likes (framing included).
+struct Raw {
+    addr: std::net::SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Raw {
+    async fn start<F, Fut>(script: F) -> Self
+    where
+        F: Fn(TcpStream) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::io::Result<()>> + Send + 'static,
+    {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let script = std::sync::Arc::new(script);
+        let task = tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let script = script.clone();
+                tokio::spawn(async move {
+                    if read_request(&mut sock).await.is_ok() {
+                        let _ = script(sock).await;
+                    }
+                });
+            }
+        });
+        Self { addr, task }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+/// Read one request (head and `content-length` body).
+async fn read_request(sock: &mut TcpStream) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        let n = sock.read(&mut tmp).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut have = buf.len() - head_end - 4;
+    while have < len {
+        let n = sock.read(&mut tmp).await?;
+        if n == 0 {
+            break;
+        }
+        have += n;
+    }
+    Ok(())
+}
+
+const SSE_HEAD: &[u8] =
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+
+async fn write_chunk(sock: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+    sock.write_all(format!("{:x}\r\n", bytes.len()).as_bytes()).await?;
+    sock.write_all(bytes).await?;
+    sock.write_all(b"\r\n").await?;
+    sock.flush().await
+}
+
+// ------------------------------------------------------------------ faults
+
+#[tokio::test]
+async fn connection_refused_is_a_connect_error_with_nothing_kept() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    for p in BOTH {
+        let t = run(provider(p, &format!("http://127.0.0.1:{port}"), "").as_ref()).await;
+        assert_failed(&t, p, ErrorKind::Connect, &["127.0.0.1"]);
+        assert_eq!(t.text, "");
+    }
+}
+
+#[tokio::test]
+async fn a_reset_midway_keeps_the_partial_text() {
+    for p in BOTH {
+        let server = Raw::start(move |mut sock| async move {
+            sock.write_all(SSE_HEAD).await?;
+            write_chunk(&mut sock, &sse_chunk(&p.delta("Hal"))).await?;
+            write_chunk(&mut sock, &sse_chunk(&p.delta("f"))).await?;
+            // Let the client read what was sent, then reset (RST, not FIN).
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            #[allow(deprecated)]
+            sock.set_linger(Some(Duration::ZERO))?;
+            drop(sock);
+            Ok(())
+        })
+        .await;
+        let t = run(provider(p, &server.url(), "").as_ref()).await;
+        assert_failed(&t, p, ErrorKind::Stream, &["the stream broke"]);
+        assert_eq!(t.text, "Half", "{p:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_slow_drip_under_the_idle_timeout_completes() {
+    for p in BOTH {
+        let mut reply = p.ok(&["a", "b", "c", "d"]);
+        for i in 0..reply.chunks.len() {
+            reply = reply.delay_before(i, 100);
+        }
+        let server = Server::start(vec![reply]).await;
+        let t = run(provider(p, &server.url(), "idle_timeout_secs = 10").as_ref()).await;
+        assert_eq!(t.error, None, "{p:?}");
+        assert_eq!(t.finish, Some(FinishReason::Stop), "{p:?}");
+        assert_eq!(t.text, "abcd", "{p:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_drip_over_the_idle_timeout_is_a_timeout_that_keeps_the_text() {
+    for p in BOTH {
+        // The third event comes long after the idle timeout.
+        let server = Server::start(vec![p.ok(&["Par", "tial", "never"]).delay_before(2, 5000)]).await;
+        let t = run(provider(p, &server.url(), "idle_timeout_secs = 0.3").as_ref()).await;
+        assert_failed(
+            &t,
+            p,
+            ErrorKind::Timeout,
+            &["no data for 0.3s", "idle timeout", "partial output is kept"],
+        );
+        assert_eq!(t.text, "Partial", "{p:?}");
+    }
+}
+
+#[tokio::test]
+async fn llama_server_429_honours_retry_after_then_succeeds() {
+    let server = Server::start(vec![
+        Reply::status(429, r#"{"error":{"code":429,"message":"busy"}}"#).header("retry-after", "0"),
+        P::LlamaServer.ok(&["Hi"]),
+    ])
+    .await;
+    let t = run(provider(P::LlamaServer, &server.url(), "").as_ref()).await;
+    assert_eq!(t.error, None);
+    assert_eq!(t.text, "Hi");
+    assert_eq!(server.requests().len(), 2);
+    assert!(server.requests().iter().all(|r| r.path == "/completion"));
+}
+
+#[tokio::test]
+async fn a_429_past_the_retries_names_the_attempts_and_the_body() {
+    for p in BOTH {
+        let limited = || Reply::status(429, r#"{"error":{"message":"slow down"}}"#).header("retry-after", "0");
+        let server = Server::start(vec![limited(), limited(), limited(), p.ok(&["late"])]).await;
+        let t = run(provider(p, &server.url(), "").as_ref()).await;
+        assert_failed(
+            &t,
+            p,
+            ErrorKind::RateLimited,
+            &["gave up after 3 attempts", "slow down"],
+        );
+        assert_eq!(t.error.as_ref().unwrap().status, Some(429));
+        assert_eq!(server.requests().len(), 3, "{p:?}");
+    }
+}
+
+#[tokio::test]
+async fn llama_server_500_then_success() {
+    let server = Server::start(vec![
+        Reply::status(500, r#"{"error":{"code":500,"message":"slot unavailable"}}"#),
+        P::LlamaServer.ok(&["Hi"]),
+    ])
+    .await;
+    let t = run(provider(P::LlamaServer, &server.url(), "").as_ref()).await;
+    assert_eq!(t.error, None);
+    assert_eq!(t.text, "Hi");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn llama_server_malformed_sse_is_an_unreadable_event_error() {
+    for bad in [r#"{"content": "x""#, "not json at all", r"[1, 2"] {
+        let server = Server::start(vec![Reply::data(&[&P::LlamaServer.delta("ok "), bad])]).await;
+        let t = run(provider(P::LlamaServer, &server.url(), "").as_ref()).await;
+        assert_failed(
+            &t,
+            P::LlamaServer,
+            ErrorKind::Stream,
+            &["unreadable event from llama-server"],
+        );
+        assert_eq!(t.text, "ok ");
+    }
+    // An error object mid-stream, as llama-server sends when a slot fails.
+    let server = Server::start(vec![Reply::data(&[
+        &P::LlamaServer.delta("ok "),
+        r#"{"error":{"code":500,"message":"decode failed"}}"#,
+    ])])
+    .await;
+    let t = run(provider(P::LlamaServer, &server.url(), "").as_ref()).await;
+    assert_failed(&t, P::LlamaServer, ErrorKind::Stream, &["decode failed"]);
+    assert_eq!(t.text, "ok ");
+}
+
+#[tokio::test]
+async fn a_body_that_ends_without_a_final_event_keeps_the_text() {
+    for p in BOTH {
+        let server = Server::start(vec![Reply::data(&[&p.delta("Half")])]).await;
+        let t = run(provider(p, &server.url(), "").as_ref()).await;
+        assert_eq!(t.finish, Some(FinishReason::Error), "{p:?}");
+        assert_eq!(t.error.as_ref().unwrap().kind, ErrorKind::Stream, "{p:?}");
+        assert_eq!(t.text, "Half", "{p:?}");
+    }
+}
+
+/// Bytes the endless server sends at most, so a client that never stops
+/// reading cannot make the test run forever.
+const ENDLESS_CAP: usize = 256 << 20;
+
+/// A stream that sends one delta and then `filler` forever (until the
+/// client goes away or the cap).
+async fn endless(p: P, filler: &'static [u8]) -> Raw {
+    Raw::start(move |mut sock| async move {
+        sock.write_all(SSE_HEAD).await?;
+        write_chunk(&mut sock, &sse_chunk(&p.delta("kept"))).await?;
+        let block = filler.repeat((64 << 10) / filler.len());
+        let mut sent = 0;
+        while sent < ENDLESS_CAP {
+            write_chunk(&mut sock, &block).await?;
+            sent += block.len();
+        }
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_body_that_never_ends_is_bounded_and_keeps_the_text() {
+    for p in BOTH {
+        // Keep-alive comments forever: no event ever completes, so only a
+        // bound on the bytes (not on events) stops it.
+        let server = endless(p, b": keep-alive\n").await;
+        let t = run(provider(p, &server.url(), "").as_ref()).await;
+        assert_failed(
+            &t,
+            p,
+            ErrorKind::Stream,
+            &["larger than 64 MiB", "partial output is kept"],
+        );
+        assert_eq!(t.text, "kept", "{p:?}");
+        // One `data:` line that never ends.
+        let server = Raw::start(move |mut sock| async move {
+            sock.write_all(SSE_HEAD).await?;
+            write_chunk(&mut sock, &sse_chunk(&p.delta("kept"))).await?;
+            write_chunk(&mut sock, b"data: {\"content\":\"").await?;
+            let block = vec![b'x'; 16 << 10];
+            let mut sent = 0;
+            while sent < ENDLESS_CAP {
+                write_chunk(&mut sock, &block).await?;
+                sent += block.len();
+            }
+            Ok(())
+        })
+        .await;
+        let t = run(provider(p, &server.url(), "").as_ref()).await;
+        assert_failed(&t, p, ErrorKind::Stream, &["larger than 64 MiB"]);
+        assert_eq!(t.text, "kept", "{p:?}");
+    }
+}
+
+#[tokio::test]
+async fn invalid_utf8_in_a_chunk_is_a_stream_error_that_keeps_the_text() {
+    for p in BOTH {
+        let mut reply = Reply::data(&[&p.delta("ok ")]);
+        reply
+            .chunks
+            .push((Duration::ZERO, b"data: {\"content\":\"\xff\xfe\"}\n\n".to_vec()));
+        reply.chunks.push((Duration::ZERO, sse_chunk(&p.delta("never"))));
+        let server = Server::start(vec![reply]).await;
+        let t = run(provider(p, &server.url(), "").as_ref()).await;
+        assert_failed(&t, p, ErrorKind::Stream, &["the stream broke"]);
+        let msg = t.error.as_ref().unwrap().message.to_ascii_lowercase();
+        assert!(msg.contains("utf-8") || msg.contains("utf8"), "{p:?}: {msg}");
+        assert_eq!(t.text, "ok ", "{p:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_character_split_across_chunks_is_not_an_error() {
+    for p in BOTH {
+        // "é" is C3 A9; the chunk boundary falls between the two bytes.
+        let mut bytes = sse_chunk(&p.delta("café"));
+        for f in p.finish() {
+            bytes.extend(sse_chunk(&f));
+        }
+        let at = bytes.windows(2).position(|w| w == [0xC3, 0xA9]).unwrap() + 1;
+        let mut reply = Reply::data(&["x"]);
+        reply.chunks = vec![
+            (Duration::ZERO, bytes[..at].to_vec()),
+            (Duration::ZERO, bytes[at..].to_vec()),
+        ];
+        let server = Server::start(vec![reply]).await;
+        let t = run(provider(p, &server.url(), "").as_ref()).await;
+        assert_eq!(t.error, None, "{p:?}");
+        assert_eq!(t.text, "café", "{p:?}");
+    }
+}
+
+// ------------------------------------------------- kept *and* recorded
+
+const PROMPT: &str = r#"
+id = "faults"
+response-type = "jsonl"
+prompt = "List fruit, one JSON object per line."
+schema = '{"type": "object", "required": ["name"]}'
+"#;
+
+#[tokio::test]
+async fn a_fault_midway_is_recorded_with_its_partial_output() {
+    let (prompt, _) = cutline::prompt::load_toml("faults.toml", PROMPT).expect("prompt");
+    let spec = cutline::run::Spec {
+        prompt,
+        vars: serde_json::Map::new(),
+        max_tokens: Some(100),
+        temperature: None,
+        structured: None,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for p in BOTH {
+        let server = Raw::start(move |mut sock| async move {
+            sock.write_all(SSE_HEAD).await?;
+            write_chunk(&mut sock, &sse_chunk(&p.delta("{\"name\": \"apple\"}\n{\"na"))).await?;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            #[allow(deprecated)]
+            sock.set_linger(Some(Duration::ZERO))?;
+            Ok(())
+        })
+        .await;
+        let prov = provider(p, &server.url(), "");
+        let mut rec = cutline::session::Recorder::create(dir.path(), "faults").unwrap();
+        let out = tokio::time::timeout(
+            Duration::from_secs(60),
+            cutline::run::execute(prov.as_ref(), &spec, Some(&mut rec), |_, _| {}),
+        )
+        .await
+        .expect("the run ended")
+        .expect("the run started");
+        assert_eq!(out.record.text, "{\"name\": \"apple\"}\n{\"na", "{p:?}");
+        let loaded = cutline::session::load(rec.path()).unwrap();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let run = &loaded.runs[0];
+        assert_eq!(run.finish, FinishReason::Error, "{p:?}");
+        assert_eq!(run.error.as_ref().unwrap().kind, ErrorKind::Stream, "{p:?}");
+        assert_eq!(run.text, "{\"name\": \"apple\"}\n{\"na", "{p:?}");
+        // The complete first line is still an item of the recorded analysis.
+        assert_eq!(run.analysis["items"], 1, "{p:?}: {}", run.analysis);
+    }
+}

@@ -1,0 +1,264 @@
+//! Provider keys never leave the process's memory: with fake keys set in the
+//! environment, the `cutline` binary runs against a local scripted server
+//! (configured through a temp `cutline.toml` named by `CUTLINE_CONFIG`) —
+//! a good run, a 401 that echoes the key, a 400 and a 500 that echo it, and
+//! an error event mid-stream that echoes it — in every output format; then
+//! stdout, stderr, every session file and every other file the run left
+//! (logs and caches go to a temp `HOME`/`XDG_*`) are searched for the key
+//! and for fragments of it.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use support::{Reply, Server};
+
+const OPENAI_KEY: &str = "sk-test-SECRET123openaiQwErTy9876";
+const ANTHROPIC_KEY: &str = "sk-ant-test-SECRET123anthropicAsDf5432";
+const GEMINI_KEY: &str = "AIzaTest-SECRET123geminiZxCv1098";
+const COMPAT_KEY: &str = "sk-test-SECRET123compatPoIu7654";
+
+/// Every key, and fragments long enough to identify one.
+const NEEDLES: &[&str] = &[
+    OPENAI_KEY,
+    ANTHROPIC_KEY,
+    GEMINI_KEY,
+    COMPAT_KEY,
+    "SECRET123",
+    "QwErTy9876",
+    "AsDf5432",
+    "ZxCv1098",
+    "PoIu7654",
+];
+
+const PROMPT: &str = r#"
+id = "secrets"
+response-type = "jsonl"
+prompt = "List fruit, one JSON object per line."
+schema = '{"type": "object", "required": ["name"]}'
+"#;
+
+fn ok_stream() -> Reply {
+    Reply::data(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"{\"name\": \"apple\"}\n"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ])
+}
+
+fn echo(status: u16, key: &str) -> Reply {
+    Reply::status(
+        status,
+        &format!(
+            r#"{{"error":{{"message":"Incorrect API key provided: {key}. Masked: {}****{}","type":"invalid_request_error"}}}}"#,
+            &key[..8],
+            &key[key.len() - 4..]
+        ),
+    )
+}
+
+/// An OpenAI stream that sends text, then an error event echoing the key.
+fn error_event(key: &str) -> Reply {
+    Reply::data(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"{\"name\": \"pear\"}\n"},"finish_reason":null}]}"#,
+        &format!(r#"{{"error":{{"message":"upstream rejected key {key}","type":"server_error"}}}}"#),
+    ])
+}
+
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn new(url: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::create_dir_all(p.join("prompts")).unwrap();
+        std::fs::create_dir_all(p.join("sessions")).unwrap();
+        std::fs::create_dir_all(p.join("home")).unwrap();
+        std::fs::write(p.join("prompts/secrets.toml"), PROMPT).unwrap();
+        let cfg = format!(
+            "[[provider]]\nname = \"oa\"\nkind = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"m\"\n\
+             api_key_env = \"OPENAI_API_KEY\"\nmax_retries = 2\nretry_base_secs = 0.001\n\n\
+             [[provider]]\nname = \"compat\"\nkind = \"openai-compatible\"\nbase_url = \"{url}/v1\"\nmodel = \"m\"\n\
+             api_key_env = \"COMPAT_KEY\"\nmax_retries = 2\nretry_base_secs = 0.001\n\n\
+             [[provider]]\nname = \"ant\"\nkind = \"anthropic\"\nbase_url = \"{url}\"\nmodel = \"m\"\n\
+             api_key_env = \"ANTHROPIC_API_KEY\"\nmax_retries = 2\nretry_base_secs = 0.001\n\n\
+             [[provider]]\nname = \"gem\"\nkind = \"gemini\"\nbase_url = \"{url}\"\nmodel = \"m\"\n\
+             api_key_env = \"GEMINI_API_KEY\"\nmax_retries = 2\nretry_base_secs = 0.001\n"
+        );
+        std::fs::write(p.join("cutline.toml"), cfg).unwrap();
+        Self { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Run the binary with the keys set; returns (exit code, stdout, stderr).
+    fn cutline(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        let p = self.path();
+        let out = Command::new(env!("CARGO_BIN_EXE_cutline"))
+            .args(args)
+            .current_dir(p)
+            .env("CUTLINE_CONFIG", p.join("cutline.toml"))
+            .env("CUTLINE_PROMPTS", p.join("prompts"))
+            .env("CUTLINE_SESSIONS", p.join("sessions"))
+            .env("HOME", p.join("home"))
+            .env("XDG_CACHE_HOME", p.join("home/.cache"))
+            .env("XDG_CONFIG_HOME", p.join("home/.config"))
+            .env("XDG_DATA_HOME", p.join("home/.local/share"))
+            .env("OPENAI_API_KEY", OPENAI_KEY)
+            .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+            .env("GEMINI_API_KEY", GEMINI_KEY)
+            .env("COMPAT_KEY", COMPAT_KEY)
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .expect("run cutline");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+fn assert_clean(what: &str, text: &str) {
+    for n in NEEDLES {
+        assert!(!text.contains(n), "{what} contains {n:?}:\n{text}");
+    }
+}
+
+/// Every file under `dir`, recursively.
+fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().map_while(Result::ok) {
+        let p = e.path();
+        if p.is_dir() {
+            files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// The whole temp tree except the config (which names the variables only)
+/// is free of keys.
+fn assert_tree_clean(w: &World) {
+    let mut all = Vec::new();
+    files(w.path(), &mut all);
+    for f in all {
+        let bytes = std::fs::read(&f).unwrap();
+        assert_clean(&f.display().to_string(), &String::from_utf8_lossy(&bytes));
+    }
+}
+
+async fn cutline_async(w: std::sync::Arc<World>, args: Vec<String>) -> (Option<i32>, String, String) {
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        w.cutline(&refs)
+    })
+    .await
+    .unwrap()
+}
+
+fn args(provider: &str, format: &str) -> Vec<String> {
+    [
+        "run",
+        "secrets",
+        "--provider",
+        provider,
+        "--max-tokens",
+        "20",
+        "--output",
+        format,
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_appear_in_no_output_session_or_log() {
+    let mut replies = Vec::new();
+    let mut plan: Vec<(&str, &str, bool)> = Vec::new(); // provider, format, ok?
+    for format in ["jsonl", "json", "pretty"] {
+        replies.push(ok_stream());
+        plan.push(("oa", format, true));
+        replies.push(echo(401, OPENAI_KEY));
+        plan.push(("oa", format, false));
+        replies.push(echo(401, COMPAT_KEY));
+        plan.push(("compat", format, false));
+        replies.push(echo(400, OPENAI_KEY));
+        plan.push(("oa", format, false));
+        // A 500 is retried (3 attempts in all) before it fails.
+        for _ in 0..3 {
+            replies.push(echo(500, OPENAI_KEY));
+        }
+        plan.push(("oa", format, false));
+        replies.push(error_event(OPENAI_KEY));
+        plan.push(("oa", format, false));
+        replies.push(echo(401, ANTHROPIC_KEY));
+        plan.push(("ant", format, false));
+        replies.push(echo(401, GEMINI_KEY));
+        plan.push(("gem", format, false));
+    }
+    let server = Server::start(replies).await;
+    let w = std::sync::Arc::new(World::new(&server.url()));
+    for (provider, format, ok) in plan {
+        let (code, stdout, stderr) = cutline_async(w.clone(), args(provider, format)).await;
+        let what = format!("{provider} --output {format}");
+        assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+        // (A provider failure currently exits 0 with `finish_reason: error`;
+        // the exit code is not what this test is about.)
+        assert!(code.is_some(), "{what}: killed by a signal\n{stderr}");
+        if ok {
+            assert_eq!(code, Some(0), "{what}\n{stdout}\n{stderr}");
+        } else {
+            // A clear error reached the user …
+            assert!(
+                stdout.contains("error") || stderr.contains("error"),
+                "{what}: no error shown\n{stdout}\n{stderr}"
+            );
+        }
+        // … and no key did.
+        assert_clean(&format!("{what} stdout"), &stdout);
+        assert_clean(&format!("{what} stderr"), &stderr);
+    }
+    // Every request carried its key (so the keys were really in play).
+    let reqs = server.requests();
+    assert!(
+        reqs.iter()
+            .any(|r| r.header("authorization") == Some(&format!("Bearer {OPENAI_KEY}")))
+    );
+    assert!(reqs.iter().any(|r| r.header("x-api-key") == Some(ANTHROPIC_KEY)));
+    assert!(reqs.iter().any(|r| r.header("x-goog-api-key") == Some(GEMINI_KEY)));
+    // Sessions were recorded (runs that failed are recorded too) …
+    let sessions = cutline::session::list(&w.path().join("sessions"));
+    assert!(!sessions.is_empty(), "no session recorded");
+    let runs: usize = sessions
+        .iter()
+        .map(|s| cutline::session::load(s).unwrap().runs.len())
+        .sum();
+    assert!(runs >= 3, "only {runs} runs recorded");
+    // … and nothing anywhere in the tree holds a key.
+    assert_tree_clean(&w);
+}
+
+#[test]
+fn listings_manifest_and_help_show_no_keys() {
+    let w = World::new("http://127.0.0.1:9");
+    for a in [
+        &["--manifest"][..],
+        &["prompts"],
+        &["sessions", "--output", "json"],
+        &["run", "--help"],
+        &["--help"],
+    ] {
+        let (_, stdout, stderr) = w.cutline(a);
+        assert!(!stderr.contains("panicked"), "{a:?}: {stderr}");
+        assert_clean(&format!("{a:?} stdout"), &stdout);
+        assert_clean(&format!("{a:?} stderr"), &stderr);
+    }
+    assert_tree_clean(&w);
+}
