@@ -286,6 +286,8 @@ fn workbench_on_the_local_model_json_lost_jsonl_kept() {
     t.keys(&["m", "6", "4", "Enter"]);
     t.wait_for("limit 64");
     t.keys(&["t"]);
+    // The twins share one local server and finish in either order: wait for both.
+    t.wait_for_secs("a strict consumer gets 0 items", 300);
     let s = t.wait_for_secs("jsonl: finish length", 300);
     assert!(s.contains("extract-definitions-jsonl"), "{s}");
     assert!(s.contains("a strict consumer gets 0 items"), "{s}");
