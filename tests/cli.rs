@@ -393,3 +393,32 @@ fn real_model_sweep_json_all_or_nothing_jsonl_incremental() {
     let mid = p[p.len() / 2]["jsonl_items"].as_u64().expect("n");
     assert!(mid >= 1 && mid < n, "{mid} of {n}");
 }
+
+/// A recorded run's own token pieces are the cuts: the sweep of a shipped
+/// demo session covers exactly its recorded tokens.
+#[test]
+fn sweep_of_a_recorded_run_cuts_at_its_own_tokens() {
+    let (env, code) = envelope(&[
+        "sweep",
+        "--session",
+        "demo#3",
+        "--sessions",
+        "sessions",
+        "--prompts",
+        "prompts",
+    ]);
+    assert_eq!(code, 0, "{env}");
+    let d = &env["data"];
+    assert_eq!(d["cuts_from"], "recorded pieces");
+    let s = cutline::session::load(std::path::Path::new("sessions/demo.jsonl")).expect("demo session");
+    let run = &s.runs[2];
+    assert_eq!(run.prompt_id, "extract-definitions-jsonl");
+    let points = d["points"].as_array().expect("points");
+    assert_eq!(points.len(), run.pieces.len() + 1);
+    assert_eq!(points.last().expect("last")["bytes"], run.text.len());
+    assert_eq!(
+        points.last().expect("last")["jsonl_items"],
+        run.analysis["items"],
+        "the sweep's full-length count equals the recorded analysis"
+    );
+}

@@ -15,15 +15,19 @@ use super::{Cli, io_err};
 use crate::output::json::JsonSchemas;
 use crate::output::schema::CompiledSchema;
 use crate::output::sweep::{SweepSchemas, sweep};
-use crate::output::tokens::{Tokenizer, boundaries};
+use crate::output::tokens::{Tokenizer, boundaries, boundaries_from_pieces};
 use crate::prompt::ResponseType;
 
 /// Arguments of `sweep`.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["prompt", "schema"])))]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["file", "session"])))]
 pub struct Args {
     /// Response file, or `-` for stdin.
-    pub file: String,
+    pub file: Option<String>,
+    /// A recorded run (`session[#run]`) instead of a file: its own token
+    /// pieces are the cuts, and its prompt snapshot gives the schema.
+    #[arg(long, conflicts_with = "file")]
+    pub session: Option<String>,
     /// Prompt id or path: its schema is used for all three parsers.
     #[arg(long)]
     pub prompt: Option<String>,
@@ -66,7 +70,19 @@ pub fn from_prompt(
 
 /// Run `sweep`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let schemas = if let Some(p) = &args.prompt {
+    let recorded = match &args.session {
+        Some(r) => {
+            let (session, idx) =
+                crate::session::resolve(r, &cli.sessions).map_err(|e| CliError::new(Category::InputError, e))?;
+            Some(session.runs[idx].clone())
+        }
+        None => None,
+    };
+    let schemas = if let (None, None, Some(rec)) = (&args.prompt, &args.schema, &recorded) {
+        let cfg = super::replay::prompt_of(rec)?;
+        from_prompt(cfg.response_type, cfg.schema.as_ref())
+            .map_err(|e| input::compile_err(&format!("prompt {:?}", cfg.id), &e))?
+    } else if let Some(p) = &args.prompt {
         let cfg = crate::store::resolve(p, &cli.prompts)
             .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
         from_prompt(cfg.response_type, cfg.schema.as_ref())
@@ -80,17 +96,31 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             "give --prompt P or --schema ITEM_SCHEMA",
         ));
     };
-    let bytes = input::read_all(&args.file)?;
-    let label = if args.file == "-" {
-        "<stdin>"
-    } else {
-        args.file.as_str()
+    let (text, cuts, cut_source) = match (&recorded, &args.file) {
+        (Some(rec), _) if rec.transcript().has_token_pieces() => {
+            let pieces: Vec<&str> = rec.pieces.iter().map(|p| p.text.as_str()).collect();
+            (
+                rec.text.clone(),
+                boundaries_from_pieces(&pieces),
+                "recorded pieces".to_owned(),
+            )
+        }
+        (Some(rec), _) => {
+            let cuts = boundaries(&rec.text, args.tokenizer);
+            (rec.text.clone(), cuts, format!("{:?}", args.tokenizer))
+        }
+        (None, Some(file)) => {
+            let bytes = input::read_all(file)?;
+            let label = if file == "-" { "<stdin>" } else { file.as_str() };
+            let (text, warn) = input::lossy(label, &bytes);
+            if let Some(w) = warn {
+                out.warn(w).map_err(|e| io_err(&e))?;
+            }
+            let cuts = boundaries(&text, args.tokenizer);
+            (text, cuts, format!("{:?}", args.tokenizer))
+        }
+        (None, None) => return Err(CliError::new(Category::Usage, "give a response FILE or --session REF")),
     };
-    let (text, warn) = input::lossy(label, &bytes);
-    if let Some(w) = warn {
-        out.warn(w).map_err(|e| io_err(&e))?;
-    }
-    let cuts = boundaries(&text, args.tokenizer);
     let points = sweep(text.as_bytes(), &cuts, &schemas);
     for p in &points {
         let mut rec = serde_json::to_value(p).unwrap_or(Value::Null);
@@ -107,6 +137,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let summary = json!({
         "tokens": cuts.len().saturating_sub(1),
         "tokenizer": args.tokenizer,
+        "cuts_from": cut_source,
         "final": last,
         "json_complete_at": first_full(|p| p.json_items),
         "jsonl_complete_at": first_full(|p| p.jsonl_items),
