@@ -49,11 +49,7 @@ impl OpenAi {
     /// The exact JSON body sent for `req`.
     pub fn body(&self, req: &Request) -> Value {
         let p = self.endpoint.prepare(req);
-        let mut messages = Vec::new();
-        if !p.system.is_empty() {
-            messages.push(json!({"role": "system", "content": p.system}));
-        }
-        messages.push(json!({"role": "user", "content": p.prompt}));
+        let messages = p.chat_messages();
         let mut body = json!({
             "model": self.endpoint.model,
             "messages": messages,

@@ -331,6 +331,19 @@ pub struct Prepared<'a> {
     pub schema: Option<&'a Value>,
 }
 
+impl Prepared<'_> {
+    /// The chat `messages` both OpenAI and Ollama take: the system prompt
+    /// (when there is one), then the user prompt.
+    pub fn chat_messages(&self) -> Vec<Value> {
+        let mut messages = Vec::with_capacity(2);
+        if !self.system.is_empty() {
+            messages.push(serde_json::json!({"role": "system", "content": self.system}));
+        }
+        messages.push(serde_json::json!({"role": "user", "content": self.prompt}));
+        messages
+    }
+}
+
 /// How the response body is framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {
