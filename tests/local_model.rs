@@ -201,3 +201,56 @@ schema = '''{"type": "object", "properties": {"city": {"type": "string", "maxLen
     assert!(parsed["city"].is_string(), "{parsed}");
     assert!(matches!(out.analysis, Analysis::Json(_)));
 }
+
+/// `migrate --check` on the real model: the original prompt and its
+/// migration run on the same sample input and limit, both recorded, and the
+/// verdict agrees with the item comparison it reports.
+#[test]
+fn migrate_check_runs_both_prompts_on_the_real_model() {
+    if !model_or_skip() {
+        return;
+    }
+    let sessions = tempfile::tempdir().expect("tempdir");
+    let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+    let out = Command::cargo_bin("cutline")
+        .expect("binary")
+        .arg("--prompts")
+        .arg(&prompts)
+        .arg("--sessions")
+        .arg(sessions.path())
+        .args(["--output", "json", "migrate", "extract-definitions", "--check"])
+        .args([
+            "--input",
+            "photosynthesis",
+            "--max-tokens",
+            "512",
+            "--provider",
+            "local",
+        ])
+        .output()
+        .expect("run");
+    let env: Value = serde_json::from_slice(&out.stdout).expect("envelope");
+    let check = if env["ok"] == true {
+        env["data"]["check"].clone()
+    } else {
+        assert_eq!(env["error"]["category"], "check_failed", "{env}");
+        assert_eq!(out.status.code(), Some(8));
+        env["error"]["detail"]["check"].clone()
+    };
+    let input = &check["inputs"][0];
+    let total = &input["report"]["total"];
+    let same = total["only_a"] == 0 && total["only_b"] == 0;
+    // The photosynthesis input finishes well inside 512 tokens in both forms.
+    assert_eq!(input["finish"], json!(["stop", "stop"]), "{input}");
+    assert_eq!(input["verdict"], if same { "same" } else { "different" });
+    assert_eq!(out.status.code(), Some(if same { 0 } else { 8 }));
+    let session = cutline::session::load(Path::new(check["session"].as_str().expect("session"))).expect("load");
+    let ids: Vec<&str> = session.runs.iter().map(|r| r.prompt_id.as_str()).collect();
+    assert_eq!(ids, ["extract-definitions", "extract-definitions-jsonl"]);
+    // Each side's kept count is what its own recorded text yields.
+    for (run, side) in session.runs.iter().zip(["a", "b"]) {
+        let kind = cutline::prompt::ResponseType::parse(&run.response_type).expect("type");
+        let a = Analysis::of(kind, run.prompt.get("schema"), &run.text).expect("analysis");
+        assert_eq!(input["report"][side]["kept"], a.items().len(), "{side}");
+    }
+}

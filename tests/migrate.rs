@@ -2,6 +2,8 @@
 //! JSONL twins, union migration, unconvertible schemas, template rewriting
 //! and flags.
 
+mod support;
+
 use cutline::output::schema::CompiledSchema;
 use cutline::prompt::{self, Migration, PromptConfig, ResponseType, Unconvertible, migrate};
 use serde_json::{Map, Value, json};
@@ -485,4 +487,198 @@ fn cli_refuses_to_write_an_unconvertible_migration() {
         json!("the root type \"string\" is neither an array nor an object of arrays")
     );
     assert!(!target.exists());
+}
+
+// ---------------------------------------------------------------- --check
+
+/// An Ollama `/api/chat` NDJSON answer of `text` in one piece, ending with `reason`.
+fn ollama(text: &str, reason: &str) -> support::Reply {
+    let delta = json!({"model": "m", "message": {"role": "assistant", "content": text}, "done": false});
+    let done = json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true,
+        "done_reason": reason, "prompt_eval_count": 10, "eval_count": 7});
+    support::Reply::ndjson(&[&delta.to_string(), &done.to_string()])
+}
+
+/// Run `migrate extract-definitions --check` on the provider `o` at `url`
+/// (an Ollama server), recording into `sessions`; returns the exit code
+/// and the `--output json` envelope.
+async fn check(url: &str, sessions: &std::path::Path, extra: &[&str]) -> (i32, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("cutline.toml");
+    std::fs::write(
+        &config,
+        format!("[[provider]]\nname = \"o\"\nkind = \"ollama\"\nbase_url = \"{url}\"\nmodel = \"m\"\n"),
+    )
+    .unwrap();
+    let mut args: Vec<String> = ["--sessions", sessions.to_str().unwrap(), "--output", "json"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    args.extend(["migrate", "extract-definitions", "--check", "--input", "photosynthesis"].map(str::to_owned));
+    if !extra.contains(&"--provider") {
+        args.extend(["--provider", "o"].map(str::to_owned));
+    }
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    let out = tokio::task::spawn_blocking(move || {
+        let prompts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+        assert_cmd::Command::cargo_bin("cutline")
+            .unwrap()
+            .env("CUTLINE_CONFIG", &config)
+            .args(["--prompts", prompts.to_str().unwrap()])
+            .args(&args)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let envelope: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (out.status.code().unwrap(), envelope)
+}
+
+const ORIGINAL: &str = r#"[{"entity": "Chlorophyll", "definition": "a green pigment"},
+{"entity": "stomata", "definition": "tiny pores"}]"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_same_items_passes_and_sends_both_prompts_at_the_generous_limit() {
+    let server = support::Server::start(vec![
+        ollama(ORIGINAL, "stop"),
+        // Case and spacing differ: keys are normalised.
+        ollama("{\"entity\": \"chlorophyll\", \"definition\": \"a  green pigment\"}\n{\"entity\": \"Stomata\", \"definition\": \"tiny pores\"}\n", "stop"),
+    ])
+    .await;
+    let sessions = tempfile::tempdir().unwrap();
+    let (code, env) = check(&server.url(), sessions.path(), &[]).await;
+    assert_eq!(code, 0, "{env:#}");
+    let c = &env["data"]["check"];
+    assert_eq!(c["same"], 1);
+    assert_eq!(c["different"], 0);
+    assert_eq!(c["max_tokens"], 2048);
+    assert_eq!(c["keys"]["default"], json!(["entity", "definition"]));
+    assert_eq!(c["provider"], "o");
+    let input = &c["inputs"][0];
+    assert_eq!(input["input"], "photosynthesis");
+    assert_eq!(input["verdict"], "same");
+    assert_eq!(input["finish"], json!(["stop", "stop"]));
+    assert_eq!(input["report"]["total"], json!({"both": 2, "only_a": 0, "only_b": 0}));
+    // Both runs recorded, in order, in one session.
+    let session = c["session"].as_str().unwrap();
+    let loaded = cutline::session::load(std::path::Path::new(session)).unwrap();
+    let ids: Vec<&str> = loaded.runs.iter().map(|r| r.prompt_id.as_str()).collect();
+    assert_eq!(ids, ["extract-definitions", "extract-definitions-jsonl"]);
+    assert_eq!(input["runs"][0], json!(loaded.runs[0].run_id));
+    // Two requests: the original prompt, then the migrated one, same input and limit.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    let (a, b) = (reqs[0].json(), reqs[1].json());
+    assert_eq!(a["options"]["num_predict"], 2048);
+    assert_eq!(b["options"]["num_predict"], 2048);
+    let user = |v: &Value| {
+        v["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(user(&a).contains("JSON array"), "{}", user(&a));
+    assert!(!user(&b).contains("JSON array"), "{}", user(&b));
+    assert!(user(&b).contains("chloroplasts"), "same sample input");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_different_items_exits_8_naming_the_keys() {
+    let server = support::Server::start(vec![
+        ollama(ORIGINAL, "stop"),
+        ollama("{\"entity\": \"chlorophyll\", \"definition\": \"a green pigment\"}\n{\"entity\": \"glucose\", \"definition\": \"a sugar\"}\n", "stop"),
+    ])
+    .await;
+    let sessions = tempfile::tempdir().unwrap();
+    let (code, env) = check(&server.url(), sessions.path(), &["--max-tokens", "300"]).await;
+    assert_eq!(code, 8, "{env:#}");
+    assert_eq!(env["ok"], false);
+    assert_eq!(env["error"]["category"], "check_failed");
+    assert_eq!(
+        env["error"]["message"],
+        "migrate --check: 1 of 1 input(s) extract different items, 0 inconclusive"
+    );
+    let t = &env["error"]["detail"]["check"]["inputs"][0]["report"]["types"][0];
+    assert_eq!(t["only_a_keys"], json!(["stomata | tiny pores"]));
+    assert_eq!(t["only_b_keys"], json!(["glucose | a sugar"]));
+    assert_eq!(server.requests()[0].json()["options"]["num_predict"], 300);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_with_a_side_cut_by_the_limit_is_inconclusive() {
+    let server = support::Server::start(vec![
+        ollama(
+            r#"[{"entity": "chlorophyll", "definition": "a green pigment"}, {"entity": "sto"#,
+            "length",
+        ),
+        ollama(
+            "{\"entity\": \"chlorophyll\", \"definition\": \"a green pigment\"}\n",
+            "stop",
+        ),
+    ])
+    .await;
+    let sessions = tempfile::tempdir().unwrap();
+    let (code, env) = check(&server.url(), sessions.path(), &["--max-tokens", "20"]).await;
+    assert_eq!(code, 8);
+    let input = &env["error"]["detail"]["check"]["inputs"][0];
+    assert_eq!(input["verdict"], "inconclusive");
+    assert_eq!(
+        input["reason"],
+        "the original run was cut at 20 tokens; raise --max-tokens"
+    );
+    assert_eq!(input["finish"], json!(["length", "stop"]));
+    assert_eq!(
+        env["error"]["message"],
+        "migrate --check: 0 of 1 input(s) extract different items, 1 inconclusive"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_replays_recorded_runs_of_exactly_the_rendered_prompts() {
+    let server = support::Server::start(vec![
+        ollama(ORIGINAL, "stop"),
+        ollama("{\"entity\": \"chlorophyll\", \"definition\": \"a green pigment\"}\n{\"entity\": \"stomata\", \"definition\": \"tiny pores\"}\n", "stop"),
+    ])
+    .await;
+    let sessions = tempfile::tempdir().unwrap();
+    let (code, _) = check(&server.url(), sessions.path(), &[]).await;
+    assert_eq!(code, 0);
+    // No server this time: replay finds both runs by their rendered text.
+    let (code, env) = check(
+        "http://127.0.0.1:9",
+        sessions.path(),
+        &["--provider", "replay", "--no-record"],
+    )
+    .await;
+    assert_eq!(code, 0, "{env:#}");
+    assert_eq!(env["data"]["check"]["inputs"][0]["verdict"], "same");
+    assert_eq!(env["data"]["check"]["session"], Value::Null);
+    assert_eq!(server.requests().len(), 2);
+    // Replay over an empty sessions dir says what is missing.
+    let empty = tempfile::tempdir().unwrap();
+    let (code, env) = check("http://127.0.0.1:9", empty.path(), &["--provider", "replay"]).await;
+    assert_eq!(code, 5);
+    let msg = env["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("no recorded run of the rendered prompt \"extract-definitions\" in ")
+            && msg.ends_with("; check on a model with --provider local"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn check_flags_need_check_and_limits_are_validated() {
+    let out = cli(&["migrate", "extract-definitions", "--provider", "local"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--check"));
+    let out = cli(&["migrate", "extract-definitions", "--check", "--max-tokens", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("\"0\" is not a max-token limit: use a positive number or `none`"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

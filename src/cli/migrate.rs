@@ -6,7 +6,9 @@
 //! `migrated` with the new prompt's text. The envelope's `data` is
 //! `{id, format, toml | trustgraph, flags, unconvertible, written}`; pretty
 //! prints the migrated file. `--write PATH` writes it atomically (temp file +
-//! rename) and refuses when part of the schema was not converted.
+//! rename) and refuses when part of the schema was not converted. `--check`
+//! runs both prompts on the sample inputs and compares their items (see
+//! `migrate_check`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,44 @@ pub struct Args {
     /// Id of the migrated prompt (default: the source id with `-jsonl`).
     #[arg(long)]
     pub id: Option<String>,
+    /// Run the original and the migrated prompt on the sample inputs and
+    /// report whether they extract the same items (exit 8 when not).
+    #[arg(long)]
+    pub check: bool,
+    /// With --check: `local`, `replay` (a recorded run of exactly the
+    /// rendered prompt) or a provider configured in cutline.toml.
+    #[arg(long, default_value = "local", requires = "check")]
+    pub provider: String,
+    /// With --check: the max-token limit of both runs (generous by
+    /// default so neither is cut; `none` for no limit).
+    #[arg(long, requires = "check", value_parser = parse_limit)]
+    pub max_tokens: Option<Limit>,
+    /// With --check: only this sample input (default: every one).
+    #[arg(long, requires = "check")]
+    pub input: Option<String>,
+    /// With --check: key fields that identify an item (default: the
+    /// per-line schema's required string fields).
+    #[arg(long = "key", value_name = "FIELD", requires = "check")]
+    pub keys: Vec<String>,
+    /// With --check: do not record the runs in a session.
+    #[arg(long, requires = "check")]
+    pub no_record: bool,
+}
+
+/// A max-token limit on the command line: a number or `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit(pub Option<u32>);
+
+fn parse_limit(s: &str) -> Result<Limit, String> {
+    if s.eq_ignore_ascii_case("none") {
+        return Ok(Limit(None));
+    }
+    match s.parse::<u32>() {
+        Ok(0) | Err(_) => Err(format!(
+            "{s:?} is not a max-token limit: use a positive number or `none`"
+        )),
+        Ok(n) => Ok(Limit(Some(n))),
+    }
 }
 
 /// Output formats of `migrate`.
@@ -93,15 +133,39 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     }
     out.record(&json!({"type": "migrated", "id": m.config.id, "format": key, key: text, "written": written}))
         .map_err(|e| io_err(&e))?;
-    out.pretty(&text).map_err(|e| io_err(&e))?;
-    Ok(json!({
+    if !args.check {
+        out.pretty(&text).map_err(|e| io_err(&e))?;
+    }
+    let mut data = json!({
         "id": m.config.id,
         "format": key,
         key: text,
         "flags": m.flags,
         "unconvertible": m.unconvertible,
         "written": written,
-    }))
+    });
+    if args.check {
+        let check = super::migrate_check::CheckArgs {
+            provider: &args.provider,
+            max_tokens: args
+                .max_tokens
+                .map_or(Some(super::migrate_check::DEFAULT_MAX_TOKENS), |l| l.0),
+            input: args.input.as_deref(),
+            keys: &args.keys,
+            record: !args.no_record,
+        };
+        match super::migrate_check::run(&src, &m.config, &check, cli, out) {
+            Ok(c) => data["check"] = c,
+            Err(mut e) => {
+                if let Some(detail) = e.detail.take() {
+                    data["check"] = detail;
+                }
+                e.detail = Some(data);
+                return Err(e);
+            }
+        }
+    }
+    Ok(data)
 }
 
 /// Write `bytes` to `path` through a temp file in the same directory and a rename.

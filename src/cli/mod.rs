@@ -12,6 +12,7 @@ pub mod compare;
 pub mod input;
 pub mod manifest;
 pub mod migrate;
+pub mod migrate_check;
 pub mod out;
 pub mod parse;
 pub mod prompts;

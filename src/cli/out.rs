@@ -39,6 +39,8 @@ pub enum Category {
     StructuredOutputInvalid,
     /// The local model is needed but not installed.
     SetupRequired,
+    /// A check ran and found a difference (`migrate --check`).
+    CheckFailed,
     /// Anything else.
     Internal,
 }
@@ -53,6 +55,7 @@ impl Category {
             Self::ProviderError => 5,
             Self::StructuredOutputInvalid => 6,
             Self::SetupRequired => 7,
+            Self::CheckFailed => 8,
             Self::Internal => 1,
         }
     }

@@ -127,7 +127,8 @@ pub async fn provider_for(
     }
 }
 
-fn llm_err(e: &LlmError) -> CliError {
+/// A provider failure as a CLI error (`setup_required` when the local model is missing).
+pub fn llm_err(e: &LlmError) -> CliError {
     let cat = if e.kind == ErrorKind::SetupRequired {
         Category::SetupRequired
     } else {

@@ -1,0 +1,289 @@
+//! `cutline migrate PROMPT --check`: run the original JSON-array prompt and
+//! its migration on the same sample inputs, provider and (generous) limit,
+//! and report whether the migrated prompt extracts the same items.
+//!
+//! Items are matched as `compare` matches them (the per-line schema's
+//! required string fields, per `type` for unions). Each input gets a
+//! verdict: `same`, `different`, or `inconclusive` when a side was cut by
+//! the limit or its provider failed, since a cut answer cannot say what the
+//! prompt extracts. Both runs are recorded in one session so they can be
+//! reopened, replayed or compared later.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::out::{Category, CliError, Out};
+use super::run::{llm_err, provider_for};
+use super::{Cli, io_err};
+use crate::compare::{self, Keys, Report};
+use crate::llm::{self, ErrorKind, FinishReason, LlmError, Provider};
+use crate::prompt::PromptConfig;
+use crate::run::{Outcome, Spec};
+use crate::session::RunRecord;
+
+/// The default limit of a check: generous, so that neither side is cut.
+pub const DEFAULT_MAX_TOKENS: u32 = 2048;
+
+/// What `--check` needs besides the two prompts.
+#[derive(Debug, Clone)]
+pub struct CheckArgs<'a> {
+    /// Provider name: `local`, `replay` or a configured one.
+    pub provider: &'a str,
+    /// Max-token limit of both runs.
+    pub max_tokens: Option<u32>,
+    /// Only this sample input (default: every one).
+    pub input: Option<&'a str>,
+    /// Key fields (default: the per-line schema's required string fields).
+    pub keys: &'a [String],
+    /// Record both runs in a session.
+    pub record: bool,
+}
+
+/// One input's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Both answers complete, and the same keys per type.
+    Same,
+    /// Both answers complete, and some keys differ.
+    Different,
+    /// A side was cut by the limit or failed: no verdict.
+    Inconclusive,
+}
+
+/// One input checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputCheck {
+    /// The sample input's name.
+    pub input: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why a verdict is inconclusive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Finish reasons of the original and the migrated run.
+    pub finish: [String; 2],
+    /// Session references of the two runs, when recorded.
+    pub runs: [Option<String>; 2],
+    /// The item comparison (A: original, B: migrated).
+    pub report: Report,
+}
+
+/// The verdict of one input from its two runs and their comparison.
+pub fn verdict(original: &RunRecord, migrated: &RunRecord, report: &Report) -> (Verdict, Option<String>) {
+    for (label, r) in [("original", original), ("migrated", migrated)] {
+        if let Some(e) = &r.error {
+            return (Verdict::Inconclusive, Some(format!("the {label} run failed: {e}")));
+        }
+        if r.finish == FinishReason::Length {
+            let limit = r
+                .params
+                .max_tokens
+                .map_or_else(|| "its limit".to_owned(), |n| n.to_string());
+            return (
+                Verdict::Inconclusive,
+                Some(format!("the {label} run was cut at {limit} tokens; raise --max-tokens")),
+            );
+        }
+    }
+    if report.total.only_a == 0 && report.total.only_b == 0 {
+        (Verdict::Same, None)
+    } else {
+        (Verdict::Different, None)
+    }
+}
+
+/// Run the check; returns the data of the envelope's `check` field.
+pub fn run<W: Write>(
+    src: &PromptConfig,
+    migrated: &PromptConfig,
+    args: &CheckArgs<'_>,
+    cli: &Cli,
+    out: &mut Out<W>,
+) -> Result<Value, CliError> {
+    let inputs: Vec<(String, Map<String, Value>)> = match args.input {
+        Some(name) => vec![(
+            name.to_owned(),
+            crate::prompt::input_vars(src, Some(name)).map_err(|e| CliError::new(Category::Usage, e.to_string()))?,
+        )],
+        None if src.inputs.is_empty() => {
+            return Err(CliError::new(
+                Category::Usage,
+                format!(
+                    "prompt {:?} has no sample inputs to check on; add an [[inputs]] entry",
+                    src.id
+                ),
+            ));
+        }
+        None => src.inputs.iter().map(|i| (i.name.clone(), i.vars.clone())).collect(),
+    };
+    let mut recorder = if args.record {
+        let stem = format!("migrate-check-{}-{}", src.id, crate::session::now_ms());
+        Some(
+            super::run::open_session(&cli.sessions, &stem)
+                .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?,
+        )
+    } else {
+        None
+    };
+    let keys = Keys::of(migrated.schema.as_ref(), args.keys);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+    let mut checks = Vec::new();
+    for (name, vars) in inputs {
+        let mut outcomes = Vec::with_capacity(2);
+        for prompt in [src, migrated] {
+            let spec = Spec {
+                prompt: prompt.clone(),
+                vars: vars.clone(),
+                max_tokens: args.max_tokens,
+                temperature: None,
+                structured: None,
+            };
+            let outcome = rt.block_on(async {
+                let provider = provider(args.provider, &spec, cli).await.map_err(|e| llm_err(&e))?;
+                crate::run::execute(provider.as_ref(), &spec, recorder.as_mut(), |_, _| {})
+                    .await
+                    .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))
+            })?;
+            outcomes.push(outcome);
+        }
+        let (a, b) = (&outcomes[0], &outcomes[1]);
+        let side =
+            |o: &Outcome, label: &str| compare::side(label, &o.analysis, o.record.finish == FinishReason::Length);
+        let report = compare::compare(side(a, &src.id), side(b, &migrated.id), &keys, None);
+        let (v, reason) = verdict(&a.record, &b.record, &report);
+        let session_ref = |o: &Outcome| Some(o.record.run_id.clone()).filter(|id| !id.is_empty());
+        let check = InputCheck {
+            input: name,
+            verdict: v,
+            reason,
+            finish: [a.record.finish.as_str().to_owned(), b.record.finish.as_str().to_owned()],
+            runs: [session_ref(a), session_ref(b)],
+            report,
+        };
+        out.record(&check_record(&check)).map_err(|e| io_err(&e))?;
+        checks.push(check);
+    }
+    drop(rt);
+    let same = checks.iter().filter(|c| c.verdict == Verdict::Same).count();
+    let different = checks.iter().filter(|c| c.verdict == Verdict::Different).count();
+    let inconclusive = checks.len() - same - different;
+    out.pretty(&pretty(&checks)).map_err(|e| io_err(&e))?;
+    let data = json!({
+        "provider": args.provider,
+        "max_tokens": args.max_tokens,
+        "keys": keys,
+        "inputs": checks,
+        "same": same,
+        "different": different,
+        "inconclusive": inconclusive,
+        "session": recorder.as_ref().map(|r| r.path().display().to_string()),
+    });
+    if same == checks.len() {
+        Ok(data)
+    } else {
+        let mut err = CliError::new(
+            Category::CheckFailed,
+            format!(
+                "migrate --check: {different} of {} input(s) extract different items, {inconclusive} inconclusive",
+                checks.len()
+            ),
+        );
+        err.detail = Some(data);
+        Err(err)
+    }
+}
+
+/// The provider for one run of the check. `replay` looks for a recorded
+/// run of exactly this rendered prompt (system and user text), since the
+/// migrated prompt may share its id with a different, hand-written twin.
+async fn provider(name: &str, spec: &Spec, cli: &Cli) -> Result<Box<dyn Provider>, LlmError> {
+    if name != "replay" {
+        return provider_for(name, &spec.prompt, &spec.vars, &cli.sessions).await;
+    }
+    let (req, _) = crate::run::request(spec).map_err(|e| LlmError::new(ErrorKind::BadRequest, e.to_string()))?;
+    let found = recording_of(&cli.sessions, &req.system, &req.prompt).ok_or_else(|| {
+        LlmError::new(
+            ErrorKind::BadRequest,
+            format!(
+                "no recorded run of the rendered prompt {:?} in {}; check on a model with --provider local",
+                spec.prompt.id,
+                cli.sessions.display()
+            ),
+        )
+    })?;
+    Ok(Box::new(llm::replay::Replay {
+        transcript: found.0.transcript(),
+        original: found.0.provider.clone(),
+        source: found.1,
+    }))
+}
+
+/// The latest recorded run, among every session in `dir`, whose rendered
+/// system and user text equal these, preferring runs not cut by a limit.
+fn recording_of(dir: &std::path::Path, system: &str, prompt: &str) -> Option<(RunRecord, String)> {
+    let mut best: Option<((bool, u64), RunRecord, String)> = None;
+    for path in crate::session::list(dir) {
+        let Ok(s) = crate::session::load(&path) else { continue };
+        for (i, r) in s.runs.into_iter().enumerate() {
+            if r.rendered != prompt || r.system != system || r.pieces.is_empty() {
+                continue;
+            }
+            let rank = (r.finish != FinishReason::Length && r.error.is_none(), r.started_ms);
+            if best.as_ref().is_none_or(|(b, _, _)| rank > *b) {
+                best = Some((rank, r, format!("{}#{}", s.header.id, i + 1)));
+            }
+        }
+    }
+    best.map(|(_, r, reference)| (r, reference))
+}
+
+/// The JSONL record of one input: `type: "check"` and the check's fields.
+fn check_record(c: &InputCheck) -> Value {
+    let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        let mut r = Map::new();
+        r.insert("type".into(), "check".into());
+        r.extend(std::mem::take(m));
+        return Value::Object(r);
+    }
+    v
+}
+
+fn pretty(checks: &[InputCheck]) -> String {
+    let mut s = String::new();
+    for c in checks {
+        let t = &c.report.total;
+        let _ = write!(
+            s,
+            "{:<14} {:<12} both {:>3}  only original {:>3}  only migrated {:>3}  finish {}/{}",
+            c.input,
+            format!("{:?}", c.verdict).to_lowercase(),
+            t.both,
+            t.only_a,
+            t.only_b,
+            c.finish[0],
+            c.finish[1]
+        );
+        if let Some(r) = &c.reason {
+            let _ = write!(s, "  ({r})");
+        }
+        s.push('\n');
+        for ty in &c.report.types {
+            for k in &ty.only_a_keys {
+                let _ = writeln!(s, "    - {}: {k}", ty.ty);
+            }
+            for k in &ty.only_b_keys {
+                let _ = writeln!(s, "    + {}: {k}", ty.ty);
+            }
+        }
+    }
+    s
+}
