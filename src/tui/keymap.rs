@@ -77,8 +77,12 @@ pub enum Action {
     LimitType,
     /// No max-token limit.
     LimitNone,
-    /// Switch provider (replay / local).
+    /// Open the provider picker (replay, local, configured providers).
     Provider,
+    /// Migrate the selected JSON-array prompt to JSONL (Migrate tab).
+    Migrate,
+    /// Write the migrated prompt next to its source (again to overwrite).
+    MigrateWrite,
     /// Cycle structured output (off / native / prompt).
     Structured,
     /// Save the prompt to its file.
@@ -103,8 +107,8 @@ impl Action {
         (Action::GoTab(3), "tab_run", "tab: run (response, JSON, JSONL)"),
         (Action::GoTab(4), "tab_sweep", "tab: sweep"),
         (Action::GoTab(5), "tab_sessions", "tab: sessions"),
-        (Action::GoTab(6), "tab_migrate", "tab: migrate (arriving later)"),
-        (Action::GoTab(7), "tab_compare", "tab: compare (arriving later)"),
+        (Action::GoTab(6), "tab_migrate", "tab: migrate (JSON array → JSONL)"),
+        (Action::GoTab(7), "tab_compare", "tab: compare the pair's items"),
         (Action::Up, "up", "up / scroll up"),
         (Action::Down, "down", "down / scroll down"),
         (Action::PageUp, "page_up", "page up"),
@@ -128,7 +132,9 @@ impl Action {
         (Action::LimitUp, "limit_up", "max tokens + step"),
         (Action::LimitType, "limit_type", "type a max-token limit"),
         (Action::LimitNone, "limit_none", "no max-token limit"),
-        (Action::Provider, "provider", "provider: replay / local"),
+        (Action::Provider, "provider", "choose provider and model"),
+        (Action::Migrate, "migrate", "migrate the prompt to JSONL (diff)"),
+        (Action::MigrateWrite, "migrate_write", "write the migrated prompt"),
         (Action::Structured, "structured", "structured output off/native/prompt"),
         (Action::Save, "save", "save the prompt"),
         (Action::Rendered, "rendered", "show the rendered prompt"),
@@ -368,6 +374,8 @@ impl Keymap {
             (c('v'), Action::Rendered),
             (c('n'), Action::NextInput),
             (c('R'), Action::Reload),
+            (c('M'), Action::Migrate),
+            (c('W'), Action::MigrateWrite),
         ];
         for n in 1..=7u8 {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));

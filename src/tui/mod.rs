@@ -53,8 +53,8 @@ pub struct TuiOptions {
     /// Directory of recorded sessions (replays come from here; local runs
     /// are recorded here).
     pub sessions_dir: PathBuf,
-    /// Provider: `local`, `replay`, or `None` for local when installed,
-    /// else replay.
+    /// Provider: `local`, `replay`, a provider configured in cutline.toml,
+    /// or `None` for local when installed, else replay.
     pub provider: Option<String>,
 }
 
@@ -67,17 +67,12 @@ pub fn initial_state(opts: &TuiOptions, keymap: Keymap, theme: theme::Theme, loc
     s.provider = match opts.provider.as_deref() {
         Some("local") => ProviderChoice::Local,
         Some("replay") => ProviderChoice::Replay,
-        Some(other) => {
-            s.error(format!(
-                "provider {other:?} is not available in the workbench yet; using {}",
-                if local_installed { "local" } else { "replay" }
-            ));
-            if local_installed {
-                ProviderChoice::Local
-            } else {
-                ProviderChoice::Replay
-            }
-        }
+        // A configured provider: checked against cutline.toml once the
+        // runner has read it (ProvidersLoaded).
+        Some(other) => ProviderChoice::Configured {
+            name: other.to_owned(),
+            model: None,
+        },
         None if local_installed => ProviderChoice::Local,
         None => ProviderChoice::Replay,
     };
@@ -273,6 +268,7 @@ async fn event_loop(
     state.size = (size.width, size.height);
     runner.apply(Effect::LoadPrompts);
     runner.apply(Effect::LoadSessions);
+    runner.apply(Effect::LoadProviders);
     terminal.draw(|f| view::draw(f, &state))?;
     let result = 'outer: loop {
         let Some(ev) = rx.recv().await else { break Ok(()) };
