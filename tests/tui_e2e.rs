@@ -299,3 +299,51 @@ fn workbench_on_the_local_model_json_lost_jsonl_kept() {
     let n = std::fs::read_dir(sessions.path()).unwrap().count();
     assert!(n >= 1, "no session recorded");
 }
+
+/// Issue 6: a panic on the UI thread (injected through the test-only
+/// `CUTLINE_TEST_PANIC=after-first-frame`) leaves the terminal as it found
+/// it — main screen with what was there before, cursor shown, cooked mode
+/// with echo — reports the panic and the log file, exits 101, and leaves
+/// no escape-sequence debris on the screen.
+#[test]
+fn a_panic_restores_the_terminal() {
+    let Some(t) = Tmux::new("panic") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let bin = env!("CARGO_BIN_EXE_cutline");
+    let cache = dir.path().join("cache");
+    let cmd = format!(
+        "cd '{}' && echo BEFORE_THE_WORKBENCH; env RUST_BACKTRACE=0 CUTLINE_TEST_PANIC=after-first-frame XDG_CACHE_HOME='{}' CUTLINE_CONFIG= '{bin}' --prompts prompts --sessions sessions --provider replay; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?icanon'; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?echo'; echo STTY_DONE; sleep 60",
+        dir.path().display(),
+        cache.display()
+    );
+    t.start(&cmd);
+    let s = t.wait_for("STTY_DONE");
+    assert!(s.contains("EXIT=101"), "not the panic exit code:\n{s}");
+    assert!(
+        s.contains("BEFORE_THE_WORKBENCH"),
+        "the screen before the workbench is gone:\n{s}"
+    );
+    assert!(
+        s.contains("CUTLINE_TEST_PANIC: injected panic after the first frame"),
+        "panic message not reported:\n{s}"
+    );
+    assert!(s.contains("the workbench panicked; log:"), "log path not printed:\n{s}");
+    let lines: Vec<&str> = s.lines().map(str::trim).collect();
+    assert!(lines.contains(&"icanon"), "terminal left in raw mode:\n{s}");
+    assert!(lines.contains(&"echo"), "terminal left without echo:\n{s}");
+    // No workbench frame and no escape debris left on the main screen.
+    assert!(
+        !s.contains("1 Prompts"),
+        "workbench frame left on the main screen:\n{s}"
+    );
+    assert!(
+        !s.contains('\u{1b}') && !s.contains("[?") && !s.contains("^["),
+        "escape debris:\n{s}"
+    );
+    let flags = t.cmd(&["display-message", "-p", "-t", "e2e", "#{alternate_on} #{cursor_flag}"]);
+    assert_eq!(flags.trim(), "0 1", "alternate screen still on or cursor hidden");
+    // The log has the panic too.
+    let log = std::fs::read_to_string(cache.join("cutline").join("tui.log")).unwrap_or_default();
+    assert!(log.contains("panic:"), "log:\n{log}");
+}
