@@ -789,3 +789,49 @@ fn migrate_keys_are_rebindable() {
         [Effect::WriteMigrated { .. }]
     ));
 }
+
+#[test]
+fn a_pinned_run_is_compared_with_the_next_one() {
+    let mut s = state();
+    assert!(send(&mut s, [ch('P')]).is_empty());
+    assert!(s.pinned.is_none());
+    show(
+        &mut s,
+        finished(1, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length),
+    );
+    send(&mut s, [ch('P')]);
+    assert_eq!(s.pinned.as_ref().map(|r| r.id), Some(1));
+    // The same run on show is no pair yet.
+    send(&mut s, [ch('7')]);
+    assert!(s.compare.report.as_ref().unwrap().is_err());
+    // The same prompt at another limit is.
+    show(&mut s, finished(2, &json_prompt(), VALID_ARRAY, FinishReason::Stop));
+    let fx = send(&mut s, [ch('3'), ch('7')]);
+    assert!(
+        matches!(fx.as_slice(), [Effect::LoadGold(ids)] if *ids == vec!["extract-definitions".to_owned()]),
+        "{fx:?}"
+    );
+    let r = s.compare.report.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!((r.a.kept, r.b.kept), (0, 2));
+    assert_eq!((r.total.both, r.total.only_b), (0, 2));
+    assert!(s.compare.labels[0].contains("@ "), "{:?}", s.compare.labels);
+}
+
+#[test]
+fn the_migrate_tab_follows_the_selection() {
+    let mut s = state();
+    send(&mut s, [ch('6')]);
+    assert_eq!(s.migrate.as_ref().unwrap().source.id, "extract-definitions");
+    send(&mut s, [key(KeyCode::PageDown), key(KeyCode::End)]);
+    let top = s.migrate.as_ref().unwrap().top;
+    assert!(top > 0);
+    // Back to the same prompt: the view (and its scroll) is kept.
+    send(&mut s, [ch('1'), ch('6')]);
+    assert_eq!(s.migrate.as_ref().unwrap().top, top);
+    // Another selection: migrated afresh.
+    send(&mut s, [ch('1'), key(KeyCode::Down), key(KeyCode::Down), ch('6')]);
+    let m = s.migrate.as_ref().unwrap();
+    assert_eq!(m.source.id, "extract-graph-jsonl");
+    assert!(m.result.is_err());
+    assert_eq!(m.top, 0);
+}

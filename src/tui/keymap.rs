@@ -83,6 +83,8 @@ pub enum Action {
     Migrate,
     /// Write the migrated prompt next to its source (again to overwrite).
     MigrateWrite,
+    /// Pin the run on show as compare side A (the next run is B).
+    Pin,
     /// Cycle structured output (off / native / prompt).
     Structured,
     /// Save the prompt to its file.
@@ -135,6 +137,7 @@ impl Action {
         (Action::Provider, "provider", "choose provider and model"),
         (Action::Migrate, "migrate", "migrate the prompt to JSONL (diff)"),
         (Action::MigrateWrite, "migrate_write", "write the migrated prompt"),
+        (Action::Pin, "pin", "pin the run as compare side A"),
         (Action::Structured, "structured", "structured output off/native/prompt"),
         (Action::Save, "save", "save the prompt"),
         (Action::Rendered, "rendered", "show the rendered prompt"),
@@ -376,6 +379,7 @@ impl Keymap {
             (c('R'), Action::Reload),
             (c('M'), Action::Migrate),
             (c('W'), Action::MigrateWrite),
+            (c('P'), Action::Pin),
         ];
         for n in 1..=7u8 {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));

@@ -770,6 +770,8 @@ pub struct State {
     pub migrate: Option<MigrateView>,
     /// The Compare tab.
     pub compare: CompareView,
+    /// A finished run pinned as compare side A (the run on show is B).
+    pub pinned: Option<Box<RunView>>,
     /// Next run id.
     pub next_id: u64,
     /// Set once quitting.
@@ -811,6 +813,7 @@ impl State {
             picker: ProviderPicker::default(),
             migrate: None,
             compare: CompareView::default(),
+            pinned: None,
             next_id: 1,
             quit: false,
         }

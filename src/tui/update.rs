@@ -286,6 +286,7 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
             s.tab = Tab::Migrate;
         }
         Action::MigrateWrite => return migrate_write(s),
+        Action::Pin => pin(s),
         Action::Structured => {
             s.structured = match s.structured {
                 None => Some(StructuredPath::Native),
@@ -323,10 +324,17 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
 }
 
 fn go_tab(s: &mut State, t: Tab) -> Vec<Effect> {
-    s.tab = t;
-    if t == Tab::Migrate && s.migrate.is_none() {
-        migrate_selected(s);
+    if t == Tab::Migrate && s.tab != Tab::Migrate {
+        // Migrate what was chosen before switching (the selection, or the
+        // editor's prompt); keep the view (scroll, pending confirm) when it
+        // is the same prompt unchanged.
+        let src = migrate_source(s);
+        s.tab = t;
+        if src.is_none() || s.migrate.as_ref().map(|m| &m.source) != src.as_ref() {
+            migrate_selected_from(s, src);
+        }
     }
+    s.tab = t;
     if t == Tab::Compare {
         return refresh_compare(s);
     }
@@ -856,7 +864,9 @@ fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
             r.recorded = end.recorded;
             let finish = end.finish;
             let mut out = Vec::new();
-            if s.shown.as_ref().is_some_and(|x| x.twins() && !x.live()) {
+            if s.shown.as_ref().is_some_and(|x| !x.live())
+                && (s.pinned.is_some() || s.shown.as_ref().is_some_and(Shown::twins))
+            {
                 out.extend(refresh_compare(s));
             }
             if let Some(rec) = recorded {
@@ -1026,6 +1036,24 @@ fn gold_loaded(
     refresh_compare(s)
 }
 
+fn pin(s: &mut State) {
+    let key = s.keymap.key_for(Action::GoTab(7));
+    match &s.shown {
+        Some(Shown::Single(r)) if !r.live() => {
+            let text = format!(
+                "pinned {} ({}) as compare side A: run another prompt or limit, then {key} compares",
+                r.prompt_id,
+                limit_label(r.max_tokens)
+            );
+            s.pinned = Some(r.clone());
+            s.info(text);
+        }
+        Some(Shown::Single(_)) => s.info("the run is still going: pin it when it ends"),
+        Some(Shown::Twins { .. }) => s.info(format!("a pair is compared as it is: {key}")),
+        None => s.info("nothing to pin: run a prompt first"),
+    }
+}
+
 fn open_picker(s: &mut State) -> Vec<Effect> {
     s.mode = Mode::Picker;
     let cur = (0..s.picker.len()).find(|i| s.picker.choice(*i).is_some_and(|c| c.label() == s.provider.label()));
@@ -1175,7 +1203,12 @@ pub fn migrate_target(src: &PromptConfig, new_id: &str) -> String {
 }
 
 fn migrate_selected(s: &mut State) {
-    let Some(src) = migrate_source(s) else {
+    let src = migrate_source(s);
+    migrate_selected_from(s, src);
+}
+
+fn migrate_selected_from(s: &mut State, src: Option<PromptConfig>) {
+    let Some(src) = src else {
         s.migrate = None;
         s.info("no prompt selected to migrate");
         return;
@@ -1294,15 +1327,22 @@ fn side_of(r: &RunView) -> Result<crate::compare::Side, String> {
     ))
 }
 
-/// Recompute the Compare tab's report for the pair on show; ask for its
-/// gold set when the pair changed.
+/// Recompute the Compare tab's report for the pair on show (twins, or the
+/// pinned run against the run on show); ask for its gold set when the pair
+/// changed.
 fn refresh_compare(s: &mut State) -> Vec<Effect> {
     let c = &mut s.compare;
-    let Some(Shown::Twins { json, jsonl }) = &s.shown else {
+    let pair: Option<(&RunView, &RunView)> = match &s.shown {
+        Some(Shown::Twins { json, jsonl }) => Some((json, jsonl)),
+        Some(Shown::Single(r)) => s.pinned.as_deref().filter(|p| p.id != r.id).map(|p| (p, &**r)),
+        None => None,
+    };
+    let Some((json, jsonl)) = pair else {
         c.report = Some(Err(format!(
-            "Compare needs a pair: {} runs a prompt and its twin, {} on the Migrate tab runs a migration's pair.",
+            "Compare needs a pair:\n· {} runs a prompt and its twin\n· {} on the Migrate tab runs a prompt and its migration\n· {} pins the run on show as side A; the next run you show is side B",
             s.keymap.key_for(Action::Twins),
-            s.keymap.key_for(Action::Twins)
+            s.keymap.key_for(Action::Twins),
+            s.keymap.key_for(Action::Pin)
         )));
         c.ids = None;
         return Vec::new();
@@ -1313,7 +1353,10 @@ fn refresh_compare(s: &mut State) -> Vec<Effect> {
         ));
         return Vec::new();
     }
-    let ids = vec![json.prompt_id.clone(), jsonl.prompt_id.clone()];
+    let mut ids = vec![json.prompt_id.clone()];
+    if jsonl.prompt_id != json.prompt_id {
+        ids.push(jsonl.prompt_id.clone());
+    }
     let mut out = Vec::new();
     if c.gold_for != ids {
         c.gold_for.clone_from(&ids);
@@ -1321,10 +1364,16 @@ fn refresh_compare(s: &mut State) -> Vec<Effect> {
         c.gold_error = None;
         out.push(Effect::LoadGold(ids));
     }
-    c.labels = [
-        format!("{} · {}", json.response_type, json.prompt_id),
-        format!("{} · {}", jsonl.response_type, jsonl.prompt_id),
-    ];
+    let label = |r: &RunView| {
+        format!(
+            "{} · {} @ {}",
+            r.response_type,
+            r.prompt_id,
+            r.max_tokens
+                .map_or_else(|| "no limit".to_owned(), |n| format!("{n} tok"))
+        )
+    };
+    c.labels = [label(json), label(jsonl)];
     if c.ids != Some((json.id, jsonl.id)) {
         c.top = 0;
     }
@@ -1333,9 +1382,9 @@ fn refresh_compare(s: &mut State) -> Vec<Effect> {
         (Ok(a), Ok(b)) => {
             // The JSONL side's schema as loaded, else the pair's as run
             // (a migration not yet written is not in the list).
-            let line_schema = s
-                .prompts
-                .by_id(&jsonl.prompt_id)
+            let line_schema = [&jsonl.prompt_id, &json.prompt_id]
+                .into_iter()
+                .find_map(|id| s.prompts.by_id(id))
                 .and_then(|p| match p.response_type {
                     ResponseType::Jsonl => p.schema.clone(),
                     _ => p.schema.as_ref().and_then(crate::prompt::migrate::line_schema),

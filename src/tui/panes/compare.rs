@@ -140,7 +140,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let c = &s.compare;
     let body: Vec<Line<'static>> = match &c.report {
         Some(Ok(r)) => lines(r, &c.labels, c.gold.as_ref().map(|(f, _)| f.as_str()), theme),
-        Some(Err(e)) => vec![Line::styled(e.clone(), theme.warn())],
+        Some(Err(e)) => e.lines().map(|l| Line::styled(l.to_owned(), theme.warn())).collect(),
         None => vec![Line::from(format!(
             "Nothing to compare yet: run a prompt and its twin as a pair ({}), or run a migration's pair from Migrate (6).",
             s.keymap.key_for(Action::Twins)
