@@ -860,6 +860,10 @@ fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
                 Some(e) => Phase::Failed(e),
                 None => Phase::Done,
             };
+            let failure = match &r.phase {
+                Phase::Failed(e) => Some(e.clone()),
+                _ => None,
+            };
             let recorded = end.recorded.clone();
             r.recorded = end.recorded;
             let finish = end.finish;
@@ -869,7 +873,18 @@ fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
             {
                 out.extend(refresh_compare(s));
             }
-            if let Some(rec) = recorded {
+            if let Some(e) = failure {
+                // The provider failed midway: say why (what arrived is kept,
+                // and recorded when it was).
+                let kept = recorded
+                    .as_ref()
+                    .map(|r| format!(" (recorded as {r})"))
+                    .unwrap_or_default();
+                s.error(format!("run failed: {e}{kept}"));
+                if recorded.is_some() {
+                    out.push(Effect::LoadSessions);
+                }
+            } else if let Some(rec) = recorded {
                 s.info(format!("recorded as {rec}"));
                 out.push(Effect::LoadSessions);
             } else if finish == FinishReason::Length {
