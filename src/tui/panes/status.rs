@@ -84,6 +84,21 @@ pub fn line2(s: &State) -> (String, bool) {
         ),
         Mode::Picker => " provider: ↑/↓ move · Enter chooses · e edits the model · Esc closes".to_owned(),
         Mode::ModelInput => format!(" model: {}▌ — Enter sets · Esc cancels", s.picker.model_input),
+        Mode::Normal if s.tab == super::super::state::Tab::Migrate => format!(
+            " {} migrate the selection · {} write it · {} run original + migration · ↑/↓ scroll · {} provider · {} help",
+            k(Action::Migrate),
+            k(Action::MigrateWrite),
+            k(Action::Twins),
+            k(Action::Provider),
+            k(Action::Help)
+        ),
+        Mode::Normal if s.tab == super::super::state::Tab::Compare => format!(
+            " {} run twins · {} pin the run on show as A · ↑/↓ scroll · {} provider · {} help",
+            k(Action::Twins),
+            k(Action::Pin),
+            k(Action::Provider),
+            k(Action::Help)
+        ),
         Mode::Normal => format!(
             " {} help · {} run · {} twins · {} sweep · {}/{} limit · {} type limit · {} provider · {} quit",
             k(Action::Help),
