@@ -422,12 +422,12 @@ fn compare_union_per_type() {
         "definitions": {"type": "array", "items": {"type": "object", "properties": {"entity": {"type": "string"}, "definition": {"type": "string"}}, "required": ["entity", "definition"]}},
         "relationships": {"type": "array", "items": {"type": "object", "properties": {"subject": {"type": "string"}, "predicate": {"type": "string"}, "object": {"type": "string"}}, "required": ["subject", "predicate", "object"]}}
     }}));
-    let json_text = "{\"definitions\": [{\"entity\": \"leaf\", \"definition\": \"a plant organ\"}], \"relationships\": [{\"subject\": \"leaf\", \"predicate\": \"has\", \"object\": \"stomata\"}, {\"subject\": \"leaf\", \"predicate\": \"is\", \"object\": \"green\"}]}";
-    let jsonl_text = "{\"type\": \"definition\", \"entity\": \"Leaf\", \"definition\": \"a  plant organ\"}\n{\"type\": \"relationship\", \"subject\": \"leaf\", \"predicate\": \"has\", \"object\": \"stomata\"}\n{\"type\": \"relationship\", \"subject\": \"leaf\"}\n{\"type\": \"definition\", \"entity\": \"stomata\", \"definition\": \"pores\"}\n";
+    let array_answer = "{\"definitions\": [{\"entity\": \"leaf\", \"definition\": \"a plant organ\"}], \"relationships\": [{\"subject\": \"leaf\", \"predicate\": \"has\", \"object\": \"stomata\"}, {\"subject\": \"leaf\", \"predicate\": \"is\", \"object\": \"green\"}]}";
+    let lines_answer = "{\"type\": \"definition\", \"entity\": \"Leaf\", \"definition\": \"a  plant organ\"}\n{\"type\": \"relationship\", \"subject\": \"leaf\", \"predicate\": \"has\", \"object\": \"stomata\"}\n{\"type\": \"relationship\", \"subject\": \"leaf\"}\n{\"type\": \"definition\", \"entity\": \"stomata\", \"definition\": \"pores\"}\n";
     let mut s = state();
     s.shown = Some(Shown::Twins {
-        json: Box::new(finished(1, &graph, json_text, FinishReason::Stop)),
-        jsonl: Box::new(finished(2, &union_prompt(), jsonl_text, FinishReason::Stop)),
+        json: Box::new(finished(1, &graph, array_answer, FinishReason::Stop)),
+        jsonl: Box::new(finished(2, &union_prompt(), lines_answer, FinishReason::Stop)),
     });
     send(&mut s, [ch('7')]);
     assert_snapshot!("compare_union_per_type", screen(&s, 110, 24));
