@@ -1,6 +1,7 @@
 //! Frame render time of the workbench's Run tab for a 50,000-line response
 //! against a 100-line one. Panes draw only their visible rows, so the two
-//! should cost about the same per frame.
+//! should cost about the same per frame. Also the Compare tab of a
+//! 50,000-item pair (its report is computed by the reducer, not per frame).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -82,6 +83,26 @@ fn frames(c: &mut Criterion) {
             });
         });
     }
+    // The Compare tab of a 50,000-item pair: the report is computed once by
+    // the reducer; a frame draws the summary (keys listed are capped).
+    let mut s = state(50_000);
+    if let Some(Shown::Single(r)) = s.shown.take() {
+        let mut b = r.clone();
+        b.id = 2;
+        s.shown = Some(Shown::Twins { json: r, jsonl: b });
+    }
+    let _ = cutline::tui::update(
+        &mut s,
+        cutline::tui::Event::Key(ratatui::crossterm::event::KeyEvent::from(
+            ratatui::crossterm::event::KeyCode::Char('7'),
+        )),
+    );
+    let mut term = Terminal::new(TestBackend::new(160, 50)).unwrap();
+    g.bench_function("compare_tab_50000_items", |b| {
+        b.iter(|| {
+            term.draw(|f| cutline::tui::draw(f, black_box(&s))).unwrap();
+        });
+    });
     g.finish();
 }
 

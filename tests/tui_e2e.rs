@@ -299,3 +299,175 @@ fn workbench_on_the_local_model_json_lost_jsonl_kept() {
     let n = std::fs::read_dir(sessions.path()).unwrap().count();
     assert!(n >= 1, "no session recorded");
 }
+
+/// Issue 6: a panic on the UI thread (injected through the test-only
+/// `CUTLINE_TEST_PANIC=after-first-frame`) leaves the terminal as it found
+/// it — main screen with what was there before, cursor shown, cooked mode
+/// with echo — reports the panic and the log file, exits 101, and leaves
+/// no escape-sequence debris on the screen.
+#[test]
+fn a_panic_restores_the_terminal() {
+    let Some(t) = Tmux::new("panic") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let bin = env!("CARGO_BIN_EXE_cutline");
+    let cache = dir.path().join("cache");
+    let cmd = format!(
+        "cd '{}' && echo BEFORE_THE_WORKBENCH; env RUST_BACKTRACE=0 CUTLINE_TEST_PANIC=after-first-frame XDG_CACHE_HOME='{}' CUTLINE_CONFIG= '{bin}' --prompts prompts --sessions sessions --provider replay; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?icanon'; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?echo'; echo STTY_DONE; sleep 60",
+        dir.path().display(),
+        cache.display()
+    );
+    t.start(&cmd);
+    let s = t.wait_for("STTY_DONE");
+    assert!(s.contains("EXIT=101"), "not the panic exit code:\n{s}");
+    assert!(
+        s.contains("BEFORE_THE_WORKBENCH"),
+        "the screen before the workbench is gone:\n{s}"
+    );
+    assert!(
+        s.contains("CUTLINE_TEST_PANIC: injected panic after the first frame"),
+        "panic message not reported:\n{s}"
+    );
+    assert!(s.contains("the workbench panicked; log:"), "log path not printed:\n{s}");
+    let lines: Vec<&str> = s.lines().map(str::trim).collect();
+    assert!(lines.contains(&"icanon"), "terminal left in raw mode:\n{s}");
+    assert!(lines.contains(&"echo"), "terminal left without echo:\n{s}");
+    // No workbench frame and no escape debris left on the main screen.
+    assert!(
+        !s.contains("1 Prompts"),
+        "workbench frame left on the main screen:\n{s}"
+    );
+    assert!(
+        !s.contains('\u{1b}') && !s.contains("[?") && !s.contains("^["),
+        "escape debris:\n{s}"
+    );
+    let flags = t.cmd(&["display-message", "-p", "-t", "e2e", "#{alternate_on} #{cursor_flag}"]);
+    assert_eq!(flags.trim(), "0 1", "alternate screen still on or cursor hidden");
+    // The log has the panic too.
+    let log = std::fs::read_to_string(cache.join("cutline").join("tui.log")).unwrap_or_default();
+    assert!(log.contains("panic:"), "log:\n{log}");
+}
+
+/// Start the binary in `dir` with `CUTLINE_CONFIG` set to `config` (and
+/// extra `env` assignments); the shell reports the exit code after it.
+fn launch_with(t: &Tmux, dir: &Path, config: &Path, env: &str) {
+    let bin = env!("CARGO_BIN_EXE_cutline");
+    let cmd = format!(
+        "cd '{}' && env XDG_CACHE_HOME='{}' CUTLINE_CONFIG='{}' {env} '{bin}' --prompts prompts --sessions sessions --provider replay; echo EXIT=$?; echo STTY_DONE; sleep 60",
+        dir.display(),
+        dir.join("cache").display(),
+        config.display()
+    );
+    t.start(&cmd);
+}
+
+/// Issue 4: providers from cutline.toml in the picker — kind, model, a
+/// missing key named by its variable, never a key's value — chosen from the
+/// keyboard with the model edited; a run on a provider that cannot work
+/// fails with its reason in the status bar instead of taking the workbench
+/// down.
+#[test]
+fn configured_providers_are_chosen_in_the_picker() {
+    let Some(t) = Tmux::new("providers") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let config = dir.path().join("providers.toml");
+    std::fs::write(
+        &config,
+        "[[provider]]\nname = \"gpt\"\nkind = \"openai\"\nmodel = \"gpt-4o-mini\"\napi_key_env = \"CUTLINE_E2E_UNSET_KEY\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\n[[provider]]\nname = \"keyed\"\nkind = \"openai\"\nmodel = \"m1\"\napi_key_env = \"CUTLINE_E2E_SET_KEY\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmax_retries = 0\n",
+    )
+    .unwrap();
+    launch_with(&t, dir.path(), &config, "CUTLINE_E2E_SET_KEY=sk-e2e-secret-value-42");
+    t.wait_for("extract-definitions-jsonl");
+    t.keys(&["p"]);
+    let s = t.wait_for("key missing: $CUTLINE_E2E_UNSET_KEY is not set");
+    assert!(s.contains("openai · model gpt-4o-mini"), "{s}");
+    assert!(s.contains("openai · model m1"), "{s}");
+    // The configured provider without a key: chosen, and a run fails saying why.
+    t.keys(&["Down", "Down", "Enter"]);
+    t.wait_for("gpt gpt-4o-mini │");
+    t.keys(&["r"]);
+    let s = t.wait_for("CUTLINE_E2E_UNSET_KEY");
+    assert!(s.contains("failed"), "{s}");
+    // The one with a key: its model edited in the picker.
+    t.keys(&["p", "Down", "Down", "Down", "e"]);
+    t.wait_for("model: m1");
+    t.keys(&["BSpace", "BSpace", "m", "2", "Enter", "Enter"]);
+    t.wait_for("keyed m2 │");
+    t.keys(&["1", "r"]);
+    let s = t.wait_for("failed");
+    for screen in [&s, &t.screen()] {
+        assert!(
+            !screen.contains("sk-e2e-secret"),
+            "a key's value is on screen:\n{screen}"
+        );
+    }
+    t.keys(&["q"]);
+    let s = t.wait_for("STTY_DONE");
+    assert!(s.contains("EXIT=0"), "{s}");
+}
+
+/// A cutline.toml that does not parse is reported in the workbench with
+/// its file and line, and the workbench keeps working.
+#[test]
+fn a_bad_config_is_shown_not_fatal() {
+    let Some(t) = Tmux::new("badcfg") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let config = dir.path().join("broken.toml");
+    std::fs::write(&config, "[[provider]]\nname = \"x\"\nkind = \n").unwrap();
+    launch_with(&t, dir.path(), &config, "");
+    let s = t.wait_for("provider config not loaded");
+    assert!(s.contains("broken.toml:3:"), "no file:line in:\n{s}");
+    t.keys(&["p"]);
+    let s = t.wait_for("✗ ");
+    assert!(s.contains("broken.toml:3:"), "{s}");
+    t.keys(&["Escape", "t"]);
+    t.wait_for("jsonl: finish");
+    t.keys(&["q"]);
+    let s = t.wait_for("STTY_DONE");
+    assert!(s.contains("EXIT=0"), "{s}");
+}
+
+/// Issue 5 in the real binary: the JSON prompt migrated (diff on screen),
+/// written over its existing twin only after the confirm, the pair run from
+/// the Migrate tab, and compared.
+#[test]
+fn migrate_write_run_the_pair_and_compare() {
+    let Some(t) = Tmux::new("migrate") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    launch(&t, dir.path());
+    if not_wired(&t) {
+        return;
+    }
+    t.wait_for("extract-definitions-jsonl");
+    t.keys(&["/", "d", "e", "f", "i", "n", "Enter"]);
+    t.wait_for("/defin");
+    t.keys(&["j", "M"]);
+    let s = t.wait_for("Migrate extract-definitions → extract-definitions-jsonl");
+    assert!(s.contains("── schema ──"), "{s}");
+    assert!(s.contains("-  \"type\": \"array\","), "{s}");
+    let twin = dir.path().join("prompts").join("extract-definitions-jsonl.toml");
+    let before = std::fs::read_to_string(&twin).unwrap();
+    t.keys(&["W"]);
+    t.wait_for("exists: W again overwrites");
+    assert_eq!(std::fs::read_to_string(&twin).unwrap(), before);
+    t.keys(&["W"]);
+    t.wait_for("✓ written to");
+    let after = std::fs::read_to_string(&twin).unwrap();
+    assert_ne!(after, before);
+    assert!(after.contains("twin = \"extract-definitions\""), "{after}");
+    t.keys(&["t"]);
+    t.wait_for("jsonl: finish stop");
+    t.keys(&["7"]);
+    let s = t.wait_for("Compare A vs B");
+    assert!(s.contains("kept 3"), "{s}");
+    assert!(
+        s.lines().any(|l| l.contains("total") && l.contains("3     3      3")),
+        "{s}"
+    );
+    t.keys(&["q"]);
+    let s = t.wait_for("STTY_DONE");
+    assert!(s.contains("EXIT=0"), "{s}");
+}

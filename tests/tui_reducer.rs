@@ -284,13 +284,13 @@ fn sweep_cursor_recuts_both_panes() {
 #[test]
 fn local_not_installed_names_the_setup_command() {
     let mut s = state();
-    send(&mut s, [ch('p')]);
+    send(&mut s, [ch('p'), key(KeyCode::Down), key(KeyCode::Enter)]);
     assert_eq!(s.provider, ProviderChoice::Local);
     let m = s.message.clone().unwrap();
     assert!(m.error && m.text.contains("cutline setup local"), "{m:?}");
     let fx = send(&mut s, [ch('r')]);
     assert!(start_ids(&fx).is_empty());
-    send(&mut s, [ch('p')]);
+    send(&mut s, [ch('p'), key(KeyCode::Up), key(KeyCode::Enter)]);
     assert_eq!(s.provider, ProviderChoice::Replay);
 }
 
@@ -553,4 +553,339 @@ fn next_sample_input_is_what_runs() {
     }
     send(&mut s, [ch('2'), ch('n')]);
     assert_eq!(s.editor.as_ref().unwrap().input_name.as_deref(), Some("photosynthesis"));
+}
+
+fn configured_entries() -> Vec<cutline::tui::event::ProviderEntry> {
+    use cutline::llm::config::{Kind, ProviderConfig};
+    let mut a = ProviderConfig::new("openai", Kind::Openai);
+    a.model = Some("gpt-4o-mini".into());
+    let b = ProviderConfig::new("claude", Kind::Anthropic);
+    vec![
+        cutline::tui::event::ProviderEntry {
+            config: a,
+            key_set: true,
+        },
+        cutline::tui::event::ProviderEntry {
+            config: b,
+            key_set: false,
+        },
+    ]
+}
+
+#[test]
+fn provider_picker_chooses_a_configured_provider_and_its_model() {
+    let mut s = state();
+    let fx = send(&mut s, [ch('p')]);
+    assert!(matches!(fx.as_slice(), [Effect::LoadProviders]));
+    assert_eq!(s.mode, Mode::Picker);
+    send(&mut s, [Event::ProvidersLoaded(Ok(configured_entries()))]);
+    // Row 2 is the first configured provider; e edits its model.
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Down), ch('e')]);
+    assert_eq!(s.mode, Mode::ModelInput);
+    assert_eq!(s.picker.model_input, "gpt-4o-mini");
+    for _ in 0.."mini".len() {
+        send(&mut s, [key(KeyCode::Backspace)]);
+    }
+    send(&mut s, [ch('o'), key(KeyCode::Enter)]);
+    assert_eq!(s.mode, Mode::Picker);
+    send(&mut s, [key(KeyCode::Enter)]);
+    assert_eq!(s.mode, Mode::Normal);
+    assert_eq!(
+        s.provider,
+        ProviderChoice::Configured {
+            name: "openai".into(),
+            model: Some("gpt-4o-o".into())
+        }
+    );
+    // Runs go to it.
+    let fx = send(&mut s, [ch('r')]);
+    let job = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Start(j) => Some(j.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(job.provider, s.provider);
+    // A provider whose key is missing can be chosen, with an error saying so.
+    send(&mut s, [ch('p'), key(KeyCode::End), key(KeyCode::Enter)]);
+    let m = s.message.clone().unwrap();
+    assert!(m.error && m.text.contains("$ANTHROPIC_API_KEY is not set"), "{m:?}");
+    // Esc closes without choosing.
+    send(&mut s, [ch('p'), key(KeyCode::Home), key(KeyCode::Esc)]);
+    assert_eq!(s.mode, Mode::Normal);
+    assert_eq!(s.provider.label(), "claude");
+}
+
+#[test]
+fn a_bad_provider_config_is_reported_and_falls_back() {
+    let opts = cutline::tui::TuiOptions {
+        provider: Some("openai".into()),
+        ..Default::default()
+    };
+    let mut s = cutline::tui::initial_state(
+        &opts,
+        Keymap::defaults(),
+        cutline::tui::theme::Theme { color: false },
+        false,
+    );
+    assert_eq!(s.provider.label(), "openai");
+    send(
+        &mut s,
+        [Event::ProvidersLoaded(Err("./cutline.toml:3:9: expected `=`".into()))],
+    );
+    let m = s.message.clone().unwrap();
+    assert!(m.error && m.text.contains("cutline.toml:3:9"), "{m:?}");
+    assert_eq!(s.picker.error.as_deref(), Some("./cutline.toml:3:9: expected `=`"));
+    // Known at start by name: picks up the configured model once loaded.
+    let mut s = cutline::tui::initial_state(
+        &opts,
+        Keymap::defaults(),
+        cutline::tui::theme::Theme { color: false },
+        false,
+    );
+    send(&mut s, [Event::ProvidersLoaded(Ok(configured_entries()))]);
+    assert_eq!(
+        s.provider,
+        ProviderChoice::Configured {
+            name: "openai".into(),
+            model: Some("gpt-4o-mini".into())
+        }
+    );
+}
+
+#[test]
+fn migrate_writes_with_confirm_and_runs_the_pair() {
+    use cutline::tui::event::WriteOutcome;
+    let mut s = state();
+    send(&mut s, [ch('M')]);
+    assert_eq!(s.tab, Tab::Migrate);
+    let m = s.migrate.as_ref().unwrap();
+    assert_eq!(m.target, "prompts/extract-definitions-jsonl.toml");
+    assert!(m.result.is_ok());
+    let fx = send(&mut s, [ch('W')]);
+    match fx.as_slice() {
+        [Effect::WriteMigrated { config, overwrite }] => {
+            assert!(!overwrite);
+            assert_eq!(config.id, "extract-definitions-jsonl");
+            assert_eq!(config.origin.file, "prompts/extract-definitions-jsonl.toml");
+            assert_eq!(config.twin.as_deref(), Some("extract-definitions"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // It exists: nothing written until the key again.
+    let fx = send(
+        &mut s,
+        [Event::MigrateWritten(WriteOutcome::Exists(
+            "prompts/extract-definitions-jsonl.toml".into(),
+        ))],
+    );
+    assert!(fx.is_empty());
+    assert!(s.migrate.as_ref().unwrap().confirm_overwrite);
+    let fx = send(&mut s, [ch('W')]);
+    assert!(matches!(fx.as_slice(), [Effect::WriteMigrated { overwrite: true, .. }]));
+    let fx = send(
+        &mut s,
+        [Event::MigrateWritten(WriteOutcome::Written(
+            "prompts/extract-definitions-jsonl.toml".into(),
+        ))],
+    );
+    assert!(matches!(fx.as_slice(), [Effect::LoadPrompts]));
+    // t on the Migrate tab runs the original and the migration as a pair.
+    send(&mut s, [ch('6')]);
+    let fx = send(&mut s, [ch('t')]);
+    let ids: Vec<(String, cutline::prompt::ResponseType)> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Start(j) => match &j.source {
+                Source::Prompt(sp) => Some((sp.prompt.id.clone(), sp.prompt.response_type)),
+                Source::Recording { .. } => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("extract-definitions".into(), cutline::prompt::ResponseType::Json),
+            ("extract-definitions-jsonl".into(), cutline::prompt::ResponseType::Jsonl)
+        ]
+    );
+    assert!(s.shown.as_ref().unwrap().twins());
+    // A JSONL prompt has no migration; writing says so.
+    send(&mut s, [ch('1'), key(KeyCode::Down), ch('M')]);
+    assert!(s.migrate.as_ref().unwrap().result.is_err());
+    assert!(send(&mut s, [ch('W')]).is_empty());
+    assert!(s.message.as_ref().unwrap().error);
+}
+
+#[test]
+fn a_finished_pair_is_compared_with_its_gold_set() {
+    let mut s = state();
+    let fx = send(&mut s, [ch('t')]);
+    let ids = start_ids(&fx);
+    let (ma, ea) = stream(&json_prompt(), TRUNCATED_ARRAY, 7, FinishReason::Length);
+    let (mb, eb) = stream(&jsonl_prompt(), JSONL_WITH_ERRORS, 7, FinishReason::Length);
+    for m in ma {
+        send(&mut s, [Event::Run { id: ids[0], msg: m }]);
+    }
+    for m in mb {
+        send(&mut s, [Event::Run { id: ids[1], msg: m }]);
+    }
+    assert!(send(&mut s, [Event::Run { id: ids[0], msg: ea }]).is_empty());
+    let fx = send(&mut s, [Event::Run { id: ids[1], msg: eb }]);
+    let want = vec!["extract-definitions".to_owned(), "extract-definitions-jsonl".to_owned()];
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::LoadGold(v) if *v == want)),
+        "{fx:?}"
+    );
+    let r = s.compare.report.as_ref().unwrap().as_ref().unwrap();
+    // The array was cut: a strict consumer keeps nothing, three were lost.
+    assert_eq!(r.a.kept, 0);
+    assert_eq!(r.a.lost_to_truncation, 3);
+    assert_eq!(r.b.kept, 2);
+    assert!(r.total.gold.is_none());
+    let gold = vec![serde_json::json!({"entity": "photosynthesis", "definition": "how plants make sugar from light"})];
+    send(
+        &mut s,
+        [Event::GoldLoaded {
+            ids: want,
+            result: Ok(Some(("gold.jsonl".into(), gold))),
+        }],
+    );
+    let r = s.compare.report.as_ref().unwrap().as_ref().unwrap();
+    let [a, b] = r.total.gold.clone().unwrap();
+    assert_eq!((a.true_positives, b.true_positives), (0, 1));
+    // A gold set for another pair is ignored.
+    send(
+        &mut s,
+        [Event::GoldLoaded {
+            ids: vec!["other".into()],
+            result: Err("bad".into()),
+        }],
+    );
+    assert!(s.compare.gold_error.is_none());
+    // Scrolling the tab never panics.
+    send(
+        &mut s,
+        [ch('7'), key(KeyCode::PageDown), key(KeyCode::End), key(KeyCode::Home)],
+    );
+}
+
+#[test]
+fn migrate_keys_are_rebindable() {
+    let mut s = state();
+    let mut km = Keymap::defaults();
+    let t: toml::Table = "migrate = \"F6\"\nmigrate_write = \"ctrl-w\"".parse().unwrap();
+    assert!(km.apply_table(&t).is_empty());
+    s.keymap = km;
+    send(&mut s, [ch('M')]);
+    assert!(s.migrate.is_none());
+    send(&mut s, [key(KeyCode::F(6))]);
+    assert!(s.migrate.is_some());
+    assert!(send(&mut s, [ch('W')]).is_empty());
+    assert!(matches!(
+        send(&mut s, [ctrl('w')]).as_slice(),
+        [Effect::WriteMigrated { .. }]
+    ));
+}
+
+#[test]
+fn a_pinned_run_is_compared_with_the_next_one() {
+    let mut s = state();
+    assert!(send(&mut s, [ch('P')]).is_empty());
+    assert!(s.pinned.is_none());
+    show(
+        &mut s,
+        finished(1, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length),
+    );
+    send(&mut s, [ch('P')]);
+    assert_eq!(s.pinned.as_ref().map(|r| r.id), Some(1));
+    // The same run on show is no pair yet.
+    send(&mut s, [ch('7')]);
+    assert!(s.compare.report.as_ref().unwrap().is_err());
+    // The same prompt at another limit is.
+    show(&mut s, finished(2, &json_prompt(), VALID_ARRAY, FinishReason::Stop));
+    let fx = send(&mut s, [ch('3'), ch('7')]);
+    assert!(
+        matches!(fx.as_slice(), [Effect::LoadGold(ids)] if *ids == vec!["extract-definitions".to_owned()]),
+        "{fx:?}"
+    );
+    let r = s.compare.report.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!((r.a.kept, r.b.kept), (0, 2));
+    assert_eq!((r.total.both, r.total.only_b), (0, 2));
+    assert!(s.compare.labels[0].contains("@ "), "{:?}", s.compare.labels);
+}
+
+#[test]
+fn the_migrate_tab_follows_the_selection() {
+    let mut s = state();
+    send(&mut s, [ch('6')]);
+    assert_eq!(s.migrate.as_ref().unwrap().source.id, "extract-definitions");
+    send(&mut s, [key(KeyCode::PageDown), key(KeyCode::End)]);
+    let top = s.migrate.as_ref().unwrap().top;
+    assert!(top > 0);
+    // Back to the same prompt: the view (and its scroll) is kept.
+    send(&mut s, [ch('1'), ch('6')]);
+    assert_eq!(s.migrate.as_ref().unwrap().top, top);
+    // Another selection: migrated afresh.
+    send(&mut s, [ch('1'), key(KeyCode::Down), key(KeyCode::Down), ch('6')]);
+    let m = s.migrate.as_ref().unwrap();
+    assert_eq!(m.source.id, "extract-graph-jsonl");
+    assert!(m.result.is_err());
+    assert_eq!(m.top, 0);
+}
+
+/// No sequence of keys, resizes and results panics the reducer or a frame:
+/// a seeded random walk over every bound key (and typing keys) through
+/// every tab and mode, drawing at sizes down to a single cell.
+#[test]
+fn random_keys_and_sizes_never_panic() {
+    use ratatui::crossterm::event::KeyEvent;
+    let codes: Vec<KeyCode> = "qtrsWMPpe?/mn0123456789+-=<>[]hjklgGvoiRx "
+        .chars()
+        .map(KeyCode::Char)
+        .chain([
+            KeyCode::Enter,
+            KeyCode::Esc,
+            KeyCode::Tab,
+            KeyCode::BackTab,
+            KeyCode::Up,
+            KeyCode::Down,
+            KeyCode::Left,
+            KeyCode::Right,
+            KeyCode::Home,
+            KeyCode::End,
+            KeyCode::PageUp,
+            KeyCode::PageDown,
+            KeyCode::Backspace,
+        ])
+        .collect();
+    let sizes = [(1u16, 1u16), (10, 5), (40, 12), (100, 30), (200, 60)];
+    for seed in 0..6u64 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut s = state();
+        s.shown = Some(Shown::Twins {
+            json: Box::new(finished(90, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length)),
+            jsonl: Box::new(finished(91, &jsonl_prompt(), JSONL_WITH_ERRORS, FinishReason::Length)),
+        });
+        send(&mut s, [Event::ProvidersLoaded(Ok(configured_entries()))]);
+        for i in 0..600 {
+            let code = codes[rng.usize(..codes.len())];
+            let mods = if rng.u8(..10) == 0 {
+                KeyModifiers::SHIFT
+            } else {
+                KeyModifiers::NONE
+            };
+            // Ctrl-C quits: leave it out so the walk goes on.
+            let _ = update(&mut s, Event::Key(KeyEvent::new(code, mods)));
+            s.quit = false;
+            if i % 50 == 0 {
+                let (w, h) = sizes[rng.usize(..sizes.len())];
+                let _ = update(&mut s, Event::Resize(w, h));
+                let _ = screen(&s, w, h);
+            }
+        }
+        let _ = screen(&s, 100, 30);
+    }
 }

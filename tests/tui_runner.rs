@@ -200,3 +200,105 @@ async fn edits_are_saved_to_the_prompt_file() {
     assert!(back.contains("NB Define:"), "{back}");
     assert!(!s.editor.as_ref().unwrap().dirty);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_is_written_next_to_its_source_and_reloaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("people.toml"),
+        r#"id = "people"
+response-type = "json"
+prompt = """
+List the people as a JSON array.
+{{text}}
+"""
+schema = '{"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}'
+
+[[input]]
+name = "a"
+text = "Ada met Alan."
+"#,
+    )
+    .unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, prompts.clone(), dir.path().to_owned(), Instant::now());
+    let mut s = state();
+    s.prompts_dir = prompts.clone();
+    drive(&mut s, &mut runner, &mut rx, vec![Effect::LoadPrompts], |s| {
+        s.prompts.prompts.len() == 1
+    })
+    .await;
+    let fx = send(&mut s, [ch('M'), ch('W')]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| s.prompts.prompts.len() == 2).await;
+    let file = prompts.join("people-jsonl.toml");
+    assert_eq!(
+        s.migrate.as_ref().unwrap().written.as_deref(),
+        Some(file.display().to_string().as_str())
+    );
+    let new = s.prompts.by_id("people-jsonl").unwrap();
+    assert_eq!(new.response_type, cutline::prompt::ResponseType::Jsonl);
+    assert_eq!(new.twin.as_deref(), Some("people"));
+    assert_eq!(
+        new.schema,
+        Some(serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}))
+    );
+    // Again: the file exists, nothing is written until confirmed.
+    std::fs::write(&file, "# hand edits\n").unwrap();
+    let fx = send(&mut s, [ch('W')]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.migrate.as_ref().unwrap().confirm_overwrite
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "# hand edits\n");
+    let fx = send(&mut s, [ch('W')]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        !s.migrate.as_ref().unwrap().confirm_overwrite
+            && s.message.as_ref().is_some_and(|m| m.text.starts_with("wrote"))
+    })
+    .await;
+    assert!(std::fs::read_to_string(&file).unwrap().contains("people-jsonl"));
+    // No temp files left beside it.
+    let names: Vec<String> = std::fs::read_dir(&prompts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gold_set_of_the_pair_is_found_and_scored() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    let gold = prompts.join("gold");
+    std::fs::create_dir_all(&gold).unwrap();
+    // Only the JSON prompt has a gold set: its twin uses it.
+    std::fs::write(
+        gold.join("extract-definitions.jsonl"),
+        "{\"entity\": \"Photosynthesis\", \"definition\": \"how plants make sugar from light\"}\n\n{\"entity\": \"stomata\", \"definition\": \"pores\"}\n",
+    )
+    .unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, prompts.clone(), dir.path().to_owned(), Instant::now());
+    let mut s = state();
+    s.shown = Some(cutline::tui::state::Shown::Twins {
+        json: Box::new(finished(1, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length)),
+        jsonl: Box::new(finished(2, &jsonl_prompt(), JSONL_WITH_ERRORS, FinishReason::Length)),
+    });
+    let fx = send(&mut s, [ch('7')]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.compare.gold.is_some() || s.compare.gold_error.is_some()
+    })
+    .await;
+    let r = s.compare.report.as_ref().unwrap().as_ref().unwrap();
+    let [a, b] = r.total.gold.clone().unwrap();
+    assert_eq!((a.gold, a.true_positives), (2, 0));
+    // Keys are normalised: "Photosynthesis" matches "photosynthesis".
+    assert_eq!((b.gold, b.true_positives, b.predicted), (2, 1, 2));
+    // A malformed gold file names its file and line; none is no error.
+    std::fs::write(gold.join("bad.jsonl"), "{\"a\": 1}\nnot json\n").unwrap();
+    let err = cutline::tui::runner::load_gold(&gold, &["bad".into()]).unwrap_err();
+    assert!(err.contains("bad.jsonl:2:"), "{err}");
+    assert_eq!(cutline::tui::runner::load_gold(&gold, &["none".into()]), Ok(None));
+}

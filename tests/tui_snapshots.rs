@@ -211,13 +211,139 @@ fn help_lists_every_key() {
     assert_snapshot!("help", out);
 }
 
-#[test]
-fn placeholders_say_so() {
+/// A JSON prompt whose template needs a hand check (a union: object of two
+/// arrays; the word "arrays" cannot be rewritten with confidence).
+fn union_json_prompt() -> cutline::prompt::PromptConfig {
+    let mut p = json_prompt();
+    p.id = "extract-things".into();
+    p.twin = None;
+    p.schema = Some(serde_json::json!({"type": "object", "properties": {
+        "entities": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}},
+        "relationships": {"type": "array", "items": {"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}}, "required": ["from", "to"]}}
+    }}));
+    p.template = "Answer with one JSON object with the arrays \"entities\" and \"relationships\".\nOutput:\n{\n  \"entities\": [{\"name\": \"A\"}],\n  \"relationships\": [{\"from\": \"A\", \"to\": \"B\"}]\n}\n###\n{{text}}\n".into();
+    p.origin.file = "prompts/extract-things.toml".into();
+    p
+}
+
+fn with_prompt(p: cutline::prompt::PromptConfig) -> cutline::tui::State {
     let mut s = state();
+    send(
+        &mut s,
+        [Event::PromptsLoaded {
+            prompts: vec![p],
+            errors: vec![],
+            warnings: vec![],
+        }],
+    );
+    s
+}
+
+#[test]
+fn migrate_states() {
+    // Nothing selected to migrate yet: the tab says how.
+    let mut s = with_prompt(jsonl_prompt());
     send(&mut s, [ch('6')]);
-    assert_snapshot!("migrate", screen(&s, 100, 14));
+    assert_snapshot!("migrate_not_json", screen(&s, 100, 12));
+    // A clean migration: the item schema moves to the line.
+    let mut s = state();
+    send(&mut s, [ch('M')]);
+    assert_snapshot!("migrate_clean", screen(&s, 110, 40));
+    // A union with a flag at its template line.
+    let mut s = with_prompt(union_json_prompt());
+    send(&mut s, [ch('M')]);
+    assert_snapshot!("migrate_flags", screen(&s, 110, 40));
+    // A schema part with no per-line form.
+    let mut p = json_prompt();
+    p.schema = Some(serde_json::json!({"type": "array", "minItems": 1, "items": item_schema()}));
+    let mut s = with_prompt(p);
+    send(&mut s, [ch('M')]);
+    assert_snapshot!("migrate_unconvertible", screen(&s, 110, 24));
+    // The file exists: a second press confirms.
+    send(
+        &mut s,
+        [Event::MigrateWritten(cutline::tui::event::WriteOutcome::Exists(
+            "prompts/extract-definitions-jsonl.toml".into(),
+        ))],
+    );
+    assert_snapshot!("migrate_confirm_overwrite", screen(&s, 110, 8));
+}
+
+#[test]
+fn compare_states() {
+    let mut s = state();
     send(&mut s, [ch('7')]);
-    assert_snapshot!("compare", screen(&s, 100, 14));
+    assert_snapshot!("compare_needs_a_pair", screen(&s, 100, 10));
+    let mut s = twins_state();
+    send(&mut s, [ch('7')]);
+    assert_snapshot!("compare_twins_truncated", screen(&s, 110, 30));
+    let gold = vec![
+        serde_json::json!({"entity": "photosynthesis", "definition": "how plants make sugar from light"}),
+        serde_json::json!({"entity": "stomata", "definition": "pores"}),
+    ];
+    send(
+        &mut s,
+        [Event::GoldLoaded {
+            ids: vec!["extract-definitions".into(), "extract-definitions-jsonl".into()],
+            result: Ok(Some(("prompts/gold/extract-definitions.jsonl".into(), gold))),
+        }],
+    );
+    assert_snapshot!("compare_with_gold", screen(&s, 110, 30));
+}
+
+#[test]
+fn provider_picker() {
+    use cutline::llm::config::{Kind, ProviderConfig};
+    use cutline::tui::event::ProviderEntry;
+    let mut s = state();
+    send(&mut s, [ch('p')]);
+    let mut openai = ProviderConfig::new("openai", Kind::Openai);
+    openai.model = Some("gpt-4o-mini".into());
+    let mut claude = ProviderConfig::new("claude", Kind::Anthropic);
+    claude.model = Some("claude-3-5-haiku-latest".into());
+    claude.api_key_env = Some("MY_ANTHROPIC_KEY".into());
+    send(
+        &mut s,
+        [Event::ProvidersLoaded(Ok(vec![
+            ProviderEntry {
+                config: openai,
+                key_set: true,
+            },
+            ProviderEntry {
+                config: claude,
+                key_set: false,
+            },
+        ]))],
+    );
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Down), key(KeyCode::Down)]);
+    assert_snapshot!("provider_picker", screen(&s, 110, 20));
+    send(&mut s, [key(KeyCode::Enter)]);
+    assert_snapshot!("provider_chosen_key_missing", screen(&s, 110, 6));
+    let mut s = state();
+    send(
+        &mut s,
+        [
+            ch('p'),
+            Event::ProvidersLoaded(Err("./cutline.toml:3:9: expected `=`".into())),
+        ],
+    );
+    assert_snapshot!("provider_config_error", screen(&s, 110, 16));
+}
+
+#[test]
+fn editor_wraps_long_lines() {
+    let mut p = json_prompt();
+    p.template = format!(
+        "{}\n{}\n{{{{ text }}}}",
+        "Extract every definition of a term from the text below, keeping the author's wording where possible. "
+            .repeat(2),
+        "日本語の長い説明文です。".repeat(8)
+    );
+    let mut s = with_prompt(p);
+    send(&mut s, [key(KeyCode::Enter)]);
+    let out = screen(&s, 80, 16);
+    assert!(out.contains("wording"), "{out}");
+    assert_snapshot!("edit_wrapped", out);
 }
 
 #[test]
@@ -225,7 +351,10 @@ fn status_bar_modes() {
     let mut s = state();
     send(&mut s, [ch('m'), ch('1'), ch('2')]);
     assert_snapshot!("status_limit_input", screen(&s, 100, 8));
-    send(&mut s, [key(KeyCode::Esc), ch('p')]);
+    send(
+        &mut s,
+        [key(KeyCode::Esc), ch('p'), key(KeyCode::Down), key(KeyCode::Enter)],
+    );
     assert_snapshot!("status_local_missing", screen(&s, 140, 8));
 }
 
@@ -282,4 +411,24 @@ fn run_failed_to_start() {
         }],
     );
     assert_snapshot!("run_failed", screen(&s, 100, 16));
+}
+
+/// A `type` union: the JSON object of arrays against its JSONL twin, per type.
+#[test]
+fn compare_union_per_type() {
+    let mut graph = json_prompt();
+    graph.id = "extract-graph".into();
+    graph.schema = Some(serde_json::json!({"type": "object", "properties": {
+        "definitions": {"type": "array", "items": {"type": "object", "properties": {"entity": {"type": "string"}, "definition": {"type": "string"}}, "required": ["entity", "definition"]}},
+        "relationships": {"type": "array", "items": {"type": "object", "properties": {"subject": {"type": "string"}, "predicate": {"type": "string"}, "object": {"type": "string"}}, "required": ["subject", "predicate", "object"]}}
+    }}));
+    let array_answer = "{\"definitions\": [{\"entity\": \"leaf\", \"definition\": \"a plant organ\"}], \"relationships\": [{\"subject\": \"leaf\", \"predicate\": \"has\", \"object\": \"stomata\"}, {\"subject\": \"leaf\", \"predicate\": \"is\", \"object\": \"green\"}]}";
+    let lines_answer = "{\"type\": \"definition\", \"entity\": \"Leaf\", \"definition\": \"a  plant organ\"}\n{\"type\": \"relationship\", \"subject\": \"leaf\", \"predicate\": \"has\", \"object\": \"stomata\"}\n{\"type\": \"relationship\", \"subject\": \"leaf\"}\n{\"type\": \"definition\", \"entity\": \"stomata\", \"definition\": \"pores\"}\n";
+    let mut s = state();
+    s.shown = Some(Shown::Twins {
+        json: Box::new(finished(1, &graph, array_answer, FinishReason::Stop)),
+        jsonl: Box::new(finished(2, &union_prompt(), lines_answer, FinishReason::Stop)),
+    });
+    send(&mut s, [ch('7')]);
+    assert_snapshot!("compare_union_per_type", screen(&s, 110, 24));
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 use serde_json::Value;
 
+use crate::llm::config::ProviderConfig;
 use crate::llm::{FinishReason, Usage};
 use crate::output::json::{JsonAnalysis, SalvagedElement};
 use crate::output::jsonl::{JsonlAnalysis, LineOutcome};
@@ -51,8 +52,42 @@ pub enum Event {
     SweepReady(Box<SweepData>),
     /// Whether the local model is installed (checked at start).
     LocalInstalled(bool),
+    /// The providers configured in cutline.toml, or why the config did not
+    /// load (`file:line:col: cause`).
+    ProvidersLoaded(Result<Vec<ProviderEntry>, String>),
+    /// A gold set for the compared pair: the file and its items, `None`
+    /// when neither prompt has one, or why it did not load.
+    GoldLoaded {
+        /// The prompt ids it was looked up for (the pair on show).
+        ids: Vec<String>,
+        /// `(file, items)`, none, or the error.
+        result: Result<Option<(String, Vec<Value>)>, String>,
+    },
+    /// The migrated prompt was written (or not).
+    MigrateWritten(WriteOutcome),
     /// SIGTERM, SIGINT or SIGHUP: leave now.
     Terminate,
+}
+
+/// A configured provider as the picker shows it. Holds whether its key
+/// variable is set, never the key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderEntry {
+    /// The provider's config (the name of its key variable, no key).
+    pub config: ProviderConfig,
+    /// True when its key variable is set (or the kind needs no key).
+    pub key_set: bool,
+}
+
+/// How writing a migrated prompt went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// Written to this file.
+    Written(String),
+    /// The file exists and overwriting was not confirmed.
+    Exists(String),
+    /// The write failed.
+    Failed(String),
 }
 
 /// News of one run, from the effects runner.
@@ -106,20 +141,31 @@ pub struct RunEnd {
 }
 
 /// Which provider runs prompts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProviderChoice {
     /// Recorded runs from the sessions directory, cut at the limit.
     Replay,
     /// The managed llama-server with Gemma 3 270M.
     Local,
+    /// A provider configured in cutline.toml, by name, with the model chosen
+    /// in the workbench (`None`: the configured one). The runner reads the
+    /// config and builds it per run, so an edited config or a missing key
+    /// is a failed run with its message, never a crash.
+    Configured {
+        /// The provider's name in cutline.toml.
+        name: String,
+        /// The model chosen in the workbench.
+        model: Option<String>,
+    },
 }
 
 impl ProviderChoice {
     /// Its name.
-    pub fn label(self) -> &'static str {
+    pub fn label(&self) -> &str {
         match self {
             Self::Replay => "replay",
             Self::Local => "local",
+            Self::Configured { name, .. } => name,
         }
     }
 }
@@ -212,6 +258,19 @@ pub enum Effect {
     Save(Box<PromptConfig>),
     /// Compute a sweep.
     Sweep(Box<SweepJob>),
+    /// Read the configured providers (cutline.toml) and which keys are set.
+    LoadProviders,
+    /// Look for a gold set `gold/<id>.jsonl` under the prompts directory,
+    /// trying `ids` in order.
+    LoadGold(Vec<String>),
+    /// Write a migrated prompt to `origin.file` atomically; unless
+    /// `overwrite`, an existing file is left alone and reported.
+    WriteMigrated {
+        /// The migrated prompt, its origin set to the new file.
+        config: Box<PromptConfig>,
+        /// The author confirmed replacing an existing file.
+        overwrite: bool,
+    },
     /// Leave the workbench.
     Quit,
 }

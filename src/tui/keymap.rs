@@ -77,8 +77,14 @@ pub enum Action {
     LimitType,
     /// No max-token limit.
     LimitNone,
-    /// Switch provider (replay / local).
+    /// Open the provider picker (replay, local, configured providers).
     Provider,
+    /// Migrate the selected JSON-array prompt to JSONL (Migrate tab).
+    Migrate,
+    /// Write the migrated prompt next to its source (again to overwrite).
+    MigrateWrite,
+    /// Pin the run on show as compare side A (the next run is B).
+    Pin,
     /// Cycle structured output (off / native / prompt).
     Structured,
     /// Save the prompt to its file.
@@ -103,8 +109,8 @@ impl Action {
         (Action::GoTab(3), "tab_run", "tab: run (response, JSON, JSONL)"),
         (Action::GoTab(4), "tab_sweep", "tab: sweep"),
         (Action::GoTab(5), "tab_sessions", "tab: sessions"),
-        (Action::GoTab(6), "tab_migrate", "tab: migrate (arriving later)"),
-        (Action::GoTab(7), "tab_compare", "tab: compare (arriving later)"),
+        (Action::GoTab(6), "tab_migrate", "tab: migrate (JSON array → JSONL)"),
+        (Action::GoTab(7), "tab_compare", "tab: compare the pair's items"),
         (Action::Up, "up", "up / scroll up"),
         (Action::Down, "down", "down / scroll down"),
         (Action::PageUp, "page_up", "page up"),
@@ -128,7 +134,10 @@ impl Action {
         (Action::LimitUp, "limit_up", "max tokens + step"),
         (Action::LimitType, "limit_type", "type a max-token limit"),
         (Action::LimitNone, "limit_none", "no max-token limit"),
-        (Action::Provider, "provider", "provider: replay / local"),
+        (Action::Provider, "provider", "choose provider and model"),
+        (Action::Migrate, "migrate", "migrate the prompt to JSONL (diff)"),
+        (Action::MigrateWrite, "migrate_write", "write the migrated prompt"),
+        (Action::Pin, "pin", "pin the run as compare side A"),
         (Action::Structured, "structured", "structured output off/native/prompt"),
         (Action::Save, "save", "save the prompt"),
         (Action::Rendered, "rendered", "show the rendered prompt"),
@@ -368,6 +377,9 @@ impl Keymap {
             (c('v'), Action::Rendered),
             (c('n'), Action::NextInput),
             (c('R'), Action::Reload),
+            (c('M'), Action::Migrate),
+            (c('W'), Action::MigrateWrite),
+            (c('P'), Action::Pin),
         ];
         for n in 1..=7u8 {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));

@@ -53,8 +53,8 @@ pub struct TuiOptions {
     /// Directory of recorded sessions (replays come from here; local runs
     /// are recorded here).
     pub sessions_dir: PathBuf,
-    /// Provider: `local`, `replay`, or `None` for local when installed,
-    /// else replay.
+    /// Provider: `local`, `replay`, a provider configured in cutline.toml,
+    /// or `None` for local when installed, else replay.
     pub provider: Option<String>,
 }
 
@@ -67,17 +67,12 @@ pub fn initial_state(opts: &TuiOptions, keymap: Keymap, theme: theme::Theme, loc
     s.provider = match opts.provider.as_deref() {
         Some("local") => ProviderChoice::Local,
         Some("replay") => ProviderChoice::Replay,
-        Some(other) => {
-            s.error(format!(
-                "provider {other:?} is not available in the workbench yet; using {}",
-                if local_installed { "local" } else { "replay" }
-            ));
-            if local_installed {
-                ProviderChoice::Local
-            } else {
-                ProviderChoice::Replay
-            }
-        }
+        // A configured provider: checked against cutline.toml once the
+        // runner has read it (ProvidersLoaded).
+        Some(other) => ProviderChoice::Configured {
+            name: other.to_owned(),
+            model: None,
+        },
         None if local_installed => ProviderChoice::Local,
         None => ProviderChoice::Replay,
     };
@@ -89,12 +84,22 @@ pub fn initial_state(opts: &TuiOptions, keymap: Keymap, theme: theme::Theme, loc
 
 static UI_THREAD: OnceLock<std::thread::ThreadId> = OnceLock::new();
 
+/// True while the terminal is in the workbench's modes (raw, alternate
+/// screen, mouse capture).
+static TERMINAL_ENTERED: AtomicBool = AtomicBool::new(false);
+
 /// Exit code when a signal ended the workbench (128 + signal number).
 static SIGNAL_EXIT: AtomicI32 = AtomicI32::new(0);
 
 /// Put the terminal back: raw mode off, main screen, mouse released, cursor
 /// shown. Safe to call more than once and from a panic hook.
 pub fn restore_terminal() {
+    // Only once: leaving the alternate screen a second time (the panic
+    // hook, then the guard's drop while unwinding) restores the cursor
+    // saved on entry again, and what was printed since is overwritten.
+    if !TERMINAL_ENTERED.swap(false, Ordering::SeqCst) {
+        return;
+    }
     let _ = disable_raw_mode();
     let _ = execute!(
         std::io::stdout(),
@@ -110,6 +115,7 @@ struct TerminalGuard;
 impl TerminalGuard {
     fn enter() -> std::io::Result<Self> {
         enable_raw_mode()?;
+        TERMINAL_ENTERED.store(true, Ordering::SeqCst);
         let guard = Self;
         execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
         Ok(guard)
@@ -134,6 +140,10 @@ fn install_panic_hook() {
             restore_terminal();
             crate::llm::local::shutdown();
             prev(info);
+            eprintln!(
+                "cutline: the workbench panicked; log: {}",
+                log::default_path().display()
+            );
         }
     }));
 }
@@ -245,6 +255,17 @@ fn spawn_signals(tx: UnboundedSender<Event>) {
     });
 }
 
+/// Test-only: `CUTLINE_TEST_PANIC=after-first-frame` panics on the UI
+/// thread right after the first frame is drawn, so the e2e tests can check
+/// that a panic leaves the terminal restored (tests/tui_e2e.rs). Not a
+/// feature; nothing else reads it.
+fn test_panic_hook() {
+    assert!(
+        std::env::var_os("CUTLINE_TEST_PANIC").is_none_or(|v| v != "after-first-frame"),
+        "CUTLINE_TEST_PANIC: injected panic after the first frame"
+    );
+}
+
 async fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
     mut state: State,
@@ -273,7 +294,9 @@ async fn event_loop(
     state.size = (size.width, size.height);
     runner.apply(Effect::LoadPrompts);
     runner.apply(Effect::LoadSessions);
+    runner.apply(Effect::LoadProviders);
     terminal.draw(|f| view::draw(f, &state))?;
+    test_panic_hook();
     let result = 'outer: loop {
         let Some(ev) = rx.recv().await else { break Ok(()) };
         let mut effects = update(&mut state, ev);

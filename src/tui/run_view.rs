@@ -37,7 +37,7 @@ pub fn schemas_for(p: &PromptConfig) -> Result<SweepSchemas, String> {
 }
 
 /// One run: its text, token boundaries and both analyses.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RunView {
     /// Run id within this workbench (events of older runs are ignored).
     pub id: u64,

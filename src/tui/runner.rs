@@ -20,7 +20,10 @@ use crate::output::sweep::{SweepSchemas, sweep};
 use crate::output::tokens::{Tokenizer, boundaries};
 use crate::session::Recorder;
 
-use super::event::{Effect, Event, ProviderChoice, RunEnd, RunJob, RunMsg, Source, SweepData, SweepInput, SweepJob};
+use super::event::{
+    Effect, Event, ProviderChoice, ProviderEntry, RunEnd, RunJob, RunMsg, Source, SweepData, SweepInput, SweepJob,
+    WriteOutcome,
+};
 use super::log::log;
 
 /// Runs effects; results come back on the channel it was given.
@@ -130,6 +133,9 @@ impl Runner {
                     let _ = tx.send(Event::Saved(r));
                 });
             }
+            Effect::LoadProviders => self.spawn_load_providers(),
+            Effect::LoadGold(ids) => self.spawn_load_gold(ids),
+            Effect::WriteMigrated { config, overwrite } => self.spawn_write_migrated(config, overwrite),
             Effect::Sweep(job) => {
                 let tx = self.tx.clone();
                 tokio::task::spawn_blocking(move || {
@@ -145,12 +151,94 @@ impl Runner {
         true
     }
 
+    fn spawn_load_providers(&self) {
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let r = load_providers();
+            if let Err(e) = &r {
+                log(format!("providers: {e}"));
+            }
+            let _ = tx.send(Event::ProvidersLoaded(r));
+        });
+    }
+
+    fn spawn_load_gold(&self, ids: Vec<String>) {
+        let dir = self.prompts_dir.join("gold");
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let result = load_gold(&dir, &ids);
+            let _ = tx.send(Event::GoldLoaded { ids, result });
+        });
+    }
+
+    fn spawn_write_migrated(&self, config: Box<crate::prompt::PromptConfig>, overwrite: bool) {
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let outcome = write_migrated(&config, overwrite);
+            log(format!("write migrated {}: {outcome:?}", config.id));
+            let _ = tx.send(Event::MigrateWritten(outcome));
+        });
+    }
+
     /// Cancel every run.
     pub fn abort_all(&mut self) {
         for (_, h) in self.tasks.drain() {
             h.abort();
         }
     }
+}
+
+/// The configured providers with whether each one's key variable is set
+/// (the key itself is never read here), or the config's error.
+pub fn load_providers() -> Result<Vec<ProviderEntry>, String> {
+    let cfg = crate::llm::config::Config::load().map_err(|e| e.to_string())?;
+    Ok(cfg
+        .providers
+        .into_iter()
+        .map(|config| {
+            let key_set = config
+                .key_env()
+                .is_none_or(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()));
+            ProviderEntry { config, key_set }
+        })
+        .collect())
+}
+
+/// Write a migrated prompt to its `origin.file` (atomically, through the
+/// store); an existing file is only replaced when `overwrite`.
+pub fn write_migrated(config: &crate::prompt::PromptConfig, overwrite: bool) -> WriteOutcome {
+    let file = config.origin.file.clone();
+    if !overwrite && std::path::Path::new(&file).exists() {
+        return WriteOutcome::Exists(file);
+    }
+    match crate::store::save(config) {
+        Ok(()) => WriteOutcome::Written(file),
+        Err(e) => WriteOutcome::Failed(e.to_string()),
+    }
+}
+
+/// The first gold set `dir/<id>.jsonl` among `ids`: its file and items,
+/// `None` when there is none, or where it is malformed (`file:line: cause`).
+pub fn load_gold(dir: &std::path::Path, ids: &[String]) -> Result<Option<(String, Vec<serde_json::Value>)>, String> {
+    for id in ids {
+        let path = dir.join(format!("{id}.jsonl"));
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let mut items = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v = serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+            items.push(v);
+        }
+        return Ok(Some((path.display().to_string(), items)));
+    }
+    Ok(None)
 }
 
 /// Points and boundaries of one side of a sweep.
@@ -187,7 +275,7 @@ fn ms_since(start: Instant) -> u64 {
 }
 
 async fn provider_for(job: &RunJob) -> Result<(Box<dyn Provider>, Option<String>), String> {
-    match (&job.source, job.provider) {
+    match (&job.source, &job.provider) {
         (Source::Recording { record, reference }, _) => Ok((
             Box::new(Replay {
                 source: reference.clone(),
@@ -233,7 +321,26 @@ async fn provider_for(job: &RunJob) -> Result<(Box<dyn Provider>, Option<String>
             let p = llm::local::provider(Timeouts::default()).await.map_err(|e| e.message)?;
             Ok((Box::new(p), None))
         }
+        (Source::Prompt(_), ProviderChoice::Configured { name, model }) => {
+            let cfg = configured(name, model.as_deref())?;
+            let p = crate::llm::config::build(&cfg).map_err(|e| format!("provider {name}: {e}"))?;
+            Ok((p, cfg.model.map(|m| format!("model {m}"))))
+        }
     }
+}
+
+/// A configured provider read afresh from cutline.toml, with the model
+/// chosen in the workbench.
+fn configured(name: &str, model: Option<&str>) -> Result<crate::llm::config::ProviderConfig, String> {
+    let cfg = crate::llm::config::Config::load().map_err(|e| format!("provider config: {e}"))?;
+    let mut p = cfg
+        .get(name)
+        .cloned()
+        .ok_or_else(|| format!("provider {name:?} is not configured in cutline.toml (any more)"))?;
+    if let Some(m) = model {
+        p.model = Some(m.to_owned());
+    }
+    Ok(p)
 }
 
 /// One run: provider, request, stream through both analysers, record.
@@ -249,6 +356,9 @@ async fn run_task(
         Source::Prompt(spec) => {
             let mut spec = spec.as_ref().clone();
             spec.max_tokens = job.max_tokens;
+            if let ProviderChoice::Configured { name, model } = &job.provider {
+                spec.structured = configured(name, model.as_deref())?.structured_path(spec.structured);
+            }
             crate::run::request(&spec).map_err(|e| e.to_string())?
         }
         Source::Recording { record, .. } => (
@@ -286,7 +396,9 @@ async fn run_task(
     .await;
     let (json, jsonl) = an.finish();
     let mut saved_as = None;
-    if let (ProviderChoice::Local, Source::Prompt(spec)) = (job.provider, &job.source) {
+    if let (ProviderChoice::Local | ProviderChoice::Configured { .. }, Source::Prompt(spec)) =
+        (&job.provider, &job.source)
+    {
         let mut spec = spec.as_ref().clone();
         spec.max_tokens = job.max_tokens;
         match crate::run::finish(info, &spec, &req, path, started_ms, &transcript, None) {

@@ -12,7 +12,10 @@ use crate::output::sweep::SweepPoint;
 use crate::prompt::{PromptConfig, Rendered};
 use crate::session::Session;
 
-use super::event::ProviderChoice;
+use crate::compare::Report;
+use crate::prompt::migrate::Migration;
+
+use super::event::{ProviderChoice, ProviderEntry};
 use super::keymap::Keymap;
 use super::run_view::{Cut, RunView};
 use super::theme::Theme;
@@ -30,9 +33,9 @@ pub enum Tab {
     Sweep,
     /// Recorded sessions.
     Sessions,
-    /// Migration of a JSON-array prompt to JSONL (arriving later).
+    /// Migration of a JSON-array prompt to JSONL: diff, flags, write.
     Migrate,
-    /// Extraction-quality comparison (arriving later).
+    /// Extraction-quality comparison of the pair on show.
     Compare,
 }
 
@@ -78,6 +81,10 @@ pub enum Mode {
     Insert,
     /// Typing a max-token limit.
     LimitInput,
+    /// The provider picker is open: keys move and choose.
+    Picker,
+    /// Typing the model of the provider under the picker's cursor.
+    ModelInput,
 }
 
 /// A text pane's scroll position.
@@ -238,6 +245,9 @@ pub struct Editor {
 
 fn area(text: &str, theme: Theme) -> TextArea<'static> {
     let mut t = TextArea::new(text.split('\n').map(str::to_owned).collect());
+    // Long lines wrap (at words, else between characters, by display
+    // width) instead of running off the right edge.
+    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
     t.set_cursor_line_style(Style::new());
     t.set_line_number_style(theme.dim());
     t
@@ -601,6 +611,100 @@ impl SessionsView {
     }
 }
 
+/// The provider picker: `replay`, `local`, then every configured provider.
+#[derive(Debug, Default)]
+pub struct ProviderPicker {
+    /// Configured providers (cutline.toml), with whether their key is set.
+    pub entries: Vec<ProviderEntry>,
+    /// Why the config did not load (`file:line:col: cause`), if it did not.
+    pub error: Option<String>,
+    /// True once the config was read.
+    pub loaded: bool,
+    /// Row under the cursor (0 replay, 1 local, 2.. configured).
+    pub selected: usize,
+    /// Models typed per configured provider name (override the config's).
+    pub models: Vec<(String, String)>,
+    /// The model being typed.
+    pub model_input: String,
+}
+
+impl ProviderPicker {
+    /// Rows: replay, local, then the configured providers.
+    pub fn len(&self) -> usize {
+        2 + self.entries.len()
+    }
+
+    /// Never empty (replay and local are always there).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The model in force for a configured provider: typed, else configured.
+    pub fn model_of(&self, e: &ProviderEntry) -> Option<String> {
+        self.models
+            .iter()
+            .find(|(n, _)| *n == e.config.name)
+            .map(|(_, m)| m.clone())
+            .or_else(|| e.config.model.clone())
+    }
+
+    /// The choice a row stands for.
+    pub fn choice(&self, row: usize) -> Option<ProviderChoice> {
+        match row {
+            0 => Some(ProviderChoice::Replay),
+            1 => Some(ProviderChoice::Local),
+            n => {
+                let e = self.entries.get(n - 2)?;
+                Some(ProviderChoice::Configured {
+                    name: e.config.name.clone(),
+                    model: self.model_of(e),
+                })
+            }
+        }
+    }
+}
+
+/// The Migrate tab: a JSON-array prompt's JSONL migration, precomputed into
+/// rows so drawing costs only the visible ones.
+#[derive(Debug)]
+pub struct MigrateView {
+    /// The prompt migrated.
+    pub source: PromptConfig,
+    /// The migration, or why there is none (not a JSON prompt).
+    pub result: Result<Migration, String>,
+    /// Rows to draw: diffs, the per-line schema, flags, unconvertible parts.
+    pub rows: Vec<super::panes::migrate::Row>,
+    /// First visible row.
+    pub top: usize,
+    /// The file the migrated prompt goes to.
+    pub target: String,
+    /// Set when the target exists: the write key again overwrites it.
+    pub confirm_overwrite: bool,
+    /// The file it was written to, once written.
+    pub written: Option<String>,
+}
+
+/// The Compare tab: the last pair's report and the gold set found for it.
+#[derive(Debug, Default)]
+pub struct CompareView {
+    /// The report of the pair on show, or why there is none yet.
+    pub report: Option<Result<Box<Report>, String>>,
+    /// Labels of sides A and B (response type · prompt id).
+    pub labels: [String; 2],
+    /// Run ids the report is of.
+    pub ids: Option<(u64, u64)>,
+    /// Prompt ids the gold set was looked up for.
+    pub gold_for: Vec<String>,
+    /// The gold set: file and items.
+    pub gold: Option<(String, Vec<Value>)>,
+    /// Why the gold set did not load.
+    pub gold_error: Option<String>,
+    /// The per-line schema of the pair (the JSONL side's), for item keys.
+    pub line_schema: Option<Value>,
+    /// First visible row.
+    pub top: usize,
+}
+
 /// Everything the workbench shows.
 #[derive(Debug)]
 pub struct State {
@@ -660,6 +764,14 @@ pub struct State {
     pub sessions: SessionsView,
     /// The status-bar message.
     pub message: Option<Message>,
+    /// The provider picker (open in [`Mode::Picker`]).
+    pub picker: ProviderPicker,
+    /// The Migrate tab.
+    pub migrate: Option<MigrateView>,
+    /// The Compare tab.
+    pub compare: CompareView,
+    /// A finished run pinned as compare side A (the run on show is B).
+    pub pinned: Option<Box<RunView>>,
     /// Next run id.
     pub next_id: u64,
     /// Set once quitting.
@@ -698,6 +810,10 @@ impl State {
             sweep_pending: false,
             sessions: SessionsView::default(),
             message: None,
+            picker: ProviderPicker::default(),
+            migrate: None,
+            compare: CompareView::default(),
+            pinned: None,
             next_id: 1,
             quit: false,
         }

@@ -107,6 +107,12 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
             s.local_installed = Some(yes);
             Vec::new()
         }
+        Event::ProvidersLoaded(r) => {
+            providers_loaded(s, r);
+            Vec::new()
+        }
+        Event::GoldLoaded { ids, result } => gold_loaded(s, &ids, result),
+        Event::MigrateWritten(w) => migrate_written(s, w),
         Event::Terminate => quit(s),
     }
 }
@@ -133,6 +139,8 @@ fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
         Mode::Filter => filter_key(s, k),
         Mode::LimitInput => limit_key(s, k),
         Mode::Insert => insert_key(s, k),
+        Mode::Picker => picker_key(s, k),
+        Mode::ModelInput => model_key(s, k),
         Mode::Normal => match s.keymap.action(&k) {
             Some(a) => action(s, a),
             None => Vec::new(),
@@ -247,6 +255,7 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
             s.mode = Mode::Filter;
         }
         Action::Run => return run(s),
+        Action::Twins if s.tab == Tab::Migrate => return migrate_twins(s),
         Action::Twins => return twins(s),
         Action::Cancel => {
             let out = cancel_live(s);
@@ -271,7 +280,13 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
             s.mode = Mode::LimitInput;
         }
         Action::LimitNone => set_limit(s, None),
-        Action::Provider => toggle_provider(s),
+        Action::Provider => return open_picker(s),
+        Action::Migrate => {
+            migrate_selected(s);
+            s.tab = Tab::Migrate;
+        }
+        Action::MigrateWrite => return migrate_write(s),
+        Action::Pin => pin(s),
         Action::Structured => {
             s.structured = match s.structured {
                 None => Some(StructuredPath::Native),
@@ -309,7 +324,20 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
 }
 
 fn go_tab(s: &mut State, t: Tab) -> Vec<Effect> {
+    if t == Tab::Migrate && s.tab != Tab::Migrate {
+        // Migrate what was chosen before switching (the selection, or the
+        // editor's prompt); keep the view (scroll, pending confirm) when it
+        // is the same prompt unchanged.
+        let src = migrate_source(s);
+        s.tab = t;
+        if src.is_none() || s.migrate.as_ref().map(|m| &m.source) != src.as_ref() {
+            migrate_selected_from(s, src);
+        }
+    }
     s.tab = t;
+    if t == Tab::Compare {
+        return refresh_compare(s);
+    }
     if t == Tab::Sweep
         && s.sweep.is_none()
         && !s.sweep_pending
@@ -359,7 +387,18 @@ fn move_by(s: &mut State, by: isize) {
             }
         }
         Tab::Run | Tab::Sweep => scroll_pane(s, s.focus_in_tab(), by),
-        Tab::Migrate | Tab::Compare => {}
+        Tab::Migrate => {
+            if let Some(m) = &mut s.migrate {
+                m.top = step(m.top, by, m.rows.len());
+            }
+        }
+        Tab::Compare => {
+            let n = match &s.compare.report {
+                Some(Ok(r)) => panes::compare::lines(r, &s.compare.labels, None, s.theme).len() + 8,
+                _ => 1,
+            };
+            s.compare.top = step(s.compare.top, by, n);
+        }
     }
 }
 
@@ -576,7 +615,7 @@ fn new_job(s: &mut State, prompt: &PromptConfig, source: Source) -> Result<(RunV
     s.next_id += 1;
     let provider = match source {
         Source::Recording { .. } => ProviderChoice::Replay,
-        Source::Prompt(_) => s.provider,
+        Source::Prompt(_) => s.provider.clone(),
     };
     let mut view = RunView::starting(id, prompt, schemas.clone(), provider.label(), s.max_tokens);
     view.started_ms = s.clock_ms;
@@ -703,22 +742,40 @@ fn twins(s: &mut State) -> Vec<Effect> {
         ));
         return Vec::new();
     };
-    if !local_guard(s) {
-        return Vec::new();
-    }
     let (array_prompt, lines_prompt) = if prompt.response_type == ResponseType::Jsonl {
         (twin, prompt)
     } else {
         (prompt, twin)
     };
+    run_pair(s, &array_prompt, &lines_prompt, vars)
+}
+
+/// Run a JSON-array prompt and a JSONL prompt as a pair on the same
+/// variables and limit (the twins of `t`, or a migration's pair).
+fn run_pair(
+    s: &mut State,
+    array_prompt: &PromptConfig,
+    lines_prompt: &PromptConfig,
+    vars: serde_json::Map<String, serde_json::Value>,
+) -> Vec<Effect> {
+    if !local_guard(s) {
+        return Vec::new();
+    }
+    s.compare.line_schema = match lines_prompt.response_type {
+        ResponseType::Jsonl => lines_prompt.schema.clone(),
+        _ => lines_prompt
+            .schema
+            .as_ref()
+            .and_then(crate::prompt::migrate::line_schema),
+    };
     let a = new_job(
         s,
-        &array_prompt,
+        array_prompt,
         Source::Prompt(Box::new(spec(s, array_prompt.clone(), vars.clone()))),
     );
     let b = new_job(
         s,
-        &lines_prompt,
+        lines_prompt,
         Source::Prompt(Box::new(spec(s, lines_prompt.clone(), vars))),
     );
     match (a, b) {
@@ -743,23 +800,6 @@ fn twins(s: &mut State) -> Vec<Effect> {
             s.error(e);
             Vec::new()
         }
-    }
-}
-
-fn toggle_provider(s: &mut State) {
-    s.provider = match s.provider {
-        ProviderChoice::Replay => ProviderChoice::Local,
-        ProviderChoice::Local => ProviderChoice::Replay,
-    };
-    match (s.provider, s.local_installed) {
-        (ProviderChoice::Local, Some(false)) => {
-            s.error(format!("local model not installed: {}", crate::llm::local::SETUP_HINT));
-        }
-        (ProviderChoice::Local, _) => s.info("provider: local (llama-server + Gemma 3 270M, started on first run)"),
-        (ProviderChoice::Replay, _) => s.info(format!(
-            "provider: replay (recorded runs in {}, cut at the limit)",
-            s.sessions_dir.display()
-        )),
     }
 }
 
@@ -820,11 +860,31 @@ fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
                 Some(e) => Phase::Failed(e),
                 None => Phase::Done,
             };
+            let failure = match &r.phase {
+                Phase::Failed(e) => Some(e.clone()),
+                _ => None,
+            };
             let recorded = end.recorded.clone();
             r.recorded = end.recorded;
             let finish = end.finish;
             let mut out = Vec::new();
-            if let Some(rec) = recorded {
+            if s.shown.as_ref().is_some_and(|x| !x.live())
+                && (s.pinned.is_some() || s.shown.as_ref().is_some_and(Shown::twins))
+            {
+                out.extend(refresh_compare(s));
+            }
+            if let Some(e) = failure {
+                // The provider failed midway: say why (what arrived is kept,
+                // and recorded when it was).
+                let kept = recorded
+                    .as_ref()
+                    .map(|r| format!(" (recorded as {r})"))
+                    .unwrap_or_default();
+                s.error(format!("run failed: {e}{kept}"));
+                if recorded.is_some() {
+                    out.push(Effect::LoadSessions);
+                }
+            } else if let Some(rec) = recorded {
                 s.info(format!("recorded as {rec}"));
                 out.push(Effect::LoadSessions);
             } else if finish == FinishReason::Length {
@@ -968,4 +1028,388 @@ fn mouse(s: &mut State, m: MouseEvent) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
+}
+
+fn gold_loaded(
+    s: &mut State,
+    ids: &[String],
+    result: Result<Option<(String, Vec<serde_json::Value>)>, String>,
+) -> Vec<Effect> {
+    if ids != s.compare.gold_for {
+        return Vec::new();
+    }
+    match result {
+        Ok(g) => {
+            s.compare.gold = g;
+            s.compare.gold_error = None;
+        }
+        Err(e) => {
+            s.compare.gold = None;
+            s.compare.gold_error = Some(e);
+        }
+    }
+    refresh_compare(s)
+}
+
+fn pin(s: &mut State) {
+    let key = s.keymap.key_for(Action::GoTab(7));
+    match &s.shown {
+        Some(Shown::Single(r)) if !r.live() => {
+            let text = format!(
+                "pinned {} ({}) as compare side A: run another prompt or limit, then {key} compares",
+                r.prompt_id,
+                limit_label(r.max_tokens)
+            );
+            s.pinned = Some(r.clone());
+            s.info(text);
+        }
+        Some(Shown::Single(_)) => s.info("the run is still going: pin it when it ends"),
+        Some(Shown::Twins { .. }) => s.info(format!("a pair is compared as it is: {key}")),
+        None => s.info("nothing to pin: run a prompt first"),
+    }
+}
+
+fn open_picker(s: &mut State) -> Vec<Effect> {
+    s.mode = Mode::Picker;
+    let cur = (0..s.picker.len()).find(|i| s.picker.choice(*i).is_some_and(|c| c.label() == s.provider.label()));
+    s.picker.selected = cur.unwrap_or(0);
+    // Re-read the config: an edit to cutline.toml shows at once.
+    vec![Effect::LoadProviders]
+}
+
+fn picker_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
+    let n = s.picker.len();
+    match (k.code, s.keymap.action(&k)) {
+        (KeyCode::Esc, _) | (_, Some(Action::Quit | Action::Provider)) => s.mode = Mode::Normal,
+        (KeyCode::Enter, _) => choose_provider(s),
+        (KeyCode::Char('e'), _) => {
+            if s.picker.selected < 2 {
+                s.info("replay and local have no model to choose");
+            } else {
+                let e = &s.picker.entries[s.picker.selected - 2];
+                s.picker.model_input = s.picker.model_of(e).unwrap_or_default();
+                s.mode = Mode::ModelInput;
+            }
+        }
+        (KeyCode::Up, _) | (_, Some(Action::Up)) => s.picker.selected = s.picker.selected.saturating_sub(1),
+        (KeyCode::Down, _) | (_, Some(Action::Down)) => s.picker.selected = step(s.picker.selected, 1, n),
+        (_, Some(Action::Top)) => s.picker.selected = 0,
+        (_, Some(Action::Bottom)) => s.picker.selected = n - 1,
+        _ => {}
+    }
+    s.picker.selected = s.picker.selected.min(n - 1);
+    Vec::new()
+}
+
+fn model_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
+    match k.code {
+        KeyCode::Esc => s.mode = Mode::Picker,
+        KeyCode::Enter => {
+            s.mode = Mode::Picker;
+            let Some(e) = s.picker.selected.checked_sub(2).and_then(|i| s.picker.entries.get(i)) else {
+                return Vec::new();
+            };
+            let name = e.config.name.clone();
+            let typed = std::mem::take(&mut s.picker.model_input).trim().to_owned();
+            s.picker.models.retain(|(n, _)| *n != name);
+            if !typed.is_empty() {
+                s.picker.models.push((name.clone(), typed));
+            }
+            if s.provider.label() == name {
+                choose_provider(s);
+                s.mode = Mode::Picker;
+            }
+        }
+        KeyCode::Backspace => {
+            s.picker.model_input.pop();
+        }
+        KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) && s.picker.model_input.len() < 200 => {
+            s.picker.model_input.push(c);
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn choose_provider(s: &mut State) {
+    let Some(choice) = s.picker.choice(s.picker.selected) else {
+        return;
+    };
+    s.mode = Mode::Normal;
+    s.provider = choice;
+    match &s.provider {
+        ProviderChoice::Local if s.local_installed == Some(false) => {
+            s.error(format!("local model not installed: {}", crate::llm::local::SETUP_HINT));
+        }
+        ProviderChoice::Local => s.info("provider: local (llama-server + Gemma 3 270M, started on first run)"),
+        ProviderChoice::Replay => s.info(format!(
+            "provider: replay (recorded runs in {}, cut at the limit)",
+            s.sessions_dir.display()
+        )),
+        ProviderChoice::Configured { name, model } => {
+            let entry = s.picker.entries.iter().find(|e| &e.config.name == name);
+            let text = format!(
+                "provider: {name} ({}, model {})",
+                entry.map_or("?", |e| e.config.kind.as_str()),
+                model.as_deref().unwrap_or("none set")
+            );
+            match entry.filter(|e| !e.key_set).and_then(|e| e.config.key_env()) {
+                Some(var) => s.error(format!("{text}: ${var} is not set, so runs will fail until it is")),
+                None => s.info(text),
+            }
+        }
+    }
+}
+
+fn providers_loaded(s: &mut State, r: Result<Vec<super::event::ProviderEntry>, String>) {
+    s.picker.loaded = true;
+    match r {
+        Ok(entries) => {
+            s.picker.entries = entries;
+            s.picker.error = None;
+        }
+        Err(e) => {
+            s.picker.entries.clear();
+            s.error(format!("provider config not loaded: {e}"));
+            s.picker.error = Some(e);
+        }
+    }
+    s.picker.selected = s.picker.selected.min(s.picker.len() - 1);
+    if let ProviderChoice::Configured { name, model } = &s.provider
+        && !s.picker.entries.iter().any(|e| &e.config.name == name)
+    {
+        let name = name.clone();
+        if model.is_none() || s.picker.error.is_none() {
+            s.provider = ProviderChoice::Replay;
+            if s.picker.error.is_none() {
+                s.error(format!(
+                    "provider {name:?} is not configured in cutline.toml; using replay (p chooses another)"
+                ));
+            }
+        }
+    } else if let ProviderChoice::Configured { name, model: None } = &s.provider {
+        // Chosen by name at start: show the configured model.
+        let name = name.clone();
+        if let Some(row) = s.picker.entries.iter().position(|e| e.config.name == name) {
+            s.provider = s.picker.choice(row + 2).unwrap_or(ProviderChoice::Replay);
+        }
+    }
+}
+
+/// The prompt the Migrate tab acts on: the selection on the prompt list, or
+/// (from other tabs) the prompt open in the editor with its edits.
+fn migrate_source(s: &State) -> Option<PromptConfig> {
+    if s.tab != Tab::Prompts
+        && let Some(e) = &s.editor
+        && let Ok((p, _)) = e.config()
+    {
+        return Some(p);
+    }
+    s.prompts.selected_prompt().cloned()
+}
+
+/// The file a migration is written to: `<new id>.toml` next to the source.
+pub fn migrate_target(src: &PromptConfig, new_id: &str) -> String {
+    let dir = std::path::Path::new(&src.origin.file)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    dir.join(format!("{new_id}.toml")).display().to_string()
+}
+
+fn migrate_selected(s: &mut State) {
+    let src = migrate_source(s);
+    migrate_selected_from(s, src);
+}
+
+fn migrate_selected_from(s: &mut State, src: Option<PromptConfig>) {
+    let Some(src) = src else {
+        s.migrate = None;
+        s.info("no prompt selected to migrate");
+        return;
+    };
+    let mut result = crate::prompt::migrate::migrate(&src, None);
+    let target = match &mut result {
+        Ok(m) => {
+            let t = migrate_target(&src, &m.config.id);
+            m.config.origin = crate::prompt::Origin {
+                file: t.clone(),
+                ..crate::prompt::Origin::default()
+            };
+            t
+        }
+        Err(_) => String::new(),
+    };
+    match &result {
+        Ok(m) => s.info(format!(
+            "migration of {}: {} flag(s), {} unconvertible",
+            src.id,
+            m.flags.len(),
+            m.unconvertible.len()
+        )),
+        Err(e) => s.error(e.clone()),
+    }
+    let rows = panes::migrate::rows(&src, &result);
+    s.migrate = Some(super::state::MigrateView {
+        source: src,
+        result,
+        rows,
+        top: 0,
+        target,
+        confirm_overwrite: false,
+        written: None,
+    });
+}
+
+fn migrate_write(s: &mut State) -> Vec<Effect> {
+    if s.tab != Tab::Migrate || s.migrate.is_none() {
+        migrate_selected(s);
+        s.tab = Tab::Migrate;
+    }
+    let Some(m) = &s.migrate else { return Vec::new() };
+    let Ok(mig) = &m.result else {
+        s.error("nothing to write: this prompt has no migration");
+        return Vec::new();
+    };
+    if mig.config.schema.is_none() && m.source.schema.is_some() {
+        s.error("not written: the schema was not converted (see the ✗ rows)");
+        return Vec::new();
+    }
+    let overwrite = m.confirm_overwrite;
+    let config = Box::new(mig.config.clone());
+    let text = format!("writing {}…", m.target);
+    s.info(text);
+    vec![Effect::WriteMigrated { config, overwrite }]
+}
+
+fn migrate_written(s: &mut State, w: super::event::WriteOutcome) -> Vec<Effect> {
+    use super::event::WriteOutcome;
+    let key = s.keymap.key_for(Action::MigrateWrite);
+    let Some(m) = &mut s.migrate else { return Vec::new() };
+    match w {
+        WriteOutcome::Written(file) => {
+            m.confirm_overwrite = false;
+            m.written = Some(file.clone());
+            s.info(format!("wrote {file}; reloading prompts (t runs the pair)"));
+            vec![Effect::LoadPrompts]
+        }
+        WriteOutcome::Exists(file) => {
+            m.confirm_overwrite = true;
+            s.error(format!(
+                "{file} exists: {key} again overwrites it, any other tab leaves it"
+            ));
+            Vec::new()
+        }
+        WriteOutcome::Failed(e) => {
+            m.confirm_overwrite = false;
+            s.error(format!("not written: {e}"));
+            Vec::new()
+        }
+    }
+}
+
+fn migrate_twins(s: &mut State) -> Vec<Effect> {
+    let Some(m) = &s.migrate else {
+        s.info("no migration on show");
+        return Vec::new();
+    };
+    let Ok(mig) = &m.result else {
+        s.error("this prompt has no migration to run");
+        return Vec::new();
+    };
+    let src = m.source.clone();
+    let migrated = mig.config.clone();
+    let vars = match &s.editor {
+        Some(e) if e.base.id == src.id => e.config().map(|(_, v)| v).unwrap_or_default(),
+        _ => src.inputs.first().map(|i| i.vars.clone()).unwrap_or_default(),
+    };
+    run_pair(s, &src, &migrated, vars)
+}
+
+fn side_of(r: &RunView) -> Result<crate::compare::Side, String> {
+    let analysis = match r.response_type {
+        ResponseType::Json => match &r.json {
+            Some(j) => crate::run::Analysis::Json(Box::new(j.clone())),
+            None => return Err(format!("{} has no finished answer to compare", r.prompt_id)),
+        },
+        ResponseType::Jsonl => crate::run::Analysis::Jsonl(r.jsonl.clone()),
+        ResponseType::Text => crate::run::Analysis::Text,
+    };
+    Ok(crate::compare::side(
+        &r.prompt_id,
+        &analysis,
+        r.finish == Some(FinishReason::Length),
+    ))
+}
+
+/// Recompute the Compare tab's report for the pair on show (twins, or the
+/// pinned run against the run on show); ask for its gold set when the pair
+/// changed.
+fn refresh_compare(s: &mut State) -> Vec<Effect> {
+    let c = &mut s.compare;
+    let pair: Option<(&RunView, &RunView)> = match &s.shown {
+        Some(Shown::Twins { json, jsonl }) => Some((json, jsonl)),
+        Some(Shown::Single(r)) => s.pinned.as_deref().filter(|p| p.id != r.id).map(|p| (p, &**r)),
+        None => None,
+    };
+    let Some((json, jsonl)) = pair else {
+        c.report = Some(Err(format!(
+            "Compare needs a pair:\n· {} runs a prompt and its twin\n· {} on the Migrate tab runs a prompt and its migration\n· {} pins the run on show as side A; the next run you show is side B",
+            s.keymap.key_for(Action::Twins),
+            s.keymap.key_for(Action::Twins),
+            s.keymap.key_for(Action::Pin)
+        )));
+        c.ids = None;
+        return Vec::new();
+    };
+    if json.live() || jsonl.live() {
+        c.report = Some(Err(
+            "the pair is still running; the comparison comes when both end".into()
+        ));
+        return Vec::new();
+    }
+    let mut ids = vec![json.prompt_id.clone()];
+    if jsonl.prompt_id != json.prompt_id {
+        ids.push(jsonl.prompt_id.clone());
+    }
+    let mut out = Vec::new();
+    if c.gold_for != ids {
+        c.gold_for.clone_from(&ids);
+        c.gold = None;
+        c.gold_error = None;
+        out.push(Effect::LoadGold(ids));
+    }
+    let label = |r: &RunView| {
+        format!(
+            "{} · {} @ {}",
+            r.response_type,
+            r.prompt_id,
+            r.max_tokens
+                .map_or_else(|| "no limit".to_owned(), |n| format!("{n} tok"))
+        )
+    };
+    c.labels = [label(json), label(jsonl)];
+    if c.ids != Some((json.id, jsonl.id)) {
+        c.top = 0;
+    }
+    c.ids = Some((json.id, jsonl.id));
+    c.report = Some(match (side_of(json), side_of(jsonl)) {
+        (Ok(a), Ok(b)) => {
+            // The JSONL side's schema as loaded, else the pair's as run
+            // (a migration not yet written is not in the list).
+            let line_schema = [&jsonl.prompt_id, &json.prompt_id]
+                .into_iter()
+                .find_map(|id| s.prompts.by_id(id))
+                .and_then(|p| match p.response_type {
+                    ResponseType::Jsonl => p.schema.clone(),
+                    _ => p.schema.as_ref().and_then(crate::prompt::migrate::line_schema),
+                })
+                .or_else(|| c.line_schema.clone());
+            let keys = crate::compare::Keys::of(line_schema.as_ref(), &[]);
+            let gold = c.gold.as_ref().map(|(_, g)| g.as_slice());
+            Ok(Box::new(crate::compare::compare(a, b, &keys, gold)))
+        }
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    });
+    out
 }

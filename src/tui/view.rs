@@ -20,9 +20,13 @@ pub fn draw(f: &mut Frame<'_>, s: &State) {
         Tab::Run => draw_run(f, sc.body, s),
         Tab::Sweep => draw_sweep(f, sc.body, s),
         Tab::Sessions => panes::sessions::draw(f, sc.body, s),
-        Tab::Migrate | Tab::Compare => panes::placeholder::draw(f, sc.body, s.tab, s.theme),
+        Tab::Migrate => panes::migrate::draw(f, sc.body, s),
+        Tab::Compare => panes::compare::draw(f, sc.body, s),
     }
     panes::status::draw(f, sc.status, s);
+    if matches!(s.mode, super::state::Mode::Picker | super::state::Mode::ModelInput) {
+        panes::providers::draw(f, sc.body, s);
+    }
     if s.help {
         panes::help::draw(f, sc.body, &s.keymap, s.theme);
     }

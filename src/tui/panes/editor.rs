@@ -79,14 +79,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     f.render_widget(ta, inner);
     let err = e.errors[e.field.index()].as_ref();
     if let Some(err) = err {
-        // Mark the line in the gutter when it is on screen.
-        let (top, _) = ta.scroll_offset();
-        let row = err.line.saturating_sub(1).checked_sub(usize::from(top));
-        if let Some(row) = row.filter(|r| *r < usize::from(inner.height)) {
-            let y = inner.y + text::u16_of(row);
-            let buf = f.buffer_mut();
-            buf[(inner.x, y)].set_symbol("✗").set_style(theme.bad());
-        }
+        mark_error_row(f, inner, ta, err.line, theme);
     }
     let msg = match err {
         Some(err) => Line::styled(
@@ -132,5 +125,25 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         };
         let b = super::block(Line::styled(" Rendered ", theme.dim()), false, theme);
         f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(b), r);
+    }
+}
+
+/// Mark `line` (1-based) with ✗ in the gutter when it is on screen — and
+/// only when no line above it on screen wraps, as rows and lines then agree.
+fn mark_error_row(f: &mut Frame<'_>, inner: Rect, ta: &ratatui_textarea::TextArea<'_>, line: usize, theme: Theme) {
+    let (top, _) = ta.scroll_offset();
+    let gutter = ta.lines().len().to_string().len() + 2;
+    let text_w = usize::from(inner.width).saturating_sub(gutter);
+    let wraps = ta
+        .lines()
+        .iter()
+        .skip(usize::from(top))
+        .take(line.saturating_sub(1).saturating_sub(usize::from(top)))
+        .any(|l| text::width(l) > text_w);
+    let row = line.saturating_sub(1).checked_sub(usize::from(top)).filter(|_| !wraps);
+    if let Some(row) = row.filter(|r| *r < usize::from(inner.height)) {
+        let y = inner.y + text::u16_of(row);
+        let buf = f.buffer_mut();
+        buf[(inner.x, y)].set_symbol("✗").set_style(theme.bad());
     }
 }

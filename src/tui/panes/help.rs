@@ -29,6 +29,8 @@ pub fn entries(keymap: &Keymap) -> Vec<(String, String)> {
         ("Ctrl-C", "quit (always)"),
         ("typing after /", "filter; Enter keeps, Esc clears"),
         ("typing after m", "digits, Enter (0 = no limit), Esc cancels"),
+        ("provider picker", "↑/↓ Enter chooses · e model · Esc"),
+        ("Migrate tab: t", "run original and migrated as twins"),
         ("editing", "Esc stops · Ctrl-S saves"),
         ("editing: Ctrl-U", "undo (Ctrl-R redoes)"),
         ("mouse wheel", "scroll the pane under the pointer"),

@@ -10,12 +10,14 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use super::state::{OutPane, Scroll, State, Tab};
 use super::theme::Theme;
 
+pub mod compare;
 pub mod editor;
 pub mod help;
 pub mod json;
 pub mod jsonl;
-pub mod placeholder;
+pub mod migrate;
 pub mod prompts;
+pub mod providers;
 pub mod response;
 pub mod sessions;
 pub mod status;

@@ -32,9 +32,15 @@ fn run_part(r: &RunView, label: Option<&str>) -> String {
 /// The first line, as text.
 pub fn line1(s: &State) -> String {
     let missing = s.local_installed == Some(false) && s.provider == super::super::event::ProviderChoice::Local;
+    let model = match &s.provider {
+        super::super::event::ProviderChoice::Configured { model, .. } => {
+            format!(" {}", model.as_deref().unwrap_or("(configured model)"))
+        }
+        _ => String::new(),
+    };
     let mut parts = vec![
         format!(
-            "{}{}",
+            "{}{model}{}",
             s.provider.label(),
             if missing { " (not installed)" } else { "" }
         ),
@@ -75,6 +81,23 @@ pub fn line2(s: &State) -> (String, bool) {
         Mode::Insert => format!(
             " editing {} — Esc stops · Ctrl-S saves",
             s.editor.as_ref().map_or(Field::Template, |e| e.field).title()
+        ),
+        Mode::Picker => " provider: ↑/↓ move · Enter chooses · e edits the model · Esc closes".to_owned(),
+        Mode::ModelInput => format!(" model: {}▌ — Enter sets · Esc cancels", s.picker.model_input),
+        Mode::Normal if s.tab == super::super::state::Tab::Migrate => format!(
+            " {} migrate the selection · {} write it · {} run original + migration · ↑/↓ scroll · {} provider · {} help",
+            k(Action::Migrate),
+            k(Action::MigrateWrite),
+            k(Action::Twins),
+            k(Action::Provider),
+            k(Action::Help)
+        ),
+        Mode::Normal if s.tab == super::super::state::Tab::Compare => format!(
+            " {} run twins · {} pin the run on show as A · ↑/↓ scroll · {} provider · {} help",
+            k(Action::Twins),
+            k(Action::Pin),
+            k(Action::Provider),
+            k(Action::Help)
         ),
         Mode::Normal => format!(
             " {} help · {} run · {} twins · {} sweep · {}/{} limit · {} type limit · {} provider · {} quit",

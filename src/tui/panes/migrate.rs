@@ -1,0 +1,293 @@
+//! The Migrate tab: what turning the selected JSON-array prompt into JSONL
+//! changes (unified line diffs of template, system prompt and schema), what
+//! one output line looks like, every template place the author must check
+//! (with its line), and the schema parts that have no per-line form. The
+//! rows are built once per migration ([`rows`]) and drawn a screenful at a
+//! time.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use serde_json::Value;
+use similar::{ChangeTag, TextDiff};
+
+use super::super::keymap::Action;
+use super::super::state::State;
+use super::super::text;
+use super::super::theme::Theme;
+use crate::prompt::PromptConfig;
+use crate::prompt::migrate::Migration;
+
+/// What a row is, for its colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A section heading.
+    Heading,
+    /// A hunk header (`@@ -a,b +c,d @@`).
+    Hunk,
+    /// An unchanged line.
+    Same,
+    /// A line only the original has.
+    Removed,
+    /// A line only the migration has.
+    Added,
+    /// Plain text.
+    Note,
+    /// Something to check by hand.
+    Flag,
+    /// Something that was not converted.
+    Bad,
+    /// All is well.
+    Good,
+}
+
+/// One row of the tab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// Its kind.
+    pub kind: Kind,
+    /// Its text (one line, no newline).
+    pub text: String,
+}
+
+fn row(kind: Kind, text: impl Into<String>) -> Row {
+    Row {
+        kind,
+        text: text.into(),
+    }
+}
+
+fn pretty(v: Option<&Value>) -> String {
+    v.map(|v| serde_json::to_string_pretty(v).unwrap_or_default())
+        .unwrap_or_default()
+}
+
+/// A unified line diff of `old` and `new` (three lines of context).
+pub fn diff(old: &str, new: &str, out: &mut Vec<Row>) {
+    if old == new {
+        out.push(row(Kind::Note, "  (unchanged)"));
+        return;
+    }
+    let d = TextDiff::from_lines(old, new);
+    let u = d.unified_diff();
+    for hunk in u.iter_hunks() {
+        out.push(row(Kind::Hunk, hunk.header().to_string()));
+        for c in hunk.iter_changes() {
+            let (kind, sign) = match c.tag() {
+                ChangeTag::Equal => (Kind::Same, ' '),
+                ChangeTag::Delete => (Kind::Removed, '-'),
+                ChangeTag::Insert => (Kind::Added, '+'),
+            };
+            let v = c.value();
+            let v = v.strip_suffix('\n').unwrap_or(v);
+            out.push(row(kind, format!("{sign}{}", text::clean(v))));
+        }
+    }
+}
+
+/// What one output line of the migrated prompt is: per `type` branch of a
+/// union, or the single object shape, with required and other fields.
+pub fn line_summary(schema: Option<&Value>) -> Vec<String> {
+    let Some(schema) = schema else {
+        return vec!["no schema: each line is any JSON value".into()];
+    };
+    let branches: Vec<&Value> = ["oneOf", "anyOf"]
+        .iter()
+        .find_map(|k| schema.get(*k).and_then(Value::as_array))
+        .map_or_else(|| vec![schema], |a| a.iter().collect());
+    let union = branches.len() > 1 || schema.get("oneOf").is_some();
+    let mut out = Vec::new();
+    if union {
+        out.push(format!(
+            "each line is one of {} objects, told apart by `type`:",
+            branches.len()
+        ));
+    } else {
+        out.push("each line is one object:".into());
+    }
+    for b in branches {
+        let props = b.get("properties").and_then(Value::as_object);
+        let tag = props
+            .and_then(|p| p.get("type"))
+            .and_then(|t| t.get("const").or_else(|| t.get("enum").and_then(|e| e.get(0))))
+            .and_then(Value::as_str);
+        let required: Vec<&str> = b
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).filter(|n| *n != "type").collect())
+            .unwrap_or_default();
+        let optional: Vec<&str> = props
+            .map(|p| {
+                p.keys()
+                    .map(String::as_str)
+                    .filter(|k| *k != "type" && !required.contains(k))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut parts = Vec::new();
+        if let Some(t) = tag {
+            parts.push(format!("type = {t:?}"));
+        } else if union {
+            parts.push("(no type const)".to_owned());
+        }
+        parts.push(format!(
+            "required: {}",
+            if required.is_empty() {
+                "-".into()
+            } else {
+                required.join(", ")
+            }
+        ));
+        if !optional.is_empty() {
+            parts.push(format!("optional: {}", optional.join(", ")));
+        }
+        let line = format!("  {}", parts.join(" · "));
+        out.push(line);
+    }
+    out
+}
+
+/// Every row of the tab for `src` and its migration.
+pub fn rows(src: &PromptConfig, result: &Result<Migration, String>) -> Vec<Row> {
+    let mut out = Vec::new();
+    let m = match result {
+        Ok(m) => m,
+        Err(e) => {
+            out.push(row(Kind::Bad, format!("✗ {e}")));
+            return out;
+        }
+    };
+    let new = &m.config;
+    if m.unconvertible.is_empty() && m.flags.is_empty() {
+        out.push(row(Kind::Good, "✓ clean migration: nothing to check by hand"));
+    } else {
+        out.push(row(
+            if m.unconvertible.is_empty() {
+                Kind::Flag
+            } else {
+                Kind::Bad
+            },
+            format!(
+                "{} flag(s) to check by hand · {} schema part(s) not converted",
+                m.flags.len(),
+                m.unconvertible.len()
+            ),
+        ));
+    }
+    if !m.unconvertible.is_empty() {
+        out.push(row(Kind::Heading, "── not converted (schema) ──"));
+        for u in &m.unconvertible {
+            let at = if u.pointer.is_empty() { "/" } else { &u.pointer };
+            out.push(row(Kind::Bad, format!("✗ {at}: {}", u.message)));
+        }
+    }
+    if !m.flags.is_empty() {
+        out.push(row(Kind::Heading, "── flags: check these lines by hand ──"));
+        for f in &m.flags {
+            out.push(row(Kind::Flag, format!("⚑ {} line {}: {}", f.part, f.line, f.message)));
+        }
+    }
+    out.push(row(Kind::Heading, "── one output line (per-line schema) ──"));
+    if new.schema.is_none() && src.schema.is_some() {
+        out.push(row(
+            Kind::Bad,
+            "✗ no per-line schema: the source schema was not converted",
+        ));
+    } else {
+        out.extend(
+            line_summary(new.schema.as_ref())
+                .into_iter()
+                .map(|l| row(Kind::Note, l)),
+        );
+    }
+    out.push(row(Kind::Heading, "── template ──"));
+    diff(&src.template, &new.template, &mut out);
+    out.push(row(Kind::Heading, "── system prompt ──"));
+    diff(&src.system, &new.system, &mut out);
+    out.push(row(Kind::Heading, "── schema ──"));
+    diff(&pretty(src.schema.as_ref()), &pretty(new.schema.as_ref()), &mut out);
+    if src.description != new.description {
+        out.push(row(Kind::Heading, "── description ──"));
+        diff(&src.description, &new.description, &mut out);
+    }
+    out
+}
+
+fn style(kind: Kind, theme: Theme) -> ratatui::style::Style {
+    match kind {
+        Kind::Heading | Kind::Hunk => theme.accent(),
+        Kind::Same => theme.dim(),
+        Kind::Removed | Kind::Bad => theme.bad(),
+        Kind::Added | Kind::Good => theme.ok(),
+        Kind::Flag => theme.warn(),
+        Kind::Note => ratatui::style::Style::new(),
+    }
+}
+
+/// Draw the Migrate tab.
+#[allow(clippy::many_single_char_names)]
+pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
+    let theme = s.theme;
+    let k = |a| s.keymap.key_for(a);
+    let Some(m) = &s.migrate else {
+        super::draw_note(
+            f,
+            area,
+            "Migrate",
+            vec![
+                Line::from("No migration yet."),
+                Line::from(""),
+                Line::from(format!(
+                    "Select a JSON-array prompt in Prompts (1), then {} shows its migration to JSONL here.",
+                    k(Action::Migrate)
+                )),
+            ],
+            theme,
+        );
+        return;
+    };
+    let (title, head) = match &m.result {
+        Ok(x) => {
+            let head = match (&m.written, m.confirm_overwrite) {
+                (Some(w), _) => Row {
+                    kind: Kind::Good,
+                    text: format!("✓ written to {w} · {} runs both as twins", k(Action::Twins)),
+                },
+                (None, true) => Row {
+                    kind: Kind::Flag,
+                    text: format!("{} exists: {} again overwrites it", m.target, k(Action::MigrateWrite)),
+                },
+                (None, false) => Row {
+                    kind: Kind::Note,
+                    text: format!(
+                        "{} writes {} · {} runs both as twins",
+                        k(Action::MigrateWrite),
+                        m.target,
+                        k(Action::Twins)
+                    ),
+                },
+            };
+            (format!(" Migrate {} → {} ", m.source.id, x.config.id), Some(head))
+        }
+        Err(_) => (format!(" Migrate {} · no migration ", m.source.id), None),
+    };
+    let inner_h = super::super::layout::inner_height(area).saturating_sub(usize::from(head.is_some()));
+    let total = m.rows.len();
+    let top = m.top.min(total.saturating_sub(inner_h));
+    let end = (top + inner_h).min(total);
+    let mut spans = vec![Span::styled(title, theme.accent())];
+    if total > inner_h {
+        spans.push(Span::styled(format!(" {}–{end}/{total} ", top + 1), theme.dim()));
+    }
+    let b = super::block(Line::from(spans), true, theme);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let w = usize::from(inner.width);
+    let lines: Vec<Line<'static>> = head
+        .iter()
+        .chain(&m.rows[top..end])
+        .map(|r| Line::styled(text::clip(&r.text, w), style(r.kind, theme)))
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}
