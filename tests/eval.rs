@@ -35,6 +35,8 @@ struct State {
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
     bodies: Mutex<Vec<Value>>,
+    /// (arrival order, arrival time, status answered) of every request.
+    log: Mutex<Vec<(usize, std::time::Instant, u16)>>,
 }
 
 /// A chat-completions server on loopback, in its own runtime thread.
@@ -58,6 +60,7 @@ impl TestServer {
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
             bodies: Mutex::new(Vec::new()),
+            log: Mutex::new(Vec::new()),
         });
         let listener = rt.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -117,9 +120,16 @@ async fn serve(mut sock: TcpStream, st: &State) -> std::io::Result<()> {
     let n = st.requests.fetch_add(1, Ordering::SeqCst);
     let now = st.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     st.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    let arrived = std::time::Instant::now();
     let answer = (st.handler)(&body, n);
     st.bodies.lock().unwrap().push(body);
-    if !st.hold.is_zero() {
+    let status = match &answer {
+        Answer::Status(s, ..) => *s,
+        Answer::Stream(..) => 200,
+    };
+    st.log.lock().unwrap().push((n, arrived, status));
+    // Streams are held open; errors are answered at once.
+    if !st.hold.is_zero() && status == 200 {
         tokio::time::sleep(st.hold).await;
     }
     let result = write_answer(&mut sock, &answer).await;
@@ -525,6 +535,50 @@ fn rate_limited_runs_honour_retry_after_and_complete() {
         runs.iter().all(|r| r["error"].is_null() && r["salvaged"] == 2),
         "{runs:?}"
     );
+}
+
+/// One 429 with `retry-after` pauses the whole eval at that endpoint, not
+/// just the run that got it: no request starts until the pause is over
+/// (checked by arrival order against the 429's own time, a lower bound that
+/// a slow machine cannot break).
+#[test]
+fn a_429_pauses_every_run_to_that_endpoint() {
+    let server = TestServer::start(800, |body, n| {
+        if n == 0 {
+            Answer::Status(
+                429,
+                vec![("retry-after-ms", "1000".into())],
+                "{\"error\":\"slow down\"}".into(),
+            )
+        } else {
+            scripted(body, n)
+        }
+    });
+    let proj = Project::new(&server.url, &[("x", "one"), ("y", "two")], "");
+    let (recs, code, stderr) = proj.eval(&[
+        "--prompt",
+        "t",
+        "--no-twins",
+        "--max-tokens",
+        "64,none",
+        "--concurrency",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(server.requests(), 5, "one 429, then four answers");
+    assert!(of_type(&recs, "run").iter().all(|r| r["error"].is_null()));
+    let log = server.state.log.lock().unwrap().clone();
+    let limited_at = log.iter().find(|(n, ..)| *n == 0).map(|(_, t, _)| *t).unwrap();
+    // Request 1 was already in flight beside the limited one; every later
+    // one (the retry, and the runs started when request 1 finished after
+    // 800 ms) waited out the 1000 ms pause.
+    for (n, at, _) in log.iter().filter(|(n, ..)| *n >= 2) {
+        assert!(
+            at.duration_since(limited_at) >= Duration::from_secs(1),
+            "request {n} came {:?} after the 429 that paused the endpoint for 1000 ms",
+            at.duration_since(limited_at)
+        );
+    }
 }
 
 #[test]
