@@ -575,8 +575,8 @@ pub fn pretty_table(rows: &[Row]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<w$}  {:<5} {:>5} {:>5} {:>4} {:>6} {:>6} {:>6} {:>8} {:>6} {:>6} {:>6}",
-        "prompt", "type", "max", "runs", "fail", "items", "mean", "valid", "parse ok", "cut", "recall", "F1"
+        "{:<w$}  {:<5} {:>5} {:>5} {:>4} {:>6} {:>6} {:>7} {:>6} {:>8} {:>4} {:>6} {:>6}",
+        "prompt", "type", "max", "runs", "fail", "items", "mean", "salvage", "valid", "parse ok", "cut", "recall", "F1"
     );
     for r in order {
         let (recall, f1) = r
@@ -585,7 +585,7 @@ pub fn pretty_table(rows: &[Row]) -> String {
             .map_or(("-".into(), "-".into()), |g| (pct(g.recall), pct(g.f1)));
         let _ = writeln!(
             s,
-            "{:<w$}  {:<5} {:>5} {:>5} {:>4} {:>6} {:>6} {:>6} {:>8} {:>6} {:>6} {:>6}",
+            "{:<w$}  {:<5} {:>5} {:>5} {:>4} {:>6} {:>6} {:>7} {:>6} {:>8} {:>4} {:>6} {:>6}",
             r.prompt,
             r.response_type,
             limit_label(r.max_tokens),
@@ -593,6 +593,11 @@ pub fn pretty_table(rows: &[Row]) -> String {
             r.failed,
             r.items_total,
             num(r.items_mean),
+            if r.response_type == "json" {
+                r.salvaged_total.to_string()
+            } else {
+                "-".into()
+            },
             pct(r.valid_rate),
             pct(r.parse_ok_rate),
             r.truncated,
