@@ -805,3 +805,40 @@ fn in_flight_hundreds_with_flat_memory() {
         );
     }
 }
+
+/// Every bundled gold set is valid against the item schema of the prompt it
+/// annotates (and of its twin), and that prompt has the sample input.
+#[test]
+fn bundled_gold_sets_fit_their_prompts() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    for entry in std::fs::read_dir(repo.join("prompts/gold")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let id = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let cfg = cutline::store::resolve(&id, &repo.join("prompts")).unwrap();
+        assert!(!cfg.inputs.is_empty(), "{id}: no sample input to annotate");
+        let mut ids = vec![id.clone()];
+        ids.extend(cfg.twin.clone());
+        for pid in ids {
+            let p = cutline::store::resolve(&pid, &repo.join("prompts")).unwrap();
+            let schema = cutline::eval::item_schema(&p).expect("an item schema");
+            let compiled = cutline::output::schema::CompiledSchema::compile(&schema).unwrap();
+            for (i, line) in std::fs::read_to_string(&path).unwrap().lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{id}.jsonl:{}: {e}", i + 1));
+                assert!(
+                    compiled.is_valid(&v),
+                    "{id}.jsonl:{}: not valid for {pid}: {line}",
+                    i + 1
+                );
+            }
+        }
+        n += 1;
+    }
+    assert!(n >= 3, "gold sets: {n}");
+}
