@@ -38,7 +38,10 @@ const LOCAL_MODEL: &str = "gemma-3-270m-q4_k_m";
 /// Arguments of `eval`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: 0 every run completed; 5 some run failed at the provider (the others \
+    after_help = "Output: JSONL by default: a preamble, `plan`, one `run` record per run as it finishes \
+(`skipped: true` for runs recorded by an earlier eval), `summary` per prompt × limit, `twins` per JSON/JSONL pair \
+× limit, `totals`; `--output json` for one envelope, `--output pretty` for the table. A progress bar goes to \
+stderr when it is a terminal.\n\nExit codes: 0 every run completed; 5 some run failed at the provider (the others \
 are still run, recorded and reported; rerun the same command to retry only the failed ones); \
 2 bad command line; 3 a prompt that does not load or render; 4 unreadable inputs or gold; \
 7 the local model is not installed."
@@ -277,6 +280,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 }
                 .key();
                 if let Some(&other) = seen.get(&key) {
+                    if Some(limit) != limits.first().copied() {
+                        continue;
+                    }
                     let o: &Planned = &planned[other];
                     let other_input = if o.prompt == pi {
                         inputs[o.input].id.clone()
@@ -317,10 +323,20 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             )
         })
         .collect();
-    let session_id = args
+    // The file name `Recorder::create` would give this id.
+    let session_id: String = args
         .session
         .clone()
-        .unwrap_or_else(|| eval::default_session_id(&identities));
+        .unwrap_or_else(|| eval::default_session_id(&identities))
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
     let session_path = cli.sessions.join(format!("{session_id}.jsonl"));
     let mut done: HashMap<String, RunSummary> = HashMap::new();
     if session_path.is_file() {
