@@ -421,6 +421,16 @@ fn a_rerun_skips_what_is_recorded_and_a_torn_session_runs_only_the_rest() {
     let (_, _, _) = proj.eval(&args);
     assert_eq!(server.requests(), 13);
 
+    // One more limit: only its runs are new, in the same session.
+    let (more, code, _) = proj.eval(&["--prompt", "t", "--max-tokens", "64,none,128"]);
+    assert_eq!(code, 0);
+    assert_eq!(server.requests(), 13 + 4);
+    assert_eq!(
+        (totals(&more)["skipped"].clone(), totals(&more)["ran"].clone()),
+        (json!(8), json!(4))
+    );
+    assert_eq!(totals(&more)["session"]["path"], t["session"]["path"]);
+
     // Editing one prompt re-runs that prompt's runs only, in the same session.
     let p = proj.path().join("prompts/t-jsonl.toml");
     let edited = std::fs::read_to_string(&p)
@@ -429,7 +439,7 @@ fn a_rerun_skips_what_is_recorded_and_a_torn_session_runs_only_the_rest() {
     std::fs::write(&p, edited).unwrap();
     let (after_edit, code, _) = proj.eval(&args);
     assert_eq!(code, 0);
-    assert_eq!(server.requests(), 13 + 4);
+    assert_eq!(server.requests(), 17 + 4);
     assert_eq!(totals(&after_edit)["session"]["path"], t["session"]["path"]);
 }
 

@@ -3,8 +3,8 @@
 //! Runs the matrix prompts × inputs × limits (each JSON prompt's JSONL twin
 //! included unless `--no-twins`), at most `--concurrency` runs in flight on
 //! one shared provider, and records every run in one session. The session
-//! id defaults to a hash of the matrix, so rerunning the same command
-//! resumes: runs already recorded without error are skipped, failed ones
+//! id defaults to a hash of the prompt ids and the provider, so rerunning
+//! the same command (or one with more inputs or limits) resumes: runs already recorded without error are skipped, failed ones
 //! run again, a changed prompt or input runs anew.
 //!
 //! JSONL records: `plan`, then one `run` per run as it finishes (skipped
@@ -67,7 +67,7 @@ pub struct Args {
     /// Runs in flight at once (default: 1 on `local`, which decodes one at a time; 4 otherwise).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub concurrency: Option<u32>,
-    /// Record into (and resume from) this session id (default: `eval-<hash of the matrix>`).
+    /// Record into (and resume from) this session id (default: `eval-<hash of the prompt ids and provider>`).
     #[arg(long)]
     pub session: Option<String>,
     /// Structured output for json prompts (as in `run`).
@@ -308,20 +308,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         plans.push(PromptPlan { cfg, inputs, gold });
     }
 
-    // The session: resume what is recorded under the same keys.
-    let identities: Vec<String> = planned
+    // The session: resume what is recorded under the same keys. Its default
+    // id depends on the prompts and the provider only, so rerunning the same
+    // eval resumes it, and so does extending it with inputs or limits.
+    let identities: Vec<String> = plans
         .iter()
-        .map(|p| {
-            let plan = &plans[p.prompt];
-            format!(
-                "{}|{}|{}|{}/{model}|{:?}",
-                plan.cfg.id,
-                plan.inputs[p.input].id,
-                eval::limit_label(p.limit),
-                args.provider,
-                structured
-            )
-        })
+        .map(|p| format!("{}|{}/{model}|{:?}", p.cfg.id, args.provider, structured))
         .collect();
     // The file name `Recorder::create` would give this id.
     let session_id: String = args

@@ -195,11 +195,12 @@ pub fn record_key(r: &RunRecord) -> String {
     .key()
 }
 
-/// The session id a matrix records into by default, from the matrix's
-/// identity (`prompt|input|limit|provider/model|structured` per run, no
-/// content hashes): the same command line gets the same id, so rerunning it
-/// resumes, and editing a prompt re-runs that prompt's runs in the same
-/// session instead of starting a new one.
+/// The session id an eval records into by default, from the identities
+/// the caller gives (`cli::eval`: `prompt|provider/model|structured` per
+/// prompt, no content hashes, no inputs or limits): the same eval gets the
+/// same id, so rerunning it resumes, extending it with inputs or limits
+/// reuses what is recorded, and editing a prompt re-runs that prompt's
+/// runs in the same session.
 pub fn default_session_id(identities: &[String]) -> String {
     let mut sorted: Vec<&str> = identities.iter().map(String::as_str).collect();
     sorted.sort_unstable();
