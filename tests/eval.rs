@@ -852,3 +852,85 @@ fn bundled_gold_sets_fit_their_prompts() {
     }
     assert!(n >= 3, "gold sets: {n}");
 }
+
+/// `--provider replay` cuts the bundled Gemma 3 270M recordings
+/// (`sessions/demo.jsonl`) at each limit: the same comparison as the local
+/// model test, offline and exact, and an input without a recording is a
+/// provider error naming it.
+#[test]
+fn replay_eval_over_the_bundled_recordings() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::copy(repo.join("sessions/demo.jsonl"), sessions.join("demo.jsonl")).unwrap();
+    let cfg = cutline::store::resolve("extract-definitions", &repo.join("prompts")).unwrap();
+    let inputs = dir.path().join("gold-input.jsonl");
+    let mut line = cfg.inputs[0].vars.clone();
+    line.insert("id".into(), json!(cfg.inputs[0].name));
+    std::fs::write(&inputs, format!("{}\n", Value::Object(line))).unwrap();
+    let eval = |extra: &[&str]| {
+        let out = Command::cargo_bin("cutline")
+            .unwrap()
+            .env_remove("CUTLINE_PROMPTS")
+            .env_remove("CUTLINE_SESSIONS")
+            .env_remove("CUTLINE_CONFIG")
+            .args([
+                "eval",
+                "--prompt",
+                "extract-definitions",
+                "--provider",
+                "replay",
+                "--output",
+                "json",
+            ])
+            .arg("--prompts")
+            .arg(repo.join("prompts"))
+            .arg("--sessions")
+            .arg(&sessions)
+            .args(extra)
+            .output()
+            .unwrap();
+        let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (env, out.status.code().unwrap_or(-1))
+    };
+    let (env, code) = eval(&["--max-tokens", "32,64,none", "--inputs", inputs.to_str().unwrap()]);
+    assert_eq!(code, 0, "{env}");
+    let rows = env["data"]["summary"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    let row = |p: &str, l: Value| rows.iter().find(|r| r["prompt"] == p && r["max_tokens"] == l).unwrap();
+    let array64 = row("extract-definitions", json!(64));
+    assert_eq!(
+        (array64["items_total"].clone(), array64["truncated"].clone()),
+        (json!(0), json!(1))
+    );
+    assert!(
+        row("extract-definitions-jsonl", json!(64))["items_total"]
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
+    let full = row("extract-definitions", Value::Null);
+    assert_eq!(full["parse_ok"], 1, "the full recording parses: {full}");
+    assert!(
+        env["data"]["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["key"].as_str().unwrap().contains(":replay/gemma"))
+    );
+    for r in rows {
+        assert_eq!(r["gold"]["runs"], 1, "{r}");
+    }
+    let (again, _) = eval(&["--max-tokens", "32,64,none", "--inputs", inputs.to_str().unwrap()]);
+    assert_eq!(again["data"]["totals"]["skipped"], 6);
+
+    // The other sample inputs have no recording.
+    let (env, code) = eval(&["--max-tokens", "64"]);
+    assert_eq!(code, 5);
+    let msg = env["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("replay: no recorded run of prompt \"extract-definitions\" with input \"weather-ja\""),
+        "{msg}"
+    );
+}

@@ -61,7 +61,8 @@ pub struct Args {
     /// Max-token limits, comma-separated; `none` is no limit.
     #[arg(long, value_name = "64,128,256,none", value_parser = limits_arg, default_value = "none")]
     pub max_tokens: Limits,
-    /// Provider: `local` (the embedded llama-server) or a name configured in cutline.toml.
+    /// Provider: `local` (the embedded llama-server), `replay` (each prompt × input's recorded run, cut at
+    /// every limit), or a name configured in cutline.toml.
     #[arg(long, default_value = "local")]
     pub provider: String,
     /// Runs in flight at once (default: 1 on `local`, which decodes one at a time; 4 otherwise).
@@ -94,6 +95,8 @@ struct PromptPlan {
     cfg: PromptConfig,
     inputs: Vec<Input>,
     gold: Option<Gold>,
+    /// With `--provider replay`: the recording of each input.
+    replays: Vec<Option<Arc<dyn Provider>>>,
 }
 
 /// One run of the matrix.
@@ -179,12 +182,6 @@ fn gold_for(cfg: &PromptConfig, dir: &Path) -> Result<Option<Gold>, CliError> {
 /// Run `eval`.
 #[allow(clippy::too_many_lines)]
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    if args.provider == "replay" {
-        return Err(CliError::new(
-            Category::Usage,
-            "eval runs a model; `replay` plays back one recording (use `cutline replay SESSION#RUN --max-tokens N`)",
-        ));
-    }
     let prompts = resolve_prompts(args, &cli.prompts)?;
     let raw_inputs: Option<Vec<RawInput>> = args
         .inputs
@@ -197,8 +194,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
 
     // Who answers: configured providers are built now (no network), the
     // local server only when a run is actually pending.
+    let replay = args.provider == "replay";
     let (shared, model): (Option<Arc<dyn Provider>>, String) = if args.provider == "local" {
         (None, LOCAL_MODEL.to_owned())
+    } else if replay {
+        // One recording per prompt × input, found while planning.
+        (None, String::new())
     } else {
         let cfg =
             crate::llm::config::Config::load().map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
@@ -207,7 +208,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             CliError::new(
                 Category::Usage,
                 format!(
-                    "unknown provider {:?}: use `local` or one configured in cutline.toml (configured: {})",
+                    "unknown provider {:?}: use `local`, `replay` or one configured in cutline.toml (configured: {})",
                     args.provider,
                     if known.is_empty() {
                         "none".to_owned()
@@ -252,7 +253,32 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         let gold = gold_for(&cfg, &gold_dir)?;
         let ph = eval::prompt_hash(&crate::run::snapshot(&cfg));
         let pi = plans.len();
+        let mut replays: Vec<Option<Arc<dyn Provider>>> = Vec::new();
         for (ii, input) in inputs.iter().enumerate() {
+            let (run_provider, run_model) = if replay {
+                let (rec, source) = crate::session::find_recording(&cli.sessions, &cfg.id, Some(&input.vars))
+                    .ok_or_else(|| {
+                        CliError::new(
+                            Category::ProviderError,
+                            format!(
+                                "replay: no recorded run of prompt {:?} with input {:?} in {}; record one with `cutline run` or `cutline eval` on a model",
+                                cfg.id,
+                                input.id,
+                                cli.sessions.display()
+                            ),
+                        )
+                    })?;
+                let model = rec.provider.model.clone();
+                let p: Arc<dyn Provider> = Arc::new(crate::llm::replay::Replay {
+                    transcript: rec.transcript(),
+                    original: rec.provider,
+                    source,
+                });
+                (Some(p), model)
+            } else {
+                (None, model.clone())
+            };
+            replays.push(run_provider);
             let spec = Spec {
                 prompt: cfg.clone(),
                 vars: input.vars.clone(),
@@ -275,7 +301,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                     input_hash: &ih,
                     max_tokens: limit,
                     provider: &args.provider,
-                    model: &model,
+                    model: &run_model,
                     structured: sp,
                 }
                 .key();
@@ -305,7 +331,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 });
             }
         }
-        plans.push(PromptPlan { cfg, inputs, gold });
+        plans.push(PromptPlan {
+            cfg,
+            inputs,
+            gold,
+            replays,
+        });
     }
 
     // The session: resume what is recorded under the same keys. Its default
@@ -420,13 +451,14 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
         let plans = Arc::new(plans);
         let result: Result<(), CliError> = rt.block_on(async {
-            let provider: Arc<dyn Provider> = match shared {
-                Some(p) => p,
-                None => Arc::new(
+            let provider: Option<Arc<dyn Provider>> = match shared {
+                Some(p) => Some(p),
+                None if replay => None,
+                None => Some(Arc::new(
                     crate::llm::local::provider(crate::llm::Timeouts::default())
                         .await
                         .map_err(|e| llm_err(&e))?,
-                ),
+                )),
             };
             let (tx, mut rx) = tokio::sync::mpsc::channel::<Finished>(concurrency.min(1024));
             let spawner = tokio::spawn(spawn_runs(Runs {
@@ -593,7 +625,8 @@ struct Finished {
 
 /// What the spawner needs.
 struct Runs {
-    provider: Arc<dyn Provider>,
+    /// The shared provider (`None` with `replay`: each input has its own).
+    provider: Option<Arc<dyn Provider>>,
     plans: Arc<Vec<PromptPlan>>,
     pending: Vec<Planned>,
     concurrency: usize,
@@ -612,7 +645,12 @@ async fn spawn_runs(r: Runs) {
         let Ok(permit) = sem.clone().acquire_owned().await else {
             return;
         };
-        let provider = r.provider.clone();
+        let Some(provider) = r.plans[p.prompt].replays[p.input]
+            .clone()
+            .or_else(|| r.provider.clone())
+        else {
+            continue;
+        };
         let plans = r.plans.clone();
         let tx = r.tx.clone();
         let in_flight = r.in_flight.clone();
