@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod compare;
+pub mod eval;
 pub mod llm;
 pub mod output;
 pub mod prompt;

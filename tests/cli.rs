@@ -42,7 +42,7 @@ fn manifest_lists_every_command_streaming_by_default() {
     assert_eq!(
         names,
         [
-            "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "compare", "migrate"
+            "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "compare", "migrate", "eval"
         ]
     );
     for c in m["commands"].as_array().expect("commands") {

@@ -40,6 +40,7 @@ pub fn manifest() -> Value {
             cmd("setup", "Install the local model (llama-server + Gemma 3 270M) into the user cache", true),
             cmd("compare", "Compare two answers item by item: in both, only in A, only in B, valid rate, gold F1, truncation", true),
             cmd("migrate", "Migrate a JSON-array prompt to JSONL: per-line schema, rewritten template, flags", true),
+            cmd("eval", "Batch evaluation: prompts × inputs × max-token limits, concurrent, resumable; items recovered and valid rate per prompt × limit, JSON against JSONL", true),
         ],
     })
 }

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use serde_json::Value;
 
 pub mod compare;
+pub mod eval;
 pub mod input;
 pub mod manifest;
 pub mod migrate;
@@ -87,6 +88,8 @@ pub enum Command {
     Migrate(migrate::Args),
     /// Compare two answers item by item (sessions or response files), optionally against a gold set.
     Compare(compare::Args),
+    /// Batch evaluation: prompts × inputs × max-token limits, concurrent and resumable, with a summary table.
+    Eval(eval::Args),
 }
 
 impl Command {
@@ -102,6 +105,7 @@ impl Command {
             Self::Setup(_) => "setup",
             Self::Migrate(_) => "migrate",
             Self::Compare(_) => "compare",
+            Self::Eval(_) => "eval",
         }
     }
 }
@@ -150,6 +154,7 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Command::Setup(a) => setup::run(a, cli, &mut out),
         Command::Migrate(a) => migrate::run(a, cli, &mut out),
         Command::Compare(a) => compare::run(a, cli, &mut out),
+        Command::Eval(a) => eval::run(a, cli, &mut out),
     };
     match result {
         Ok(data) => match out.finish(&data) {

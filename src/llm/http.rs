@@ -1,5 +1,6 @@
 //! HTTP plumbing shared by the providers: sending with bounded retries
-//! (429/529 honour `retry-after`, 5xx back off with jitter, 401/403 never
+//! (429/529 honour `retry-after` and pause every request of the process to
+//! that endpoint until then, 5xx back off with jitter, 401/403 never
 //! retry), reading SSE or NDJSON with an idle timeout and a size bound, and
 //! turning a task into a cancellable [`EventStream`].
 
@@ -91,6 +92,38 @@ fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
     (exp + jitter).min(policy.max_wait)
 }
 
+/// When each endpoint (scheme, host, port) may be sent to again after a
+/// 429/529 with `retry-after`. Shared by every request of the process, so
+/// one rate-limited request pauses the others to that endpoint too (an eval
+/// with hundreds in flight backs off as a whole instead of hammering on).
+static RATE_GATES: std::sync::Mutex<Vec<(String, tokio::time::Instant)>> = std::sync::Mutex::new(Vec::new());
+
+fn endpoint_of(url: &reqwest::Url) -> String {
+    format!(
+        "{}://{}:{}",
+        url.scheme(),
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default().unwrap_or(0)
+    )
+}
+
+/// Until when `endpoint` is paused, if it is.
+fn gate_until(endpoint: &str) -> Option<tokio::time::Instant> {
+    let now = tokio::time::Instant::now();
+    let mut g = RATE_GATES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    g.retain(|(_, t)| *t > now);
+    g.iter().find(|(e, _)| e == endpoint).map(|(_, t)| *t)
+}
+
+/// Pause `endpoint` until `until` (never shortening a longer pause).
+fn close_gate(endpoint: &str, until: tokio::time::Instant) {
+    let mut g = RATE_GATES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match g.iter_mut().find(|(e, _)| e == endpoint) {
+        Some((_, t)) => *t = (*t).max(until),
+        None => g.push((endpoint.to_owned(), until)),
+    }
+}
+
 /// Send with retries. `build` makes a fresh request for each attempt;
 /// `key_env` names the environment variable holding the key (for the 401
 /// message; the key itself is never shown).
@@ -101,7 +134,15 @@ pub async fn send(
 ) -> Result<Response, LlmError> {
     let mut attempt = 0;
     loop {
-        let result = build().send().await;
+        let (client, request) = build().build_split();
+        let endpoint = request.as_ref().ok().map(|r| endpoint_of(r.url()));
+        if let Some(until) = endpoint.as_deref().and_then(gate_until) {
+            tokio::time::sleep_until(until).await;
+        }
+        let result = match request {
+            Ok(r) => client.execute(r).await,
+            Err(e) => Err(e),
+        };
         let resp = match result {
             Ok(r) => r,
             Err(e) => {
@@ -134,6 +175,9 @@ pub async fn send(
             let jitter = Duration::from_millis(fastrand::u64(0..100));
             // Release the connection before waiting.
             drop(resp);
+            if rate_limited && let Some(e) = &endpoint {
+                close_gate(e, tokio::time::Instant::now() + wait.min(policy.max_wait));
+            }
             tokio::time::sleep((wait + jitter).min(policy.max_wait)).await;
             attempt += 1;
             continue;

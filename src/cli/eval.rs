@@ -1,0 +1,806 @@
+//! `cutline eval --prompt P… [--inputs DIR|FILE.jsonl] --max-tokens 64,128,none [--provider P] [--concurrency N]`
+//!
+//! Runs the matrix prompts × inputs × limits (each JSON prompt's JSONL twin
+//! included unless `--no-twins`), at most `--concurrency` runs in flight on
+//! one shared provider, and records every run in one session. The session
+//! id defaults to a hash of the prompt ids and the provider, so rerunning
+//! the same command (or one with more inputs or limits) resumes: runs already recorded without error are skipped, failed ones
+//! run again, a changed prompt or input runs anew.
+//!
+//! JSONL records: `plan`, then one `run` per run as it finishes (skipped
+//! ones first, `skipped: true`), then one `summary` per prompt × limit,
+//! one `twins` per JSON/JSONL pair × limit, and `totals`. Exit code 5 when
+//! any run failed (the others are still run, recorded and reported).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use super::out::{Category, CliError, Format, Out};
+use super::run::{StructuredArg, structured_for};
+use super::{Cli, io_err};
+use crate::eval::inputs::{self, RawInput};
+use crate::eval::{self, Gold, Input, KeyParts, RunSummary, TablePrompt};
+use crate::llm::structured::Path as Structured;
+use crate::llm::{ErrorKind, LlmError, Provider};
+use crate::prompt::PromptConfig;
+use crate::run::{Analysis, Outcome, Spec};
+use crate::session::RunRecord;
+
+/// The model id the embedded local provider reports (`llm::local`).
+const LOCAL_MODEL: &str = "gemma-3-270m-q4_k_m";
+
+/// Arguments of `eval`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Output: JSONL by default: a preamble, `plan`, one `run` record per run as it finishes \
+(`skipped: true` for runs recorded by an earlier eval), `summary` per prompt × limit, `twins` per JSON/JSONL pair \
+× limit, `totals`; `--output json` for one envelope, `--output pretty` for the table. A progress bar goes to \
+stderr when it is a terminal.\n\nExit codes: 0 every run completed; 5 some run failed at the provider (the others \
+are still run, recorded and reported; rerun the same command to retry only the failed ones); \
+2 bad command line; 3 a prompt that does not load or render; 4 unreadable inputs or gold; \
+7 the local model is not installed."
+)]
+pub struct Args {
+    /// Prompt ids or paths; repeat the flag or separate with commas.
+    #[arg(long, value_name = "PROMPT", required = true, value_delimiter = ',')]
+    pub prompt: Vec<String>,
+    /// Do not add each JSON prompt's JSONL twin (and vice versa) to the matrix.
+    #[arg(long)]
+    pub no_twins: bool,
+    /// Inputs: a directory (`.txt`: the prompt's main variable; `.json`: an
+    /// object of variables; id = file stem) or a JSONL file (one object of
+    /// variables per line, optional `id`). Default: each prompt's sample inputs.
+    #[arg(long, value_name = "DIR|FILE.jsonl")]
+    pub inputs: Option<PathBuf>,
+    /// Max-token limits, comma-separated; `none` is no limit.
+    #[arg(long, value_name = "64,128,256,none", value_parser = limits_arg, default_value = "none")]
+    pub max_tokens: Limits,
+    /// Provider: `local` (the embedded llama-server), `replay` (each prompt × input's recorded run, cut at
+    /// every limit), or a name configured in cutline.toml.
+    #[arg(long, default_value = "local")]
+    pub provider: String,
+    /// Runs in flight at once (default: 1 on `local`, which decodes one at a time; 4 otherwise).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub concurrency: Option<u32>,
+    /// Record into (and resume from) this session id (default: `eval-<hash of the prompt ids and provider>`).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Structured output for json prompts (as in `run`).
+    #[arg(long, value_enum)]
+    pub structured: Option<StructuredArg>,
+    /// Directory of gold sets `<prompt-id>.jsonl` (default: `<prompts>/gold`).
+    #[arg(long, value_name = "DIR")]
+    pub gold: Option<PathBuf>,
+    /// No progress bar on stderr (it is drawn only when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// Parsed `--max-tokens`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits(pub Vec<Option<u32>>);
+
+fn limits_arg(s: &str) -> Result<Limits, String> {
+    eval::parse_limits(s).map(Limits)
+}
+
+/// A prompt of the matrix with its inputs and gold set.
+struct PromptPlan {
+    cfg: PromptConfig,
+    inputs: Vec<Input>,
+    gold: Option<Gold>,
+    /// With `--provider replay`: the recording of each input.
+    replays: Vec<Option<Arc<dyn Provider>>>,
+}
+
+/// One run of the matrix.
+#[derive(Debug, Clone)]
+struct Planned {
+    key: String,
+    prompt: usize,
+    input: usize,
+    limit: Option<u32>,
+}
+
+fn config_err(e: impl std::fmt::Display) -> CliError {
+    CliError::new(Category::ConfigInvalid, e.to_string())
+}
+
+fn llm_err(e: &LlmError) -> CliError {
+    let cat = if e.kind == ErrorKind::SetupRequired {
+        Category::SetupRequired
+    } else {
+        Category::ProviderError
+    };
+    CliError::new(cat, e.to_string())
+}
+
+/// The prompts named, plus their twins, each once, in the order given.
+fn resolve_prompts(args: &Args, dir: &Path) -> Result<Vec<PromptConfig>, CliError> {
+    let mut out: Vec<PromptConfig> = Vec::new();
+    for reference in &args.prompt {
+        let reference = reference.trim();
+        if reference.is_empty() {
+            return Err(CliError::new(Category::Usage, "--prompt: an empty prompt id"));
+        }
+        let cfg = crate::store::resolve(reference, dir).map_err(config_err)?;
+        let twin = cfg.twin.clone();
+        if !out.iter().any(|p| p.id == cfg.id) {
+            out.push(cfg);
+        }
+        if let (false, Some(t)) = (args.no_twins, twin)
+            && !out.iter().any(|p| p.id == t)
+        {
+            let tcfg = crate::store::resolve(&t, dir)
+                .map_err(|e| config_err(format!("twin {t:?} of {reference:?}: {e} (or pass --no-twins)")))?;
+            out.push(tcfg);
+        }
+    }
+    Ok(out)
+}
+
+fn read_gold(path: &Path) -> Result<Vec<Value>, CliError> {
+    let label = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| CliError::new(Category::InputError, format!("{label}: {e}")))?;
+    let mut items = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| CliError::new(Category::InputError, format!("{label}:{}: bad JSON: {e}", i + 1)))?;
+        items.push(v);
+    }
+    Ok(items)
+}
+
+/// The gold set of `cfg`: `<dir>/<id>.jsonl`, else its twin's, annotating
+/// the prompt's first sample input.
+fn gold_for(cfg: &PromptConfig, dir: &Path) -> Result<Option<Gold>, CliError> {
+    let Some(first) = cfg.inputs.first() else {
+        return Ok(None);
+    };
+    let mut candidates = vec![cfg.id.clone()];
+    candidates.extend(cfg.twin.clone());
+    for id in candidates {
+        let path = dir.join(format!("{id}.jsonl"));
+        if path.is_file() {
+            let items = read_gold(&path)?;
+            return Ok(Some(Gold::new(path.display().to_string(), items, cfg, &first.vars)));
+        }
+    }
+    Ok(None)
+}
+
+/// Run `eval`.
+#[allow(clippy::too_many_lines)]
+pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
+    let prompts = resolve_prompts(args, &cli.prompts)?;
+    let raw_inputs: Option<Vec<RawInput>> = args
+        .inputs
+        .as_deref()
+        .map(inputs::load)
+        .transpose()
+        .map_err(|e| CliError::new(Category::InputError, e))?;
+    let gold_dir = args.gold.clone().unwrap_or_else(|| cli.prompts.join("gold"));
+    let limits = &args.max_tokens.0;
+
+    // Who answers: configured providers are built now (no network), the
+    // local server only when a run is actually pending.
+    let replay = args.provider == "replay";
+    let (shared, model): (Option<Arc<dyn Provider>>, String) = if args.provider == "local" {
+        (None, LOCAL_MODEL.to_owned())
+    } else if replay {
+        // One recording per prompt × input, found while planning.
+        (None, String::new())
+    } else {
+        let cfg =
+            crate::llm::config::Config::load().map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        let p = cfg.get(&args.provider).ok_or_else(|| {
+            let known: Vec<&str> = cfg.providers.iter().map(|p| p.name.as_str()).collect();
+            CliError::new(
+                Category::Usage,
+                format!(
+                    "unknown provider {:?}: use `local`, `replay` or one configured in cutline.toml (configured: {})",
+                    args.provider,
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            )
+        })?;
+        let built: Arc<dyn Provider> = Arc::from(crate::llm::config::build(p).map_err(|e| llm_err(&e))?);
+        let model = built.info().model;
+        (Some(built), model)
+    };
+    let structured = structured_for(&args.provider, args.structured);
+    let concurrency = args
+        .concurrency
+        .map_or(if args.provider == "local" { 1 } else { 4 }, |c| c as usize);
+
+    // Plan: every prompt × input rendered once (a template error stops the
+    // eval before any request), every limit a run with its key.
+    let mut plans: Vec<PromptPlan> = Vec::new();
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for cfg in prompts {
+        let inputs: Vec<Input> = match &raw_inputs {
+            Some(raw) => raw.iter().map(|r| r.for_prompt(&cfg)).collect(),
+            None => cfg
+                .inputs
+                .iter()
+                .map(|i| Input {
+                    id: i.name.clone(),
+                    vars: i.vars.clone(),
+                })
+                .collect(),
+        };
+        if inputs.is_empty() {
+            return Err(CliError::new(
+                Category::Usage,
+                format!("prompt {:?} has no sample inputs; pass --inputs DIR|FILE.jsonl", cfg.id),
+            ));
+        }
+        let gold = gold_for(&cfg, &gold_dir)?;
+        let ph = eval::prompt_hash(&crate::run::snapshot(&cfg));
+        let pi = plans.len();
+        let mut replays: Vec<Option<Arc<dyn Provider>>> = Vec::new();
+        for (ii, input) in inputs.iter().enumerate() {
+            let (run_provider, run_model) = if replay {
+                let (rec, source) = crate::session::find_recording(&cli.sessions, &cfg.id, Some(&input.vars))
+                    .ok_or_else(|| {
+                        CliError::new(
+                            Category::ProviderError,
+                            format!(
+                                "replay: no recorded run of prompt {:?} with input {:?} in {}; record one with `cutline run` or `cutline eval` on a model",
+                                cfg.id,
+                                input.id,
+                                cli.sessions.display()
+                            ),
+                        )
+                    })?;
+                let model = rec.provider.model.clone();
+                let p: Arc<dyn Provider> = Arc::new(crate::llm::replay::Replay {
+                    transcript: rec.transcript(),
+                    original: rec.provider,
+                    source,
+                });
+                (Some(p), model)
+            } else {
+                (None, model.clone())
+            };
+            replays.push(run_provider);
+            let spec = Spec {
+                prompt: cfg.clone(),
+                vars: input.vars.clone(),
+                max_tokens: None,
+                temperature: None,
+                structured,
+            };
+            let (req, path) = crate::run::request(&spec)
+                .map_err(|e| config_err(format!("prompt {:?}, input {:?}: {e}", cfg.id, input.id)))?;
+            let ih = eval::input_hash(&input.vars, &req.system, &req.prompt);
+            let sp = match path {
+                Structured::Native => "native",
+                Structured::Prompt => "prompt",
+                Structured::None => "none",
+            };
+            for &limit in limits {
+                let key = KeyParts {
+                    prompt_id: &cfg.id,
+                    prompt_hash: &ph,
+                    input_hash: &ih,
+                    max_tokens: limit,
+                    provider: &args.provider,
+                    model: &run_model,
+                    structured: sp,
+                }
+                .key();
+                if let Some(&other) = seen.get(&key) {
+                    if Some(limit) != limits.first().copied() {
+                        continue;
+                    }
+                    let o: &Planned = &planned[other];
+                    let other_input = if o.prompt == pi {
+                        inputs[o.input].id.clone()
+                    } else {
+                        String::new()
+                    };
+                    out.warn(format!(
+                        "prompt {:?}: input {:?} is identical to input {other_input:?}; run once",
+                        cfg.id, input.id
+                    ))
+                    .map_err(|e| io_err(&e))?;
+                    continue;
+                }
+                seen.insert(key.clone(), planned.len());
+                planned.push(Planned {
+                    key,
+                    prompt: pi,
+                    input: ii,
+                    limit,
+                });
+            }
+        }
+        plans.push(PromptPlan {
+            cfg,
+            inputs,
+            gold,
+            replays,
+        });
+    }
+
+    // The session: resume what is recorded under the same keys. Its default
+    // id depends on the prompts and the provider only, so rerunning the same
+    // eval resumes it, and so does extending it with inputs or limits.
+    let identities: Vec<String> = plans
+        .iter()
+        .map(|p| format!("{}|{}/{model}|{:?}", p.cfg.id, args.provider, structured))
+        .collect();
+    // The file name `Recorder::create` would give this id.
+    let session_id: String = args
+        .session
+        .clone()
+        .unwrap_or_else(|| eval::default_session_id(&identities))
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let session_path = cli.sessions.join(format!("{session_id}.jsonl"));
+    let mut done: HashMap<String, RunSummary> = HashMap::new();
+    if session_path.is_file() {
+        let s = crate::session::load(&session_path)
+            .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", session_path.display())))?;
+        for w in &s.warnings {
+            out.warn(w.clone()).map_err(|e| io_err(&e))?;
+        }
+        for r in s.runs {
+            if r.error.is_some() {
+                continue;
+            }
+            let key = eval::record_key(&r);
+            let Some(&i) = seen.get(&key) else { continue };
+            let p = &planned[i];
+            let plan = &plans[p.prompt];
+            let Ok(analysis) = Analysis::of(plan.cfg.response_type, plan.cfg.schema.as_ref(), &r.text) else {
+                continue;
+            };
+            let summary = eval::summarise(
+                key.clone(),
+                &plan.inputs[p.input].id,
+                &r,
+                &analysis,
+                plan.gold.as_ref(),
+                true,
+            );
+            done.insert(key, summary);
+        }
+    }
+    let mut recorder = super::run::open_session(&cli.sessions, &session_id)
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?;
+    let session_ref = json!({"id": recorder.id(), "path": recorder.path().display().to_string()});
+
+    let pending: Vec<Planned> = planned.iter().filter(|p| !done.contains_key(&p.key)).cloned().collect();
+    let io = |e: std::io::Error| io_err(&e);
+    let plan_rec = json!({
+        "type": "plan",
+        "session": session_ref,
+        "prompts": plans.iter().map(|p| json!({"id": p.cfg.id, "response_type": p.cfg.response_type.to_string(), "inputs": p.inputs.len(), "gold": p.gold.as_ref().map(|g| g.file.clone())})).collect::<Vec<_>>(),
+        "max_tokens": limits,
+        "provider": args.provider,
+        "model": model,
+        "concurrency": concurrency,
+        "runs": planned.len(),
+        "pending": pending.len(),
+        "skipped": planned.len() - pending.len(),
+    });
+    out.record(&plan_rec).map_err(io)?;
+
+    // Skipped runs first, in plan order.
+    let mut summaries: Vec<RunSummary> = Vec::with_capacity(planned.len());
+    for p in &planned {
+        if let Some(s) = done.remove(&p.key) {
+            out.record(&run_record(&s)).map_err(io)?;
+            summaries.push(s);
+        }
+    }
+
+    let ids: Vec<&str> = plans.iter().map(|p| p.cfg.id.as_str()).collect();
+    let table_prompts: Vec<TablePrompt> = plans
+        .iter()
+        .map(|p| TablePrompt {
+            id: p.cfg.id.clone(),
+            response_type: p.cfg.response_type.to_string(),
+            twin: p.cfg.twin.clone().filter(|t| ids.contains(&t.as_str())),
+        })
+        .collect();
+    let mut per_prompt: BTreeMap<String, usize> = BTreeMap::new();
+    for p in &planned {
+        *per_prompt.entry(plans[p.prompt].cfg.id.clone()).or_insert(0) += 1;
+    }
+    for n in per_prompt.values_mut() {
+        *n /= limits.len().max(1);
+    }
+    let mut progress = Progress::new(
+        planned.len(),
+        summaries.len(),
+        std::io::stderr().is_terminal() && !args.no_progress,
+    );
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let max_in_flight = Arc::new(AtomicUsize::new(0));
+    let mut record_warned = false;
+    if !pending.is_empty() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+        let plans = Arc::new(plans);
+        let result: Result<(), CliError> = rt.block_on(async {
+            let provider: Option<Arc<dyn Provider>> = match shared {
+                Some(p) => Some(p),
+                None if replay => None,
+                None => Some(Arc::new(
+                    crate::llm::local::provider(crate::llm::Timeouts::default())
+                        .await
+                        .map_err(|e| llm_err(&e))?,
+                )),
+            };
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<Finished>(concurrency.min(1024));
+            let spawner = tokio::spawn(spawn_runs(Runs {
+                provider,
+                plans: plans.clone(),
+                pending,
+                concurrency,
+                structured,
+                tx,
+                in_flight: in_flight.clone(),
+                max_in_flight: max_in_flight.clone(),
+            }));
+            let mut tick = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                let f = tokio::select! {
+                    f = rx.recv() => f,
+                    _ = tick.tick() => {
+                        progress.draw(in_flight.load(Ordering::Relaxed), false);
+                        continue;
+                    }
+                };
+                let Some(f) = f else { break };
+                let plan = &plans[f.planned.prompt];
+                let input = &plan.inputs[f.planned.input].id;
+                let mut record = f.record;
+                record.run_id = recorder.next_run_id();
+                if let Err(e) = recorder.record(&record)
+                    && !record_warned
+                {
+                    record_warned = true;
+                    progress.clear();
+                    out.warn(format!(
+                        "could not record runs in {}: {e}; a rerun will run them again",
+                        recorder.path().display()
+                    ))
+                    .map_err(io)?;
+                }
+                let s = eval::summarise(f.planned.key, input, &record, &f.analysis, plan.gold.as_ref(), false);
+                drop(record);
+                progress.finished(s.failed());
+                progress.clear();
+                out.record(&run_record(&s)).map_err(io)?;
+                progress.draw(in_flight.load(Ordering::Relaxed), true);
+                summaries.push(s);
+            }
+            let _ = spawner.await;
+            Ok(())
+        });
+        progress.clear();
+        drop(rt);
+        result?;
+    }
+
+    // The table.
+    let rows = eval::table(&table_prompts, limits, &per_prompt, &summaries);
+    for r in &rows {
+        out.record(&tagged("summary", r)).map_err(io)?;
+    }
+    let twins = eval::twins(&rows);
+    let twin_recs: Vec<Value> = twins.iter().map(twin_record).collect();
+    for t in &twin_recs {
+        out.record(t).map_err(io)?;
+    }
+    let failed = summaries.iter().filter(|s| s.failed()).count();
+    let skipped = summaries.iter().filter(|s| s.skipped).count();
+    let totals = json!({
+        "type": "totals",
+        "runs": summaries.len(),
+        "completed": summaries.len() - failed,
+        "ran": summaries.len() - skipped,
+        "skipped": skipped,
+        "failed": failed,
+        "max_in_flight": max_in_flight.load(Ordering::Relaxed),
+        "peak_rss_kib": peak_rss_kib(),
+        "session": session_ref,
+    });
+    out.record(&totals).map_err(io)?;
+    let mut text = eval::pretty_table(&rows);
+    let _ = std::fmt::Write::write_fmt(
+        &mut text,
+        format_args!(
+            "{} runs: {} run now, {} skipped (recorded before), {} failed; session {}\n",
+            summaries.len(),
+            summaries.len() - skipped,
+            skipped,
+            failed,
+            recorder.path().display()
+        ),
+    );
+    out.pretty(&text).map_err(io)?;
+    let data = json!({
+        "session": session_ref,
+        "plan": plan_rec,
+        "runs": summaries,
+        "summary": rows,
+        "twins": twin_recs,
+        "totals": totals,
+    });
+    if failed > 0 {
+        let first = summaries
+            .iter()
+            .find_map(|s| s.error.as_ref().map(|e| format!("{} on {}: {e}", s.prompt, s.input)))
+            .unwrap_or_default();
+        let mut err = CliError::new(
+            Category::ProviderError,
+            format!(
+                "{failed} of {} runs failed (first: {first}); the others are recorded; rerun the same command to retry only the failed ones",
+                summaries.len()
+            ),
+        );
+        err.detail = Some(if out.format() == Format::Json { data } else { totals });
+        return Err(err);
+    }
+    Ok(data)
+}
+
+/// A record: `type` first, then the fields of `body`.
+fn tagged(kind: &str, body: &impl serde::Serialize) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), kind.into());
+    if let Ok(Value::Object(fields)) = serde_json::to_value(body) {
+        m.extend(fields);
+    }
+    Value::Object(m)
+}
+
+fn run_record(s: &RunSummary) -> Value {
+    tagged("run", s)
+}
+
+fn twin_record(t: &eval::TwinRow) -> Value {
+    let f1 = |r: &eval::Row| r.gold.as_ref().and_then(|g| g.f1);
+    let recall = |r: &eval::Row| r.gold.as_ref().and_then(|g| g.recall);
+    json!({
+        "type": "twins",
+        "max_tokens": t.max_tokens,
+        "json_prompt": t.json.prompt,
+        "jsonl_prompt": t.jsonl.prompt,
+        "items_total": [t.json.items_total, t.jsonl.items_total],
+        "items_mean": [t.json.items_mean, t.jsonl.items_mean],
+        "valid_rate": [t.json.valid_rate, t.jsonl.valid_rate],
+        "parse_ok_rate": [t.json.parse_ok_rate, t.jsonl.parse_ok_rate],
+        "truncated": [t.json.truncated, t.jsonl.truncated],
+        "salvaged_total": [t.json.salvaged_total, t.jsonl.salvaged_total],
+        "recall": [recall(&t.json), recall(&t.jsonl)],
+        "f1": [f1(&t.json), f1(&t.jsonl)],
+    })
+}
+
+/// Peak resident memory of this process (Linux `VmHWM`), for the totals.
+fn peak_rss_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// A finished run on its way to the writer.
+struct Finished {
+    planned: Planned,
+    record: RunRecord,
+    analysis: Analysis,
+}
+
+/// What the spawner needs.
+struct Runs {
+    /// The shared provider (`None` with `replay`: each input has its own).
+    provider: Option<Arc<dyn Provider>>,
+    plans: Arc<Vec<PromptPlan>>,
+    pending: Vec<Planned>,
+    concurrency: usize,
+    structured: Option<Structured>,
+    tx: tokio::sync::mpsc::Sender<Finished>,
+    in_flight: Arc<AtomicUsize>,
+    max_in_flight: Arc<AtomicUsize>,
+}
+
+/// Start every pending run, never more than `concurrency` at once. A task
+/// holds its permit until its result is handed to the writer, so finished
+/// transcripts waiting to be written are bounded too.
+async fn spawn_runs(r: Runs) {
+    let sem = Arc::new(tokio::sync::Semaphore::new(r.concurrency));
+    for p in r.pending {
+        let Ok(permit) = sem.clone().acquire_owned().await else {
+            return;
+        };
+        let Some(provider) = r.plans[p.prompt].replays[p.input]
+            .clone()
+            .or_else(|| r.provider.clone())
+        else {
+            continue;
+        };
+        let plans = r.plans.clone();
+        let tx = r.tx.clone();
+        let in_flight = r.in_flight.clone();
+        let max_in_flight = r.max_in_flight.clone();
+        let structured = r.structured;
+        tokio::spawn(async move {
+            let plan = &plans[p.prompt];
+            let spec = Spec {
+                prompt: plan.cfg.clone(),
+                vars: plan.inputs[p.input].vars.clone(),
+                max_tokens: p.limit,
+                temperature: None,
+                structured,
+            };
+            let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            max_in_flight.fetch_max(now, Ordering::SeqCst);
+            let mut result = crate::run::execute(provider.as_ref(), &spec, None, |_, _| {}).await;
+            // A pooled keep-alive connection the server closed just as it was
+            // reused fails before any byte is sent back: nothing was
+            // generated, so the run is simply sent again (twice at most).
+            for _ in 0..2 {
+                match &result {
+                    Ok(o)
+                        if o.record.text.is_empty()
+                            && o.record.error.as_ref().is_some_and(|e| e.kind == ErrorKind::Connect) =>
+                    {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        result = crate::run::execute(provider.as_ref(), &spec, None, |_, _| {}).await;
+                    }
+                    _ => break,
+                }
+            }
+            in_flight.fetch_sub(1, Ordering::SeqCst);
+            let finished = match result {
+                Ok(Outcome { record, analysis, .. }) => Finished {
+                    planned: p,
+                    record,
+                    analysis,
+                },
+                Err(e) => {
+                    // The plan rendered every prompt already; this is a
+                    // prompt whose schema does not compile.
+                    let t = crate::llm::Transcript {
+                        finish: Some(crate::llm::FinishReason::Error),
+                        error: Some(LlmError::new(ErrorKind::BadRequest, e.to_string())),
+                        ..crate::llm::Transcript::default()
+                    };
+                    let Ok((req, path)) = crate::run::request(&spec) else {
+                        return;
+                    };
+                    let Ok(o) =
+                        crate::run::finish(provider.info(), &spec, &req, path, crate::session::now_ms(), &t, None)
+                    else {
+                        return;
+                    };
+                    Finished {
+                        planned: p,
+                        record: o.record,
+                        analysis: o.analysis,
+                    }
+                }
+            };
+            let _ = tx.send(finished).await;
+            drop(permit);
+        });
+    }
+}
+
+/// A one-line progress bar on stderr, drawn only on a terminal.
+struct Progress {
+    on: bool,
+    total: usize,
+    done: usize,
+    failed: usize,
+    skipped: usize,
+    started: Instant,
+    last: Option<Instant>,
+    drawn: bool,
+}
+
+impl Progress {
+    fn new(total: usize, skipped: usize, on: bool) -> Self {
+        Self {
+            on,
+            total,
+            done: skipped,
+            failed: 0,
+            skipped,
+            started: Instant::now(),
+            last: None,
+            drawn: false,
+        }
+    }
+
+    fn finished(&mut self, failed: bool) {
+        self.done += 1;
+        self.failed += usize::from(failed);
+    }
+
+    /// Redraw (at most every 100 ms unless `force`).
+    fn draw(&mut self, in_flight: usize, force: bool) {
+        if !self.on {
+            return;
+        }
+        let now = Instant::now();
+        if !force
+            && self
+                .last
+                .is_some_and(|l| now.duration_since(l) < Duration::from_millis(100))
+        {
+            return;
+        }
+        self.last = Some(now);
+        let width = 30;
+        let filled = (self.done * width).checked_div(self.total).unwrap_or(width);
+        let ran = self.done - self.skipped;
+        let secs = self.started.elapsed().as_secs_f64();
+        #[allow(clippy::cast_precision_loss)]
+        let rate = if secs > 0.0 { ran as f64 / secs } else { 0.0 };
+        #[allow(clippy::cast_precision_loss)]
+        let eta = if rate > 0.0 {
+            format!("{:.0}s", (self.total - self.done) as f64 / rate)
+        } else {
+            "?".into()
+        };
+        let mut e = std::io::stderr().lock();
+        let _ = write!(
+            e,
+            "\r\x1b[2Keval [{}{}] {}/{}  failed {}  skipped {}  in flight {}  {:.1}/s  eta {}",
+            "#".repeat(filled),
+            ".".repeat(width - filled),
+            self.done,
+            self.total,
+            self.failed,
+            self.skipped,
+            in_flight,
+            rate,
+            eta
+        );
+        let _ = e.flush();
+        self.drawn = true;
+    }
+
+    /// Erase the bar (before other output on the terminal).
+    fn clear(&mut self) {
+        if self.drawn {
+            let mut e = std::io::stderr().lock();
+            let _ = write!(e, "\r\x1b[2K");
+            let _ = e.flush();
+            self.drawn = false;
+        }
+    }
+}

@@ -1,0 +1,699 @@
+//! Batch evaluation: prompts × inputs × max-token limits, each run recorded,
+//! reduced to a small [`RunSummary`], and aggregated into a table of items
+//! recovered and valid rate per prompt and limit (JSON against its JSONL
+//! twin), with gold precision / recall / F1 where a gold set applies.
+//!
+//! This module is pure: planning keys, summarising one run's analysis and
+//! aggregating the table do no IO, so they are tested without a model.
+//! Reading inputs is in [`inputs`]; running the matrix is `cli::eval`.
+//!
+//! A run's key names exactly what was asked: the prompt (id and a hash of
+//! its snapshot: template, schema, stop), the input (a hash of its variables
+//! and of the rendered text, so changed defaults re-run too), the limit, the
+//! provider and model, and the structured-output path. Every part can be
+//! recomputed from a recorded [`RunRecord`], so a session needs no extra
+//! field to be resumed: a rerun skips keys already recorded without error.
+
+pub mod inputs;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::compare::{self, Keys};
+use crate::llm::{FinishReason, LlmError};
+use crate::output::json::JsonStatus;
+use crate::prompt::{PromptConfig, ResponseType};
+use crate::run::Analysis;
+use crate::session::RunRecord;
+
+pub use inputs::Input;
+
+/// Parse `--max-tokens`: comma-separated positive integers and `none` (no
+/// limit), e.g. `64,128,256,none`. Duplicates and empty entries are errors,
+/// so a typo never silently shrinks the matrix.
+pub fn parse_limits(s: &str) -> Result<Vec<Option<u32>>, String> {
+    let mut out: Vec<Option<u32>> = Vec::new();
+    for (i, part) in s.split(',').enumerate() {
+        let p = part.trim();
+        let limit = if p.eq_ignore_ascii_case("none") {
+            None
+        } else if p.is_empty() {
+            return Err(format!("entry {} is empty; give limits like 64,128,256,none", i + 1));
+        } else {
+            match p.parse::<u32>() {
+                Ok(0) => return Err(format!("{p:?}: a limit must be at least 1 token (or `none`)")),
+                Ok(n) => Some(n),
+                Err(_) => {
+                    return Err(format!(
+                        "{p:?} is not a number of tokens or `none`; give limits like 64,128,256,none"
+                    ));
+                }
+            }
+        };
+        if out.contains(&limit) {
+            return Err(format!("{p:?} is given twice"));
+        }
+        out.push(limit);
+    }
+    Ok(out)
+}
+
+/// `none` or the number, as shown in keys and tables.
+pub fn limit_label(l: Option<u32>) -> String {
+    l.map_or_else(|| "none".into(), |n| n.to_string())
+}
+
+/// FNV-1a, 64 bits: stable across platforms and releases (unlike std's
+/// hasher), which is what resumable keys need; not cryptographic.
+pub fn fnv64(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            // A separator, so ("ab","c") and ("a","bc") differ.
+            h ^= 0xff;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        for b in *p {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Canonical JSON text: object keys sorted, no whitespace; numbers as their
+/// exact text. Equal values hash equal whatever their key order.
+pub fn canonical(v: &Value) -> String {
+    let mut s = String::new();
+    write_canonical(v, &mut s);
+    s
+}
+
+fn write_canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            let sorted: BTreeMap<&String, &Value> = m.iter().collect();
+            out.push('{');
+            for (i, (k, v)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push(':');
+                write_canonical(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn hex12(h: u64) -> String {
+    let mut s = format!("{h:016x}");
+    s.truncate(12);
+    s
+}
+
+/// Hash of a prompt snapshot (`run::snapshot`): template, response type,
+/// schema, system, stop.
+pub fn prompt_hash(snapshot: &Value) -> String {
+    hex12(fnv64(&[canonical(snapshot).as_bytes()]))
+}
+
+/// Hash of an input: its variables and the rendered system and prompt text.
+pub fn input_hash(vars: &Map<String, Value>, system: &str, rendered: &str) -> String {
+    let v = canonical(&Value::Object(vars.clone()));
+    hex12(fnv64(&[v.as_bytes(), system.as_bytes(), rendered.as_bytes()]))
+}
+
+/// Everything a run key is made of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyParts<'a> {
+    /// Prompt id.
+    pub prompt_id: &'a str,
+    /// [`prompt_hash`] of its snapshot.
+    pub prompt_hash: &'a str,
+    /// [`input_hash`] of the input.
+    pub input_hash: &'a str,
+    /// The limit.
+    pub max_tokens: Option<u32>,
+    /// Provider name.
+    pub provider: &'a str,
+    /// Model id.
+    pub model: &'a str,
+    /// Structured path: `none`, `native`, `prompt`.
+    pub structured: &'a str,
+}
+
+impl KeyParts<'_> {
+    /// The key: `prompt@hash:input-hash:limit:provider/model:structured`.
+    pub fn key(&self) -> String {
+        format!(
+            "{}@{}:{}:{}:{}/{}:{}",
+            self.prompt_id,
+            self.prompt_hash,
+            self.input_hash,
+            limit_label(self.max_tokens),
+            self.provider,
+            self.model,
+            self.structured
+        )
+    }
+}
+
+/// The key of a recorded run, recomputed from what the record holds.
+pub fn record_key(r: &RunRecord) -> String {
+    let ph = prompt_hash(&r.prompt);
+    let ih = input_hash(&r.variables, &r.system, &r.rendered);
+    let structured = if r.structured_path.is_empty() {
+        "none"
+    } else {
+        r.structured_path.as_str()
+    };
+    KeyParts {
+        prompt_id: &r.prompt_id,
+        prompt_hash: &ph,
+        input_hash: &ih,
+        max_tokens: r.params.max_tokens,
+        provider: &r.provider.name,
+        model: &r.provider.model,
+        structured,
+    }
+    .key()
+}
+
+/// The session id an eval records into by default, from the identities
+/// the caller gives (`cli::eval`: `prompt|provider/model|structured` per
+/// prompt, no content hashes, no inputs or limits): the same eval gets the
+/// same id, so rerunning it resumes, extending it with inputs or limits
+/// reuses what is recorded, and editing a prompt re-runs that prompt's
+/// runs in the same session.
+pub fn default_session_id(identities: &[String]) -> String {
+    let mut sorted: Vec<&str> = identities.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let parts: Vec<&[u8]> = sorted.iter().map(|k| k.as_bytes()).collect();
+    format!("eval-{}", hex12(fnv64(&parts)))
+}
+
+/// A gold set for one prompt: hand-annotated items of one input.
+#[derive(Debug, Clone)]
+pub struct Gold {
+    /// Where it came from (for messages).
+    pub file: String,
+    /// The items.
+    pub items: Vec<Value>,
+    /// Key fields that match items.
+    pub keys: Keys,
+    /// Canonical variables of the annotated input: gold applies to a run
+    /// whose variables are exactly these.
+    pub vars: String,
+}
+
+impl Gold {
+    /// A gold set of `items` for the input with variables `vars`, matched
+    /// with the per-item schema of `prompt` (the JSON form's element schema,
+    /// or the JSONL form's line schema).
+    pub fn new(file: String, items: Vec<Value>, prompt: &PromptConfig, vars: &Map<String, Value>) -> Self {
+        Self {
+            file,
+            items,
+            keys: Keys::of(item_schema(prompt).as_ref(), &[]),
+            vars: canonical(&Value::Object(vars.clone())),
+        }
+    }
+
+    /// Whether this gold set annotates the input with `vars`.
+    pub fn applies(&self, vars: &Map<String, Value>) -> bool {
+        canonical(&Value::Object(vars.clone())) == self.vars
+    }
+}
+
+/// The schema of one item: the line schema of a `jsonl` prompt, the element
+/// schema of a `json` one.
+pub fn item_schema(p: &PromptConfig) -> Option<Value> {
+    match p.response_type {
+        ResponseType::Json => p.schema.as_ref().and_then(crate::prompt::migrate::line_schema),
+        ResponseType::Jsonl => p.schema.clone(),
+        ResponseType::Text => None,
+    }
+}
+
+/// Gold counts of one run: distinct keys predicted, in gold, and both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct GoldCounts {
+    /// Distinct predicted keys that are gold.
+    pub true_positives: usize,
+    /// Distinct predicted keys.
+    pub predicted: usize,
+    /// Distinct gold keys.
+    pub gold: usize,
+}
+
+/// One run, reduced to what the JSONL record and the table need; the
+/// transcript itself is in the session file, not in memory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// The run key.
+    pub key: String,
+    /// Prompt id.
+    pub prompt: String,
+    /// `json`, `jsonl` or `text`.
+    pub response_type: String,
+    /// Input id (file stem, `id` field, line label or sample input name).
+    pub input: String,
+    /// The limit.
+    pub max_tokens: Option<u32>,
+    /// Recorded by an earlier eval and not run again.
+    pub skipped: bool,
+    /// Normalised finish reason.
+    pub finish_reason: FinishReason,
+    /// Items the response type's consumer keeps (strict JSON: all or none).
+    pub items: usize,
+    /// Values judged against the schema (JSON: salvaged elements; JSONL:
+    /// lines that are not blank or fences).
+    pub judged: usize,
+    /// Schema-valid among `judged`.
+    pub valid: usize,
+    /// `judged - valid`.
+    pub invalid: usize,
+    /// The answer was cut (finish `length`, or the text ends mid-value).
+    pub truncated: bool,
+    /// The whole answer parsed without a problem (JSON: strict status `ok`;
+    /// JSONL: every judged line valid).
+    pub parse_ok: bool,
+    /// JSON: valid elements salvage recovers from the array; JSONL: `items`.
+    pub salvaged: usize,
+    /// Gold counts when a gold set annotates this input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gold: Option<GoldCounts>,
+    /// Generated tokens, when the provider said.
+    pub completion_tokens: Option<u32>,
+    /// Milliseconds the run took.
+    pub total_ms: u64,
+    /// The provider failure, if the run failed.
+    pub error: Option<LlmError>,
+    /// `session#n` of the record.
+    pub run_id: String,
+}
+
+impl RunSummary {
+    /// Whether the run failed (it is re-run by the next eval).
+    pub fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+}
+
+/// Summarise a finished run from its record and analysis.
+pub fn summarise(
+    key: String,
+    input: &str,
+    record: &RunRecord,
+    analysis: &Analysis,
+    gold: Option<&Gold>,
+    skipped: bool,
+) -> RunSummary {
+    let side = compare::side(&record.run_id, analysis, record.finish == FinishReason::Length);
+    let (parse_ok, salvaged) = match analysis {
+        Analysis::Text => (true, 0),
+        Analysis::Json(a) => (
+            a.status == JsonStatus::Ok,
+            a.elements.iter().filter(|e| e.valid).count(),
+        ),
+        Analysis::Jsonl(a) => (
+            a.counts.invalid_json + a.counts.schema_invalid + a.counts.truncated == 0,
+            a.items.len(),
+        ),
+    };
+    let gold = gold.filter(|g| g.applies(&record.variables)).map(|g| {
+        let empty = compare::side("", &Analysis::Text, false);
+        let report = compare::compare(side.clone(), empty, &g.keys, Some(&g.items));
+        report.total.gold.map_or_else(GoldCounts::default, |[s, _]| GoldCounts {
+            true_positives: s.true_positives,
+            predicted: s.predicted,
+            gold: s.gold,
+        })
+    });
+    RunSummary {
+        key,
+        prompt: record.prompt_id.clone(),
+        response_type: record.response_type.clone(),
+        input: input.to_owned(),
+        max_tokens: record.params.max_tokens,
+        skipped,
+        finish_reason: record.finish,
+        items: side.kept,
+        judged: side.judged,
+        valid: side.valid,
+        invalid: side.judged - side.valid,
+        truncated: side.truncated,
+        parse_ok,
+        salvaged,
+        gold,
+        completion_tokens: record.usage.completion_tokens,
+        total_ms: record.total_ms,
+        error: record.error.clone(),
+        run_id: record.run_id.clone(),
+    }
+}
+
+/// Gold scores of a table row, micro-averaged over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GoldScore {
+    /// Runs that had a gold set.
+    pub runs: usize,
+    /// Summed counts.
+    pub true_positives: usize,
+    /// Summed distinct predicted keys.
+    pub predicted: usize,
+    /// Summed distinct gold keys.
+    pub gold: usize,
+    /// `tp / predicted`.
+    pub precision: Option<f64>,
+    /// `tp / gold`.
+    pub recall: Option<f64>,
+    /// Harmonic mean (0 when precision and recall are both 0).
+    pub f1: Option<f64>,
+}
+
+/// One row of the summary table: a prompt at a limit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// Prompt id.
+    pub prompt: String,
+    /// `json`, `jsonl` or `text`.
+    pub response_type: String,
+    /// The prompt's twin, when it is in the eval too.
+    pub twin: Option<String>,
+    /// The limit.
+    pub max_tokens: Option<u32>,
+    /// Runs in the matrix for this row.
+    pub runs: usize,
+    /// Runs that finished without a provider error (run now or earlier).
+    pub completed: usize,
+    /// Runs that failed (not counted in the numbers below).
+    pub failed: usize,
+    /// Runs recorded by an earlier eval and skipped.
+    pub skipped: usize,
+    /// Items kept over the completed runs.
+    pub items_total: usize,
+    /// Mean items kept per completed run.
+    pub items_mean: Option<f64>,
+    /// Valid judged values over completed runs.
+    pub valid: usize,
+    /// Judged values over completed runs.
+    pub judged: usize,
+    /// `valid / judged` (JSONL: valid lines / lines; JSON: valid elements /
+    /// elements).
+    pub valid_rate: Option<f64>,
+    /// Completed runs whose whole answer parsed cleanly.
+    pub parse_ok: usize,
+    /// `parse_ok / completed` (for JSON, the strict consumer's success rate).
+    pub parse_ok_rate: Option<f64>,
+    /// Completed runs that were cut.
+    pub truncated: usize,
+    /// JSON: valid elements salvage would recover; JSONL: items.
+    pub salvaged_total: usize,
+    /// Gold scores, when any run had a gold set.
+    pub gold: Option<GoldScore>,
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn ratio(n: usize, d: usize) -> Option<f64> {
+    (d > 0).then(|| n as f64 / d as f64)
+}
+
+/// A prompt as the table lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TablePrompt {
+    /// Id.
+    pub id: String,
+    /// Response type.
+    pub response_type: String,
+    /// Twin id, when the twin is in the eval.
+    pub twin: Option<String>,
+}
+
+/// Aggregate run summaries into rows, one per prompt × limit, in the order
+/// of `prompts` then `limits`. `runs_per_prompt` is the matrix size per row
+/// (the number of inputs of that prompt).
+pub fn table<'a>(
+    prompts: &[TablePrompt],
+    limits: &[Option<u32>],
+    runs_per_prompt: &BTreeMap<String, usize>,
+    summaries: impl IntoIterator<Item = &'a RunSummary>,
+) -> Vec<Row> {
+    let mut by: BTreeMap<(String, Option<u32>), Vec<&RunSummary>> = BTreeMap::new();
+    for s in summaries {
+        by.entry((s.prompt.clone(), s.max_tokens)).or_default().push(s);
+    }
+    let mut rows = Vec::new();
+    for p in prompts {
+        for &limit in limits {
+            let runs = by.get(&(p.id.clone(), limit)).map(Vec::as_slice).unwrap_or_default();
+            let done: Vec<&&RunSummary> = runs.iter().filter(|s| !s.failed()).collect();
+            let items_total = done.iter().map(|s| s.items).sum();
+            let valid = done.iter().map(|s| s.valid).sum();
+            let judged = done.iter().map(|s| s.judged).sum();
+            let parse_ok = done.iter().filter(|s| s.parse_ok).count();
+            let with_gold: Vec<GoldCounts> = done.iter().filter_map(|s| s.gold).collect();
+            let gold = (!with_gold.is_empty()).then(|| {
+                let tp = with_gold.iter().map(|g| g.true_positives).sum();
+                let predicted = with_gold.iter().map(|g| g.predicted).sum();
+                let g = with_gold.iter().map(|g| g.gold).sum();
+                let precision = ratio(tp, predicted);
+                let recall = ratio(tp, g);
+                let f1 = match (precision, recall) {
+                    (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
+                    // Nothing right, or nothing predicted against a
+                    // non-empty gold set: F1 is 0.
+                    (_, Some(_)) => Some(0.0),
+                    _ => None,
+                };
+                GoldScore {
+                    runs: with_gold.len(),
+                    true_positives: tp,
+                    predicted,
+                    gold: g,
+                    precision,
+                    recall,
+                    f1,
+                }
+            });
+            rows.push(Row {
+                prompt: p.id.clone(),
+                response_type: p.response_type.clone(),
+                twin: p.twin.clone(),
+                max_tokens: limit,
+                runs: runs_per_prompt.get(&p.id).copied().unwrap_or(runs.len()),
+                completed: done.len(),
+                failed: runs.len() - done.len(),
+                skipped: runs.iter().filter(|s| s.skipped).count(),
+                items_total,
+                items_mean: ratio(items_total, done.len()),
+                valid,
+                judged,
+                valid_rate: ratio(valid, judged),
+                parse_ok,
+                parse_ok_rate: ratio(parse_ok, done.len()),
+                truncated: done.iter().filter(|s| s.truncated).count(),
+                salvaged_total: done.iter().map(|s| s.salvaged).sum(),
+                gold,
+            });
+        }
+    }
+    rows
+}
+
+/// JSON against JSONL at one limit: the two rows of a twin pair.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TwinRow {
+    /// The limit.
+    pub max_tokens: Option<u32>,
+    /// The JSON prompt's row.
+    pub json: Row,
+    /// The JSONL twin's row.
+    pub jsonl: Row,
+}
+
+/// Pair every JSON row with its JSONL twin's row at the same limit.
+pub fn twins(rows: &[Row]) -> Vec<TwinRow> {
+    rows.iter()
+        .filter(|r| r.response_type == "json")
+        .filter_map(|j| {
+            let t = j.twin.as_deref()?;
+            let l = rows
+                .iter()
+                .find(|r| r.prompt == t && r.max_tokens == j.max_tokens && r.response_type == "jsonl")?;
+            Some(TwinRow {
+                max_tokens: j.max_tokens,
+                json: j.clone(),
+                jsonl: l.clone(),
+            })
+        })
+        .collect()
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".into(), |x| format!("{:.0}%", x * 100.0))
+}
+
+fn num(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".into(), |x| format!("{x:.1}"))
+}
+
+/// The table for people: one line per prompt × limit, twins adjacent.
+pub fn pretty_table(rows: &[Row]) -> String {
+    let mut order: Vec<&Row> = Vec::new();
+    for r in rows {
+        if order.iter().any(|o| std::ptr::eq(*o, r)) {
+            continue;
+        }
+        // A JSON row is followed by its twin's row at the same limit.
+        order.push(r);
+        if r.response_type == "json"
+            && let Some(t) = r.twin.as_deref()
+            && let Some(l) = rows.iter().find(|x| x.prompt == t && x.max_tokens == r.max_tokens)
+            && !order.iter().any(|o| std::ptr::eq(*o, l))
+        {
+            order.push(l);
+        }
+    }
+    let w = rows.iter().map(|r| r.prompt.chars().count()).max().unwrap_or(6).max(6);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<w$}  {:<5} {:>5} {:>5} {:>4} {:>6} {:>6} {:>7} {:>6} {:>8} {:>4} {:>6} {:>6}",
+        "prompt", "type", "max", "runs", "fail", "items", "mean", "salvage", "valid", "parse ok", "cut", "recall", "F1"
+    );
+    for r in order {
+        let (recall, f1) = r
+            .gold
+            .as_ref()
+            .map_or(("-".into(), "-".into()), |g| (pct(g.recall), pct(g.f1)));
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:<5} {:>5} {:>5} {:>4} {:>6} {:>6} {:>7} {:>6} {:>8} {:>4} {:>6} {:>6}",
+            r.prompt,
+            r.response_type,
+            limit_label(r.max_tokens),
+            r.runs,
+            r.failed,
+            r.items_total,
+            num(r.items_mean),
+            if r.response_type == "json" {
+                r.salvaged_total.to_string()
+            } else {
+                "-".into()
+            },
+            pct(r.valid_rate),
+            pct(r.parse_ok_rate),
+            r.truncated,
+            recall,
+            f1
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_parse_strictly() {
+        assert_eq!(
+            parse_limits("64,128, 256,none"),
+            Ok(vec![Some(64), Some(128), Some(256), None])
+        );
+        assert!(parse_limits("64,,128").unwrap_err().contains("entry 2 is empty"));
+        assert!(parse_limits("64,abc").unwrap_err().contains("\"abc\" is not a number"));
+        assert!(parse_limits("0").unwrap_err().contains("at least 1"));
+        assert!(parse_limits("64,64").unwrap_err().contains("twice"));
+        assert!(parse_limits("-5").is_err());
+    }
+
+    #[test]
+    fn canonical_ignores_key_order() {
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"y":[1,2],"x":"s"}}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"a":{"x":"s","y":[1,2]},"b":1}"#).unwrap();
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_eq!(canonical(&a), r#"{"a":{"x":"s","y":[1,2]},"b":1}"#);
+    }
+
+    #[test]
+    fn fnv_is_the_reference_and_separates_parts() {
+        // FNV-1a 64 of "a" (reference value).
+        assert_eq!(fnv64(&[b"a"]), 0xaf63_dc4c_8601_ec8c);
+        assert_ne!(fnv64(&[b"ab", b"c"]), fnv64(&[b"a", b"bc"]));
+    }
+
+    fn summary(prompt: &str, limit: Option<u32>, items: usize, ok: bool, err: bool) -> RunSummary {
+        RunSummary {
+            key: format!("{prompt}:{items}"),
+            prompt: prompt.into(),
+            response_type: "jsonl".into(),
+            input: "i".into(),
+            max_tokens: limit,
+            skipped: false,
+            finish_reason: FinishReason::Stop,
+            items,
+            judged: items + usize::from(!ok),
+            valid: items,
+            invalid: usize::from(!ok),
+            truncated: !ok,
+            parse_ok: ok,
+            salvaged: items,
+            gold: Some(GoldCounts {
+                true_positives: items.min(2),
+                predicted: items,
+                gold: 4,
+            }),
+            completion_tokens: None,
+            total_ms: 0,
+            error: err.then(|| LlmError::new(crate::llm::ErrorKind::Server, "x")),
+            run_id: String::new(),
+        }
+    }
+
+    #[test]
+    fn table_aggregates_completed_runs_only() {
+        let prompts = vec![TablePrompt {
+            id: "p".into(),
+            response_type: "jsonl".into(),
+            twin: None,
+        }];
+        let runs = [
+            summary("p", Some(64), 3, false, false),
+            summary("p", Some(64), 1, true, false),
+            summary("p", Some(64), 9, true, true),
+        ];
+        let per: BTreeMap<String, usize> = [("p".to_owned(), 3)].into();
+        let rows = table(&prompts, &[Some(64), None], &per, &runs);
+        assert_eq!(rows.len(), 2);
+        let r = &rows[0];
+        assert_eq!((r.runs, r.completed, r.failed), (3, 2, 1));
+        assert_eq!((r.items_total, r.valid, r.judged), (4, 4, 5));
+        assert_eq!(r.items_mean, Some(2.0));
+        assert_eq!(r.valid_rate, Some(0.8));
+        assert_eq!((r.parse_ok, r.truncated), (1, 1));
+        let g = r.gold.as_ref().unwrap();
+        assert_eq!((g.true_positives, g.predicted, g.gold), (3, 4, 8));
+        assert_eq!(g.recall, Some(3.0 / 8.0));
+        assert_eq!(rows[1].completed, 0);
+        assert_eq!(rows[1].items_mean, None);
+    }
+}
