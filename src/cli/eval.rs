@@ -361,6 +361,11 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         })
         .collect();
     let session_path = cli.sessions.join(format!("{session_id}.jsonl"));
+    // Open (and lock) the session before reading what it holds, so a second
+    // eval on the same session fails at once instead of repeating runs.
+    let mut recorder = super::run::open_session(&cli.sessions, &session_id)
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?;
+    let session_ref = json!({"id": recorder.id(), "path": recorder.path().display().to_string()});
     let mut done: HashMap<String, RunSummary> = HashMap::new();
     if session_path.is_file() {
         let s = crate::session::load(&session_path)
@@ -390,9 +395,6 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             done.insert(key, summary);
         }
     }
-    let mut recorder = super::run::open_session(&cli.sessions, &session_id)
-        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?;
-    let session_ref = json!({"id": recorder.id(), "path": recorder.path().display().to_string()});
 
     let pending: Vec<Planned> = planned.iter().filter(|p| !done.contains_key(&p.key)).cloned().collect();
     let io = |e: std::io::Error| io_err(&e);

@@ -127,7 +127,25 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// An open session file, appended to run by run.
+/// Take the session file's exclusive advisory lock, so two processes never
+/// append to one session (their run numbers would collide and an eval
+/// would repeat the other's runs). The OS drops it when the process ends,
+/// even on `kill -9`.
+fn lock(file: &File, path: &Path) -> std::io::Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            format!(
+                "{}: another cutline process is recording into this session; wait for it or use another session id",
+                path.display()
+            ),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// An open session file, appended to run by run; it holds the file's lock.
 #[derive(Debug)]
 pub struct Recorder {
     path: PathBuf,
@@ -160,6 +178,7 @@ impl Recorder {
                 Err(e) => return Err(e),
             }
         };
+        lock(&file, &path)?;
         let id = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -182,8 +201,9 @@ impl Recorder {
 
     /// Open an existing session file to append more runs to it.
     pub fn open(path: &Path) -> std::io::Result<Self> {
-        let existing = load(path)?;
         let mut file = OpenOptions::new().append(true).open(path)?;
+        lock(&file, path)?;
+        let existing = load(path)?;
         // A torn last line (no newline) must not swallow the next record.
         let len = file.metadata()?.len();
         if len > 0 {
@@ -381,4 +401,27 @@ pub fn find_recording(dir: &Path, prompt_id: &str, vars: Option<&Map<String, Val
         }
     }
     best.map(|(_, _, r, reference)| (r, reference))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Recorder;
+
+    #[test]
+    fn a_session_being_recorded_cannot_be_opened_twice() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let first = Recorder::create(dir.path(), "s").expect("create");
+        let err = Recorder::open(first.path()).expect_err("second recorder");
+        assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: another cutline process is recording into this session; wait for it or use another session id",
+                first.path().display()
+            )
+        );
+        let path = first.path().to_owned();
+        drop(first);
+        Recorder::open(&path).expect("the lock goes with the recorder");
+    }
 }
