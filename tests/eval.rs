@@ -925,12 +925,14 @@ fn replay_eval_over_the_bundled_recordings() {
     let (again, _) = eval(&["--max-tokens", "32,64,none", "--inputs", inputs.to_str().unwrap()]);
     assert_eq!(again["data"]["totals"]["skipped"], 6);
 
-    // The other sample inputs have no recording.
-    let (env, code) = eval(&["--max-tokens", "64"]);
+    // An input nobody recorded is a provider error naming it.
+    let unrecorded = dir.path().join("unrecorded.jsonl");
+    std::fs::write(&unrecorded, "{\"id\": \"fresh\", \"text\": \"A quark is an elementary particle.\"}\n").unwrap();
+    let (env, code) = eval(&["--max-tokens", "64", "--inputs", unrecorded.to_str().unwrap()]);
     assert_eq!(code, 5);
     let msg = env["error"]["message"].as_str().unwrap();
     assert!(
-        msg.starts_with("replay: no recorded run of prompt \"extract-definitions\" with input \"weather-ja\""),
+        msg.starts_with("replay: no recorded run of prompt \"extract-definitions\" with input \"fresh\""),
         "{msg}"
     );
 }
