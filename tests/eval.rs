@@ -927,7 +927,11 @@ fn replay_eval_over_the_bundled_recordings() {
 
     // An input nobody recorded is a provider error naming it.
     let unrecorded = dir.path().join("unrecorded.jsonl");
-    std::fs::write(&unrecorded, "{\"id\": \"fresh\", \"text\": \"A quark is an elementary particle.\"}\n").unwrap();
+    std::fs::write(
+        &unrecorded,
+        "{\"id\": \"fresh\", \"text\": \"A quark is an elementary particle.\"}\n",
+    )
+    .unwrap();
     let (env, code) = eval(&["--max-tokens", "64", "--inputs", unrecorded.to_str().unwrap()]);
     assert_eq!(code, 5);
     let msg = env["error"]["message"].as_str().unwrap();

@@ -77,6 +77,11 @@ pub struct Args {
     /// Directory of gold sets `<prompt-id>.jsonl` (default: `<prompts>/gold`).
     #[arg(long, value_name = "DIR")]
     pub gold: Option<PathBuf>,
+    /// Key fields that match items against the gold set (default: the
+    /// schema's required string fields; e.g. `--key entity` to score the
+    /// terms found whatever their definitions' wording).
+    #[arg(long = "key", value_name = "FIELD")]
+    pub keys: Vec<String>,
     /// No progress bar on stderr (it is drawn only when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
@@ -163,7 +168,7 @@ fn read_gold(path: &Path) -> Result<Vec<Value>, CliError> {
 
 /// The gold set of `cfg`: `<dir>/<id>.jsonl`, else its twin's, annotating
 /// the prompt's first sample input.
-fn gold_for(cfg: &PromptConfig, dir: &Path) -> Result<Option<Gold>, CliError> {
+fn gold_for(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<Gold>, CliError> {
     let Some(first) = cfg.inputs.first() else {
         return Ok(None);
     };
@@ -173,7 +178,13 @@ fn gold_for(cfg: &PromptConfig, dir: &Path) -> Result<Option<Gold>, CliError> {
         let path = dir.join(format!("{id}.jsonl"));
         if path.is_file() {
             let items = read_gold(&path)?;
-            return Ok(Some(Gold::new(path.display().to_string(), items, cfg, &first.vars)));
+            return Ok(Some(Gold::new(
+                path.display().to_string(),
+                items,
+                cfg,
+                &first.vars,
+                fields,
+            )));
         }
     }
     Ok(None)
@@ -250,7 +261,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 format!("prompt {:?} has no sample inputs; pass --inputs DIR|FILE.jsonl", cfg.id),
             ));
         }
-        let gold = gold_for(&cfg, &gold_dir)?;
+        let gold = gold_for(&cfg, &gold_dir, &args.keys)?;
         let ph = eval::prompt_hash(&crate::run::snapshot(&cfg));
         let pi = plans.len();
         let mut replays: Vec<Option<Arc<dyn Provider>>> = Vec::new();

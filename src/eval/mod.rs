@@ -226,12 +226,18 @@ pub struct Gold {
 impl Gold {
     /// A gold set of `items` for the input with variables `vars`, matched
     /// with the per-item schema of `prompt` (the JSON form's element schema,
-    /// or the JSONL form's line schema).
-    pub fn new(file: String, items: Vec<Value>, prompt: &PromptConfig, vars: &Map<String, Value>) -> Self {
+    /// or the JSONL form's line schema), by `fields` when given.
+    pub fn new(
+        file: String,
+        items: Vec<Value>,
+        prompt: &PromptConfig,
+        vars: &Map<String, Value>,
+        fields: &[String],
+    ) -> Self {
         Self {
             file,
             items,
-            keys: Keys::of(item_schema(prompt).as_ref(), &[]),
+            keys: Keys::of(item_schema(prompt).as_ref(), fields),
             vars: canonical(&Value::Object(vars.clone())),
         }
     }
