@@ -34,4 +34,6 @@ bash scripts/fuzz.sh --replay
 echo "== fuzz: a brief libFuzzer run of each target (nightly + cargo-fuzz; skipped without nightly)"
 bash scripts/fuzz.sh --ci 12
 echo "== reference comparison: both keep the same items (the ratio is printed, never asserted)"
-bash scripts/bench-reference.sh --check
+# The debug binary cargo test just built: a correctness check needs no
+# release build (the printed ratio is then a debug build's, see BENCHMARKS.md).
+CUTLINE_BIN="$PWD/target/debug/cutline" bash scripts/bench-reference.sh --check
