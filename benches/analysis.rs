@@ -10,6 +10,12 @@
 
 use std::hint::black_box;
 
+/// The binary's allocator (src/main.rs), so the benches measure what the
+/// `cutline` process does. The raw `serde_json` baselines run in this same
+/// binary, so they get it too and the ratios stay like for like.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use cutline::output::json::{self, JsonSchemas};
 use cutline::output::jsonl;

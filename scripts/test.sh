@@ -26,3 +26,14 @@ cargo clippy --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --locked --all-targets
 cargo test --locked --doc
+
+# Issue 6's proofs; together about 2-4 minutes once the caches are warm (see
+# BENCHMARKS.md, "What CI runs").
+echo "== fuzz: seed replay (stable)"
+bash scripts/fuzz.sh --replay
+echo "== fuzz: a brief libFuzzer run of each target (nightly + cargo-fuzz; skipped without nightly)"
+bash scripts/fuzz.sh --ci 12
+echo "== reference comparison: both keep the same items (the ratio is printed, never asserted)"
+# The debug binary cargo test just built: a correctness check needs no
+# release build (the printed ratio is then a debug build's, see BENCHMARKS.md).
+CUTLINE_BIN="$PWD/target/debug/cutline" bash scripts/bench-reference.sh --check

@@ -97,6 +97,23 @@ pub struct Out<W: Write> {
     started: Instant,
     warnings: Vec<String>,
     preamble_done: bool,
+    /// The envelope was already written by [`Out::envelope`]; the result of
+    /// that write, handed back by [`Out::finish`].
+    written: Option<io::Result<()>>,
+    /// Reused serialisation buffer: each record or envelope reaches `w` in
+    /// one `write_all`, not as serde's many small writes.
+    buf: Vec<u8>,
+}
+
+/// The success envelope, serialised straight from borrowed parts (the same
+/// bytes as the `json!` value [`Out::finish`] used to build).
+#[derive(Serialize)]
+struct Envelope<'a, T: Serialize + ?Sized> {
+    ok: bool,
+    data: &'a T,
+    error: Option<()>,
+    warnings: &'a [String],
+    meta: Value,
 }
 
 impl<W: Write> Out<W> {
@@ -109,6 +126,8 @@ impl<W: Write> Out<W> {
             started: Instant::now(),
             warnings: Vec::new(),
             preamble_done: false,
+            written: None,
+            buf: Vec::new(),
         }
     }
 
@@ -133,10 +152,22 @@ impl<W: Write> Out<W> {
         if !self.preamble_done {
             self.preamble_done = true;
             let p = json!({"_format": "jsonl", "_schema": format!("cutline.{}/1", self.command), "_version": 1});
-            serde_json::to_writer(&mut self.w, &p)?;
-            self.w.write_all(b"\n")?;
+            self.write_line(&p)?;
         }
         Ok(())
+    }
+
+    /// Serialise `v` and a newline into the buffer, then write it in one go.
+    fn write_line<T: Serialize + ?Sized>(&mut self, v: &T) -> io::Result<()> {
+        self.buf.clear();
+        serde_json::to_writer(&mut self.buf, v)?;
+        self.buf.push(b'\n');
+        let res = self.w.write_all(&self.buf);
+        // Do not keep a huge envelope's buffer around for the small records.
+        if self.buf.capacity() > 1 << 20 {
+            self.buf = Vec::new();
+        }
+        res
     }
 
     /// Emit one JSONL record (only in JSONL mode), flushed at once.
@@ -145,8 +176,7 @@ impl<W: Write> Out<W> {
             return Ok(());
         }
         self.preamble()?;
-        serde_json::to_writer(&mut self.w, rec)?;
-        self.w.write_all(b"\n")?;
+        self.write_line(rec)?;
         self.w.flush()
     }
 
@@ -177,16 +207,55 @@ impl<W: Write> Out<W> {
         self.w.flush()
     }
 
-    /// Finish successfully: the envelope in JSON mode (`data`), a preamble
-    /// at least in JSONL mode (so an empty result is still well-formed).
+    /// In JSON mode, write the success envelope now, serialising `data`
+    /// directly (no `Value` tree is built); the command then returns any
+    /// value, which [`Out::finish`] ignores, handing back this write's
+    /// result instead. The bytes are exactly what `finish` prints for
+    /// `serde_json::to_value(data)`. Other formats: nothing.
+    pub fn envelope<T: Serialize + ?Sized>(&mut self, data: &T) {
+        if self.format != Format::Json || self.written.is_some() {
+            return;
+        }
+        let env = Envelope {
+            ok: true,
+            data,
+            error: None,
+            warnings: &self.warnings,
+            meta: self.meta(),
+        };
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let res = serde_json::to_writer(&mut buf, &env)
+            .map_err(io::Error::from)
+            .and_then(|()| {
+                buf.push(b'\n');
+                self.w.write_all(&buf)
+            });
+        self.written = Some(res);
+    }
+
+    /// Finish successfully: the envelope in JSON mode (`data`, unless
+    /// [`Out::envelope`] already wrote it), a preamble at least in JSONL
+    /// mode (so an empty result is still well-formed).
     pub fn finish(mut self, data: &Value) -> io::Result<()> {
         match self.format {
-            Format::Json => {
-                let env =
-                    json!({"ok": true, "data": data, "error": null, "warnings": self.warnings, "meta": self.meta()});
-                serde_json::to_writer(&mut self.w, &env)?;
-                self.w.write_all(b"\n")?;
-            }
+            Format::Json => match self.written.take() {
+                Some(res) => res?,
+                None => {
+                    let env = Envelope {
+                        ok: true,
+                        data,
+                        error: None,
+                        warnings: &self.warnings,
+                        meta: self.meta(),
+                    };
+                    let mut buf = std::mem::take(&mut self.buf);
+                    buf.clear();
+                    serde_json::to_writer(&mut buf, &env)?;
+                    buf.push(b'\n');
+                    self.w.write_all(&buf)?;
+                }
+            },
             Format::Jsonl => self.preamble()?,
             Format::Pretty => {}
         }

@@ -9,13 +9,14 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::input;
 use super::out::{Category, CliError, Format, Out};
 use super::{Cli, io_err};
 use crate::output::json::{self as json_out, JsonSchemas};
-use crate::output::jsonl::{self, JsonlAnalysis, LineOutcome, LineStatus};
+use crate::output::jsonl::{self, JsonlAnalysis, LineCounts, LineOutcome, LineStatus};
 use crate::output::schema::CompiledSchema;
 use crate::prompt::ResponseType;
 
@@ -110,6 +111,13 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             }
             let a = json_out::analyse(&text, &schemas);
             json_records(&a, out).map_err(|e| io_err(&e))?;
+            if out.format() == Format::Json {
+                out.envelope(&JsonData {
+                    analysis: &a,
+                    response_type: "json",
+                });
+                return Ok(Value::Null);
+            }
             let mut data = serde_json::to_value(&a).unwrap_or(Value::Null);
             if let Value::Object(m) = &mut data {
                 m.insert("response_type".into(), "json".into());
@@ -122,12 +130,21 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 .map(CompiledSchema::compile)
                 .transpose()
                 .map_err(|e| input::compile_err(&origin, &e))?;
-            let analysis = if out.format() == Format::Json {
+            if out.format() == Format::Json {
                 let bytes = input::read_all(&args.file)?;
-                jsonl::analyse(&bytes, compiled.as_ref())
-            } else {
-                stream_jsonl(&args.file, compiled.as_ref(), out)?
-            };
+                let analysis = jsonl::analyse(&bytes, compiled.as_ref());
+                // Serialised straight into the envelope: no `Value` copy of
+                // the items and outcomes (the bytes are pinned by
+                // tests/output_bytes.rs).
+                out.envelope(&JsonlData {
+                    response_type: "jsonl",
+                    items: &analysis.items,
+                    lines: &analysis.lines,
+                    counts: analysis.counts,
+                });
+                return Ok(Value::Null);
+            }
+            let analysis = stream_jsonl(&args.file, compiled.as_ref(), out)?;
             if out.format() == Format::Pretty {
                 out.pretty(&pretty_jsonl(&analysis)).map_err(|e| io_err(&e))?;
             }
@@ -158,7 +175,10 @@ fn stream_jsonl<W: Write>(
     let mut write_err: Option<std::io::Error> = None;
     let mut emit = |outcome: LineOutcome, value: Option<Value>| {
         if write_err.is_none()
-            && let Err(e) = out.record(&line_record(&outcome, value.as_ref()))
+            && let Err(e) = out.record(&LineRecord {
+                outcome: &outcome,
+                item: value.as_ref(),
+            })
         {
             write_err = Some(e);
         }
@@ -189,15 +209,56 @@ fn stream_jsonl<W: Write>(
     Ok(analysis)
 }
 
-fn line_record(o: &LineOutcome, item: Option<&Value>) -> Value {
-    let mut rec = serde_json::to_value(o).unwrap_or(Value::Null);
-    if let Value::Object(m) = &mut rec {
-        m.insert("type".into(), "line".into());
-        if let Some(v) = item {
-            m.insert("item".into(), v.clone());
+/// The `data` of a jsonl envelope, in its key order.
+#[derive(Serialize)]
+struct JsonlData<'a> {
+    response_type: &'static str,
+    items: &'a [Value],
+    lines: &'a [LineOutcome],
+    counts: LineCounts,
+}
+
+/// The `data` of a json envelope: the analysis, then `response_type`.
+#[derive(Serialize)]
+struct JsonData<'a> {
+    #[serde(flatten)]
+    analysis: &'a json_out::JsonAnalysis,
+    response_type: &'static str,
+}
+
+/// One `line` record, serialised without building a `Value`. Its keys come
+/// in the order the record always had: the outcome's (`line`, `status`, the
+/// status's fields, where an `ok` line's `item` index is replaced in place
+/// by the kept value), then `type`.
+struct LineRecord<'a> {
+    outcome: &'a LineOutcome,
+    item: Option<&'a Value>,
+}
+
+impl Serialize for LineRecord<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("line", &self.outcome.line)?;
+        m.serialize_entry("status", self.outcome.status.word())?;
+        match &self.outcome.status {
+            LineStatus::Ok { item } => match self.item {
+                Some(v) => m.serialize_entry("item", v)?,
+                None => m.serialize_entry("item", item)?,
+            },
+            LineStatus::Empty | LineStatus::Fence => {}
+            LineStatus::InvalidJson { column, message } | LineStatus::Truncated { column, message } => {
+                m.serialize_entry("column", column)?;
+                m.serialize_entry("message", message)?;
+            }
+            LineStatus::SchemaInvalid { errors } => m.serialize_entry("errors", errors)?,
         }
+        m.serialize_entry("type", "line")?;
+        if let (Some(v), false) = (self.item, matches!(self.outcome.status, LineStatus::Ok { .. })) {
+            m.serialize_entry("item", v)?;
+        }
+        m.end()
     }
-    rec
 }
 
 fn json_records<W: Write>(a: &json_out::JsonAnalysis, out: &mut Out<W>) -> std::io::Result<()> {
