@@ -86,7 +86,9 @@ fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliE
     })
 }
 
-fn read_gold(path: &PathBuf) -> Result<Vec<Value>, CliError> {
+/// Read a gold set: one JSON item per line, blank lines skipped; a bad line
+/// is an `input_error` naming `file:line`.
+pub fn read_gold(path: &std::path::Path) -> Result<Vec<Value>, CliError> {
     let label = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| CliError::new(Category::InputError, format!("{label}: {e}")))?;
     let (text, _) = input::lossy(&label, &bytes);
@@ -96,7 +98,7 @@ fn read_gold(path: &PathBuf) -> Result<Vec<Value>, CliError> {
             continue;
         }
         let v: Value = serde_json::from_str(line)
-            .map_err(|e| CliError::new(Category::InputError, format!("{label}:{}: {e}", i + 1)))?;
+            .map_err(|e| CliError::new(Category::InputError, format!("{label}:{}: bad JSON: {e}", i + 1)))?;
         items.push(v);
     }
     Ok(items)
@@ -132,7 +134,7 @@ fn pct(x: Option<f64>) -> String {
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let a = load(&args.a, args.prompt_a.as_deref(), cli)?;
     let b = load(&args.b, args.prompt_b.as_deref(), cli)?;
-    let gold = args.gold.as_ref().map(read_gold).transpose()?;
+    let gold = args.gold.as_deref().map(read_gold).transpose()?;
     let keys = Keys::of(a.line_schema.as_ref().or(b.line_schema.as_ref()), &args.keys);
     let report = compare::compare(
         compare::side(&a.label, &a.analysis, a.finish_length),

@@ -150,22 +150,6 @@ fn resolve_prompts(args: &Args, dir: &Path) -> Result<Vec<PromptConfig>, CliErro
     Ok(out)
 }
 
-fn read_gold(path: &Path) -> Result<Vec<Value>, CliError> {
-    let label = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| CliError::new(Category::InputError, format!("{label}: {e}")))?;
-    let mut items = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| CliError::new(Category::InputError, format!("{label}:{}: bad JSON: {e}", i + 1)))?;
-        items.push(v);
-    }
-    Ok(items)
-}
-
 /// The gold set of `cfg`: `<dir>/<id>.jsonl`, else its twin's, annotating
 /// the prompt's first sample input.
 fn gold_for(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<Gold>, CliError> {
@@ -177,7 +161,7 @@ fn gold_for(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<
     for id in candidates {
         let path = dir.join(format!("{id}.jsonl"));
         if path.is_file() {
-            let items = read_gold(&path)?;
+            let items = super::compare::read_gold(&path)?;
             return Ok(Some(Gold::new(
                 path.display().to_string(),
                 items,
@@ -358,19 +342,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         .map(|p| format!("{}|{}/{model}|{:?}", p.cfg.id, args.provider, structured))
         .collect();
     // The file name `Recorder::create` would give this id.
-    let session_id: String = args
-        .session
-        .clone()
-        .unwrap_or_else(|| eval::default_session_id(&identities))
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let session_id = crate::session::safe_stem(
+        &args
+            .session
+            .clone()
+            .unwrap_or_else(|| eval::default_session_id(&identities)),
+    );
     let session_path = cli.sessions.join(format!("{session_id}.jsonl"));
     // Open (and lock) the session before reading what it holds, so a second
     // eval on the same session fails at once instead of repeating runs.

@@ -127,6 +127,20 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// A session id made safe as a file stem: ASCII letters, digits, `-` and
+/// `_` kept, anything else (a `/` above all) becomes `-`.
+pub fn safe_stem(stem: &str) -> String {
+    stem.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
 /// Take the session file's exclusive advisory lock, so two processes never
 /// append to one session (their run numbers would collide and an eval
 /// would repeat the other's runs). The OS drops it when the process ends,
@@ -158,16 +172,7 @@ impl Recorder {
     /// Create a new session file in `dir` named `<stem>.jsonl` (made unique).
     pub fn create(dir: &Path, stem: &str) -> std::io::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        let safe: String = stem
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
+        let safe = safe_stem(stem);
         let mut n = 0;
         let (path, file) = loop {
             let id = if n == 0 { safe.clone() } else { format!("{safe}-{n}") };
