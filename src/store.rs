@@ -277,7 +277,7 @@ fn pretty(v: &Value) -> Vec<u8> {
 
 /// Write via a temporary file in the same directory and a rename, so
 /// readers see the old file or the new one, never a torn one.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),

@@ -11,7 +11,7 @@
 //! `migrate_check`).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
@@ -127,7 +127,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             err.detail = Some(json!({"unconvertible": m.unconvertible, "flags": m.flags}));
             return Err(err);
         }
-        write_atomic(path, text.as_bytes())
+        crate::store::write_atomic(path, text.as_bytes())
             .map_err(|e| CliError::new(Category::InputError, format!("{}: cannot write: {e}", path.display())))?;
         written = Some(path.display().to_string());
     }
@@ -166,25 +166,4 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         }
     }
     Ok(data)
-}
-
-/// Write `bytes` to `path` through a temp file in the same directory and a rename.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("prompt");
-    let tmp = dir.join(format!(".{name}.{}-{:08x}.tmp", std::process::id(), fastrand::u32(..)));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

@@ -216,6 +216,12 @@ impl<W: Write> Out<W> {
         if self.format != Format::Json || self.written.is_some() {
             return;
         }
+        let res = self.write_ok(data);
+        self.written = Some(res);
+    }
+
+    /// Write the success envelope around `data` in one write.
+    fn write_ok<T: Serialize + ?Sized>(&mut self, data: &T) -> io::Result<()> {
         let env = Envelope {
             ok: true,
             data,
@@ -225,13 +231,11 @@ impl<W: Write> Out<W> {
         };
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
-        let res = serde_json::to_writer(&mut buf, &env)
-            .map_err(io::Error::from)
-            .and_then(|()| {
-                buf.push(b'\n');
-                self.w.write_all(&buf)
-            });
-        self.written = Some(res);
+        serde_json::to_writer(&mut buf, &env)?;
+        buf.push(b'\n');
+        let res = self.w.write_all(&buf);
+        self.buf = buf;
+        res
     }
 
     /// Finish successfully: the envelope in JSON mode (`data`, unless
@@ -241,20 +245,7 @@ impl<W: Write> Out<W> {
         match self.format {
             Format::Json => match self.written.take() {
                 Some(res) => res?,
-                None => {
-                    let env = Envelope {
-                        ok: true,
-                        data,
-                        error: None,
-                        warnings: &self.warnings,
-                        meta: self.meta(),
-                    };
-                    let mut buf = std::mem::take(&mut self.buf);
-                    buf.clear();
-                    serde_json::to_writer(&mut buf, &env)?;
-                    buf.push(b'\n');
-                    self.w.write_all(&buf)?;
-                }
+                None => self.write_ok(data)?,
             },
             Format::Jsonl => self.preamble()?,
             Format::Pretty => {}

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::output::schema::kind_of;
 use crate::prompt::PromptConfig;
 
 /// One input: variables to render a prompt with.
@@ -120,7 +121,7 @@ fn load_dir(dir: &Path) -> Result<Vec<RawInput>, String> {
                 Ok(other) => {
                     return Err(format!(
                         "{flabel}: expected a JSON object of variables, got {}",
-                        kind(&other)
+                        kind_of(&other)
                     ));
                 }
                 Err(e) => {
@@ -138,17 +139,6 @@ fn load_dir(dir: &Path) -> Result<Vec<RawInput>, String> {
         out.push(RawInput { id, source });
     }
     Ok(out)
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
@@ -169,7 +159,7 @@ fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
             Ok(other) => {
                 return Err(format!(
                     "{label}:{n}: expected a JSON object of variables, got {}",
-                    kind(&other)
+                    kind_of(&other)
                 ));
             }
             Err(e) => {
@@ -187,7 +177,7 @@ fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
             Some(other) => {
                 return Err(format!(
                     "{label}:{n}: `id` must be a non-empty string or a number, got {}",
-                    kind(&other)
+                    kind_of(&other)
                 ));
             }
         };

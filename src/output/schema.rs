@@ -205,7 +205,8 @@ fn violations(validator: &jsonschema::Validator, value: &Value, branch: Option<&
         .collect()
 }
 
-fn kind_of(v: &Value) -> &'static str {
+/// What a JSON value is, with its article, for error messages ("an array").
+pub fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

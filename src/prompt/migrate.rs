@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{Origin, PromptConfig, ResponseType};
-use crate::output::schema::CompiledSchema;
+use crate::output::schema::{CompiledSchema, kind_of};
 
 /// A place in a template the author should check by hand.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -173,7 +173,11 @@ fn escape(key: &str) -> String {
 /// root has no per-line form.
 fn migrate_schema(schema: &Value, out: &mut Vec<Unconvertible>) -> Option<(Value, Shape)> {
     let Some(root) = schema.as_object() else {
-        report(out, "", format!("the schema is {}, not an object schema", kind(schema)));
+        report(
+            out,
+            "",
+            format!("the schema is {}, not an object schema", kind_of(schema)),
+        );
         return None;
     };
     let ty = root.get("type").and_then(Value::as_str);
@@ -192,17 +196,6 @@ fn migrate_schema(schema: &Value, out: &mut Vec<Unconvertible>) -> Option<(Value
         },
     );
     None
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn migrate_array(root: &Map<String, Value>, out: &mut Vec<Unconvertible>) -> Option<(Value, Shape)> {

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::load::{OBJECT_SCHEMA_WARNING, describes_array, json_message, stem, syntax_cause};
 use super::render::{Part, syntax_check};
 use super::{ConfigError, Origin, PromptConfig, ResponseType, SourceFormat, Warning};
-use crate::output::schema::CompiledSchema;
+use crate::output::schema::{CompiledSchema, kind_of};
 
 /// A TrustGraph single-prompt object `{"prompt","response-type","schema"}`
 /// (`schema` left out when the prompt has none).
@@ -116,17 +116,6 @@ fn write_py_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// 1-based line of the first `"key":` in `text` (best effort: JSON values
 /// carry no positions once parsed).
 fn key_line(text: &str, key: &str) -> Option<usize> {
@@ -161,7 +150,7 @@ pub(crate) fn load_json(label: &str, text: &str) -> Result<(Vec<PromptConfig>, V
             label,
             text.as_bytes(),
             offset,
-            format!("expected a JSON object, found {}", kind(&root)),
+            format!("expected a JSON object, found {}", kind_of(&root)),
         ));
     };
     let site = Site {
@@ -178,7 +167,7 @@ pub(crate) fn load_json(label: &str, text: &str) -> Result<(Vec<PromptConfig>, V
         Some(Value::Object(inner)) if is_bundle(inner) => bundle(label, text, inner),
         Some(other) => Err(site.err(
             "prompt",
-            format!("`prompt` must be a string (the template), not {}", kind(other)),
+            format!("`prompt` must be a string (the template), not {}", kind_of(other)),
         )),
         None if is_bundle(&obj) => bundle(label, text, &obj),
         None => Err(ConfigError::new(
@@ -231,7 +220,7 @@ impl Site<'_> {
         match obj.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(self.err(key, format!("`{key}` must be a string, not {}", kind(other)))),
+            Some(other) => Err(self.err(key, format!("`{key}` must be a string, not {}", kind_of(other)))),
         }
     }
 }
@@ -326,7 +315,7 @@ fn decode(label: &str, text: &str, key: &str, v: &Value) -> Result<Value, Config
     let Value::String(s) = v else {
         return Err(at(format!(
             "expected a JSON-encoded string (TrustGraph stores every config value as a string), found {}",
-            kind(v)
+            kind_of(v)
         )));
     };
     serde_json::from_str(s).map_err(|e| {
@@ -374,7 +363,7 @@ impl Bundle<'_> {
                 other => {
                     return Err(self.err(
                         "system",
-                        format!("system: the encoded value is {}, expected a string", kind(&other)),
+                        format!("system: the encoded value is {}, expected a string", kind_of(&other)),
                     ));
                 }
             },
@@ -407,7 +396,7 @@ impl Bundle<'_> {
                 "template-index",
                 format!(
                     "template-index: the encoded value is {}, expected a list of template ids",
-                    kind(&decoded)
+                    kind_of(&decoded)
                 ),
             )
         })
@@ -435,7 +424,7 @@ impl Bundle<'_> {
         let Value::Object(entry) = decoded else {
             return Err(site.err(
                 "",
-                format!("the encoded value is {}, expected a prompt object", kind(&decoded)),
+                format!("the encoded value is {}, expected a prompt object", kind_of(&decoded)),
             ));
         };
         let mut p = prompt_fields(&site, &entry, warnings)?;
