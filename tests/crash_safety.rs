@@ -50,6 +50,7 @@ fn record(i: usize) -> RunRecord {
             max_tokens: Some(100),
             temperature: None,
             stop: vec!["\n\n".into()],
+            ..Params::default()
         },
         pieces: text
             .split_inclusive('\n')
@@ -67,6 +68,8 @@ fn record(i: usize) -> RunRecord {
         first_token_ms: Some(1),
         total_ms: 2,
         structured_path: "none".into(),
+        adjustments: Vec::new(),
+        thinking: String::new(),
         analysis: json!({"response_type": "jsonl", "items": i}),
     }
 }

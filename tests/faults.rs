@@ -461,13 +461,7 @@ schema = '{"type": "object", "required": ["name"]}'
 #[tokio::test]
 async fn a_fault_midway_is_recorded_with_its_partial_output() {
     let (prompt, _) = cutline::prompt::load_toml("faults.toml", PROMPT).expect("prompt");
-    let spec = cutline::run::Spec {
-        prompt,
-        vars: serde_json::Map::new(),
-        max_tokens: Some(100),
-        temperature: None,
-        structured: None,
-    };
+    let spec = cutline::run::Spec::new(prompt, serde_json::Map::new()).limit(Some(100));
     let dir = tempfile::tempdir().unwrap();
     for p in BOTH {
         let server = Raw::start(move |mut sock| async move {
@@ -479,11 +473,11 @@ async fn a_fault_midway_is_recorded_with_its_partial_output() {
             Ok(())
         })
         .await;
-        let prov = provider(p, &server.url(), "");
+        let prov = cutline::llm::registry::Target::plain(std::sync::Arc::from(provider(p, &server.url(), "")));
         let mut rec = cutline::session::Recorder::create(dir.path(), "faults").unwrap();
         let out = tokio::time::timeout(
             Duration::from_secs(60),
-            cutline::run::execute(prov.as_ref(), &spec, Some(&mut rec), |_, _| {}),
+            cutline::run::execute(&prov, &spec, Some(&mut rec), |_, _| {}),
         )
         .await
         .expect("the run ended")

@@ -12,8 +12,9 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::{Map, Value, json};
 
-use cutline::llm::structured::Path as Structured;
-use cutline::llm::{FinishReason, Provider, Timeouts};
+use cutline::llm::FinishReason;
+use cutline::llm::params::Structured;
+use cutline::llm::registry::{Choice, Registry, Target};
 use cutline::run::{Analysis, Spec};
 
 fn model_or_skip() -> bool {
@@ -107,13 +108,12 @@ fn json_array_lost_jsonl_kept_at_64_tokens() {
 fn spec(id: &str, max_tokens: Option<u32>) -> Spec {
     let p = cutline::store::resolve(id, Path::new("prompts")).expect("bundled prompt loads");
     let vars = cutline::prompt::input_vars(&p, None).expect("sample input");
-    Spec {
-        prompt: p,
-        vars,
-        max_tokens,
-        temperature: None,
-        structured: None,
-    }
+    Spec::new(p, vars).limit(max_tokens)
+}
+
+/// The local model's target, as every caller resolves it.
+fn local() -> Target {
+    Registry::default().target(&Choice::Local, None).expect("local target")
 }
 
 /// Stops this process's llama-server when the test ends, pass or fail.
@@ -140,19 +140,17 @@ async fn local_provider_replay_fidelity_and_structured_output() {
 /// Greedy decoding: a run at N tokens is exactly the first N tokens of the
 /// unlimited run, which is what the replay provider serves.
 async fn replay_at_n_equals_a_live_run_at_n() {
-    let local = cutline::llm::local::provider(Timeouts::default())
-        .await
-        .expect("local server");
+    let local = local();
     let full = cutline::run::execute(&local, &spec("extract-topics-jsonl", Some(200)), None, |_, _| {})
         .await
         .expect("run");
     let t = full.record.transcript();
     assert!(t.has_token_pieces(), "llama-server streams one token per event");
-    let replay = cutline::llm::replay::Replay {
+    let replay = Target::replay(cutline::llm::replay::Replay {
         source: "test".into(),
         transcript: t,
-        original: local.info(),
-    };
+        original: local.provider.info(),
+    });
     for n in [8, 33] {
         let live = cutline::run::execute(&local, &spec("extract-topics-jsonl", Some(n)), None, |_, _| {})
             .await
@@ -179,16 +177,9 @@ Answer as JSON.
 schema = '''{"type": "object", "properties": {"city": {"type": "string", "maxLength": 24}}, "required": ["city"], "additionalProperties": false}'''
 "#;
     let (p, _) = cutline::prompt::load_toml("capital.toml", text).expect("loads");
-    let local = cutline::llm::local::provider(Timeouts::default())
-        .await
-        .expect("local server");
-    let s = Spec {
-        prompt: p,
-        vars: Map::new(),
-        max_tokens: Some(48),
-        temperature: None,
-        structured: Some(Structured::Native),
-    };
+    let local = local();
+    let mut s = Spec::new(p, Map::new()).limit(Some(48));
+    s.cli.structured = Some(Structured::Native);
     let out = cutline::run::execute(&local, &s, None, |_, _| {}).await.expect("run");
     assert_eq!(out.record.structured_path, "native");
     assert!(

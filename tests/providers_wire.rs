@@ -14,6 +14,8 @@ use cutline::llm::config::{self, Config, Kind, ProviderConfig};
 use cutline::llm::gemini::Gemini;
 use cutline::llm::ollama::Ollama;
 use cutline::llm::openai::OpenAi;
+use cutline::llm::params::Structured;
+use cutline::llm::registry::Target;
 use cutline::llm::structured::{self, Mode};
 use cutline::llm::{self, ErrorKind, FinishReason, Provider, Request, Transcript, Usage};
 use serde_json::{Value, json};
@@ -185,7 +187,7 @@ fn full_req() -> Request {
         max_tokens: Some(5),
         stop: vec!["\n\n".into()],
         temperature: Some(0.0),
-        response_schema: None,
+        ..Request::default()
     }
 }
 
@@ -222,7 +224,8 @@ fn assert_ok_hi(t: &Transcript) {
         t.usage,
         Usage {
             prompt_tokens: Some(3),
-            completion_tokens: Some(1)
+            completion_tokens: Some(1),
+            ..Default::default()
         }
     );
 }
@@ -270,7 +273,8 @@ async fn openai_request_and_truncated_stream() {
         t.usage,
         Usage {
             prompt_tokens: Some(12),
-            completion_tokens: Some(5)
+            completion_tokens: Some(5),
+            ..Default::default()
         }
     );
     assert_eq!(
@@ -371,35 +375,50 @@ async fn llama_server_openai_endpoint_gets_the_wrapped_response_format() {
     assert!(body.get("max_completion_tokens").is_none());
 }
 
+/// A json prompt with the closed schema, for plans.
+fn fruit_spec(structured: Option<Structured>) -> cutline::run::Spec {
+    let text = format!(
+        "id = \"fruit\"\nresponse-type = \"json\"\nsystem = \"Extract fruit.\"\nprompt = \"apples and pears\"\nschema = '{}'\n",
+        closed_schema()
+    );
+    let (p, _) = cutline::prompt::load_toml("fruit.toml", &text).expect("prompt");
+    let mut spec = cutline::run::Spec::new(p, serde_json::Map::new());
+    spec.cli.structured = structured;
+    spec
+}
+
 #[tokio::test]
-async fn structured_prompt_and_off_modes_are_forced_per_provider() {
-    let server = Server::start(vec![P::OpenAi.ok(), P::OpenAi.ok()]).await;
-    let prompt = provider(P::OpenAi, &server, "structured = \"prompt\"");
-    run(prompt.as_ref(), with_schema(&closed_schema())).await;
-    let off = provider(P::OpenAi, &server, "structured = \"off\"");
-    run(off.as_ref(), with_schema(&closed_schema())).await;
-    let reqs = server.requests();
-    let (a, b) = (reqs[0].json(), reqs[1].json());
-    assert!(a.get("response_format").is_none());
+async fn a_provider_structured_mode_applies_unless_the_command_line_says_otherwise() {
+    let server = Server::start(vec![P::OpenAi.ok(), P::OpenAi.ok(), P::OpenAi.ok()]).await;
+    let target = |extra: &str| {
+        let c = cfg(P::OpenAi, &server, extra);
+        Target::configured(std::sync::Arc::from(config::build_with_env(&c, &env).unwrap()), &c)
+    };
+    // The provider says `prompt`; the command line says nothing.
+    let t = target("structured = \"prompt\"");
+    cutline::run::execute(&t, &fruit_spec(None), None, |_, _| {})
+        .await
+        .unwrap();
+    // The provider says `off`.
+    let t = target("structured = \"off\"");
+    cutline::run::execute(&t, &fruit_spec(None), None, |_, _| {})
+        .await
+        .unwrap();
+    // The provider says `prompt`, the command line `native`: the command line wins.
+    let t = target("structured = \"prompt\"");
+    let outcome = cutline::run::execute(&t, &fruit_spec(Some(Structured::Native)), None, |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(outcome.record.structured_path, "native");
+    let bodies: Vec<Value> = server.requests().iter().map(support::Recorded::json).collect();
+    assert!(bodies[0].get("response_format").is_none());
     assert_eq!(
-        a["messages"][0]["content"],
+        bodies[0]["messages"][0]["content"],
         json!(structured::augment_system("Extract fruit.", &closed_schema()))
     );
-    assert!(b.get("response_format").is_none());
-    assert_eq!(b["messages"][0]["content"], "Extract fruit.");
-
-    let c = cfg(P::OpenAi, &server, "structured = \"prompt\"");
-    assert_eq!(c.structured, Mode::Prompt);
-    assert_eq!(
-        c.structured_path(Some(structured::Path::Native)),
-        Some(structured::Path::Prompt)
-    );
-    let c = cfg(P::OpenAi, &server, "");
-    assert_eq!(
-        c.structured_path(Some(structured::Path::Native)),
-        Some(structured::Path::Native)
-    );
-    assert_eq!(c.structured_path(None), None);
+    assert!(bodies[1].get("response_format").is_none());
+    assert_eq!(bodies[1]["messages"][0]["content"], "Extract fruit.");
+    assert_eq!(bodies[2]["response_format"]["json_schema"]["schema"], closed_schema());
 }
 
 // ------------------------------------------------------------- Anthropic
@@ -417,13 +436,13 @@ async fn anthropic_request_and_truncated_stream() {
         "event: message_stop\ndata: {\"type\":\"message_stop\"}",
     ])])
     .await;
-    // No max_tokens anywhere: the provider default (4096) is sent.
-    let p = provider(P::Anthropic, &server, "temperature = 0.5");
+    // No max_tokens in the request: the wire's required default (4096) is sent.
+    let p = provider(P::Anthropic, &server, "");
     let t = run(
         p.as_ref(),
         Request {
             max_tokens: None,
-            temperature: None,
+            temperature: Some(0.5),
             ..full_req()
         },
     )
@@ -453,7 +472,8 @@ async fn anthropic_request_and_truncated_stream() {
         t.usage,
         Usage {
             prompt_tokens: Some(25),
-            completion_tokens: Some(5)
+            completion_tokens: Some(5),
+            ..Default::default()
         }
     );
 }
@@ -471,14 +491,24 @@ async fn anthropic_stop_reasons() {
 
 #[tokio::test]
 async fn anthropic_structured_output_config_for_closed_schemas() {
-    let server = Server::start(vec![P::Anthropic.ok()]).await;
+    let server = Server::start(vec![P::Anthropic.ok(), P::Anthropic.ok()]).await;
+    // A model whose profile takes `output_config` (set here by override).
     let t = run(
-        provider(P::Anthropic, &server, "").as_ref(),
+        provider(P::Anthropic, &server, "[provider.profile]\noutput_config = true").as_ref(),
         with_schema(&closed_schema()),
     )
     .await;
     assert_ok_hi(&t);
-    let body = server.only_request().json();
+    // A model whose profile does not: the forced tool, even for a closed schema.
+    run(
+        provider(P::Anthropic, &server, "").as_ref(),
+        with_schema(&closed_schema()),
+    )
+    .await;
+    let bodies: Vec<Value> = server.requests().iter().map(support::Recorded::json).collect();
+    assert!(bodies[1].get("output_config").is_none(), "{}", bodies[1]);
+    assert_eq!(bodies[1]["tool_choice"]["type"], "tool");
+    let body = &bodies[0];
     assert_eq!(
         body["output_config"],
         json!({"format": {"type": "json_schema", "schema": closed_schema()}})
@@ -591,7 +621,8 @@ async fn gemini_request_and_truncated_stream() {
         t.usage,
         Usage {
             prompt_tokens: Some(9),
-            completion_tokens: Some(5)
+            completion_tokens: Some(5),
+            ..Default::default()
         }
     );
 }
@@ -679,7 +710,8 @@ async fn ollama_request_and_truncated_stream() {
         t.usage,
         Usage {
             prompt_tokens: Some(14),
-            completion_tokens: Some(5)
+            completion_tokens: Some(5),
+            ..Default::default()
         }
     );
 }
@@ -716,19 +748,26 @@ async fn llama_server_kind_uses_completion_with_config_defaults() {
     ])])
     .await;
     let text = format!(
-        "[[provider]]\nname = \"ls\"\nkind = \"llama-server\"\nbase_url = \"{}\"\nmax_tokens = 2\n",
+        "[[provider]]\nname = \"ls\"\nkind = \"llama-server\"\nbase_url = \"{}\"\nmax_tokens = 2\ntemperature = 0.3\n",
         server.url()
     );
-    let c = config::parse(&text, Path::new("x.toml")).unwrap().remove(0);
-    let p = config::build_with_env(&c, &no_env).unwrap();
-    let t = run(p.as_ref(), req("Say hi")).await;
-    assert_eq!(t.text, "Hi there");
-    assert!(t.has_token_pieces());
-    assert_eq!(t.finish, Some(FinishReason::Length));
+    let conf = config::parse(&text, Path::new("x.toml")).unwrap().remove(0);
+    let t = Target::configured(
+        std::sync::Arc::from(config::build_with_env(&conf, &no_env).unwrap()),
+        &conf,
+    );
+    let (prompt, _) = cutline::prompt::load_toml("hi.toml", "prompt = \"Say hi\"\n").unwrap();
+    let spec = cutline::run::Spec::new(prompt, serde_json::Map::new());
+    let outcome = cutline::run::execute(&t, &spec, None, |_, _| {}).await.unwrap();
+    let tr = outcome.record.transcript();
+    assert_eq!(tr.text, "Hi there");
+    assert!(tr.has_token_pieces());
+    assert_eq!(tr.finish, Some(FinishReason::Length));
     let r = server.only_request();
     assert_eq!(r.path, "/completion");
     assert_eq!(r.json()["n_predict"], json!(2));
-    assert_eq!(p.info().name, "ls");
+    assert_eq!(r.json()["temperature"], json!(0.3));
+    assert_eq!(t.provider.info().name, "ls");
 }
 
 // -------------------------------------------------------------- Failures
@@ -1096,9 +1135,9 @@ fn config_errors_name_file_line_and_column() {
             "defined twice",
         ),
         (
-            "[[provider]]\nname = \"a\"\nkind = \"llama-server\"\napi_key_env = \"K\"\n",
+            "[[provider]]\nname = \"a\"\nkind = \"local\"\napi_key_env = \"K\"\n",
             "bad.toml:1:1:",
-            "`api_key_env` is not supported for kind llama-server",
+            "`api_key_env` is not supported for kind local",
         ),
     ];
     for (text, at, what) in cases {

@@ -123,7 +123,7 @@ fn run_streams_and_cancels() {
         Source::Prompt(spec) => {
             assert_eq!(spec.prompt.id, "extract-definitions");
             assert_eq!(spec.vars["text"], "Plants turn light into sugar.");
-            assert_eq!(spec.max_tokens, Some(40));
+            assert_eq!(spec.cli.max_tokens, Some(40));
         }
         Source::Recording { .. } => panic!("expected a prompt run"),
     }
@@ -459,12 +459,15 @@ pub fn recorded_session() -> cutline::session::Session {
         usage: cutline::llm::Usage {
             prompt_tokens: Some(10),
             completion_tokens: u32::try_from(pieces.len()).ok(),
+            ..Default::default()
         },
         pieces,
         error: None,
         first_token_ms: Some(1),
         total_ms: 40,
         structured_path: "none".into(),
+        adjustments: Vec::new(),
+        thinking: String::new(),
         analysis: serde_json::json!({}),
     };
     cutline::session::Session {

@@ -76,6 +76,8 @@ fn record_session(dir: &std::path::Path) {
         first_token_ms: None,
         total_ms: 10,
         structured_path: "none".into(),
+        adjustments: Vec::new(),
+        thinking: String::new(),
         analysis: serde_json::json!({}),
     };
     let mut run = run;

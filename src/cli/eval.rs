@@ -22,18 +22,17 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::out::{Category, CliError, Format, Out};
-use super::run::{StructuredArg, structured_for};
+use super::params::Sampling;
+use super::run::StructuredArg;
 use super::{Cli, io_err};
 use crate::eval::inputs::{self, RawInput};
 use crate::eval::{self, Gold, Input, KeyParts, RunSummary, TablePrompt};
+use crate::llm::registry::{Choice, Target};
 use crate::llm::structured::Path as Structured;
-use crate::llm::{ErrorKind, LlmError, Provider};
+use crate::llm::{ErrorKind, LlmError};
 use crate::prompt::PromptConfig;
 use crate::run::{Analysis, Outcome, Spec};
 use crate::session::RunRecord;
-
-/// The model id the embedded local provider reports (`llm::local`).
-const LOCAL_MODEL: &str = "gemma-3-270m-q4_k_m";
 
 /// Arguments of `eval`.
 #[derive(Debug, clap::Args)]
@@ -74,6 +73,9 @@ pub struct Args {
     /// Structured output for json prompts (as in `run`).
     #[arg(long, value_enum)]
     pub structured: Option<StructuredArg>,
+    /// Temperature, top_p, stop sequences, extra headers (as in `run`).
+    #[command(flatten)]
+    pub sampling: Sampling,
     /// Directory of gold sets `<prompt-id>.jsonl` (default: `<prompts>/gold`).
     #[arg(long, value_name = "DIR")]
     pub gold: Option<PathBuf>,
@@ -101,7 +103,7 @@ struct PromptPlan {
     inputs: Vec<Input>,
     gold: Option<Gold>,
     /// With `--provider replay`: the recording of each input.
-    replays: Vec<Option<Arc<dyn Provider>>>,
+    replays: Vec<Option<Target>>,
 }
 
 /// One run of the matrix.
@@ -187,40 +189,25 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let gold_dir = args.gold.clone().unwrap_or_else(|| cli.prompts.join("gold"));
     let limits = &args.max_tokens.0;
 
-    // Who answers: configured providers are built now (no network), the
-    // local server only when a run is actually pending.
-    let replay = args.provider == "replay";
-    let (shared, model): (Option<Arc<dyn Provider>>, String) = if args.provider == "local" {
-        (None, LOCAL_MODEL.to_owned())
-    } else if replay {
-        // One recording per prompt × input, found while planning.
-        (None, String::new())
+    // Who answers: one target for the whole matrix (built now, no network;
+    // the local server starts on the first pending run), or with `replay`
+    // one recording per prompt × input, found while planning.
+    let choice = Choice::parse(&args.provider);
+    let replay = choice == Choice::Replay;
+    let shared: Option<Target> = if replay {
+        None
     } else {
-        let cfg =
-            crate::llm::config::Config::load().map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
-        let p = cfg.get(&args.provider).ok_or_else(|| {
-            let known: Vec<&str> = cfg.providers.iter().map(|p| p.name.as_str()).collect();
-            CliError::new(
-                Category::Usage,
-                format!(
-                    "unknown provider {:?}: use `local`, `replay` or one configured in cutline.toml (configured: {})",
-                    args.provider,
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            )
+        let registry = super::params::registry()?;
+        let t = registry.target(&choice, None).map_err(|e| match e.kind {
+            ErrorKind::BadRequest if matches!(choice, Choice::Named(_)) => CliError::new(Category::Usage, e.message),
+            _ => llm_err(&e),
         })?;
-        let built: Arc<dyn Provider> = Arc::from(crate::llm::config::build(p).map_err(|e| llm_err(&e))?);
-        let model = built.info().model;
-        (Some(built), model)
+        Some(t)
     };
-    let structured = structured_for(&args.provider, args.structured);
-    let concurrency = args
-        .concurrency
-        .map_or(if args.provider == "local" { 1 } else { 4 }, |c| c as usize);
+    let model = shared.as_ref().map(|t| t.provider.info().model).unwrap_or_default();
+    let is_local = !replay && super::params::registry()?.is_local(&choice);
+    let cli_layer = args.sampling.layer(None, args.structured.map(StructuredArg::level));
+    let concurrency = args.concurrency.map_or(if is_local { 1 } else { 4 }, |c| c as usize);
 
     // Plan: every prompt × input rendered once (a template error stops the
     // eval before any request), every limit a run with its key.
@@ -248,7 +235,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         let gold = gold_for(&cfg, &gold_dir, &args.keys)?;
         let ph = eval::prompt_hash(&crate::run::snapshot(&cfg));
         let pi = plans.len();
-        let mut replays: Vec<Option<Arc<dyn Provider>>> = Vec::new();
+        let mut replays: Vec<Option<Target>> = Vec::new();
         for (ii, input) in inputs.iter().enumerate() {
             let (run_provider, run_model) = if replay {
                 let (rec, source) = crate::session::find_recording(&cli.sessions, &cfg.id, Some(&input.vars))
@@ -264,31 +251,20 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                         )
                     })?;
                 let model = rec.provider.model.clone();
-                let p: Arc<dyn Provider> = Arc::new(crate::llm::replay::Replay {
-                    transcript: rec.transcript(),
-                    original: rec.provider,
-                    source,
-                });
-                (Some(p), model)
+                (Some(crate::run::target::replay_of(&rec, source)), model)
             } else {
                 (None, model.clone())
             };
-            replays.push(run_provider);
-            let spec = Spec {
-                prompt: cfg.clone(),
-                vars: input.vars.clone(),
-                max_tokens: None,
-                temperature: None,
-                structured,
+            let spec = eval_spec(&cfg, &input.vars, &cli_layer, &args.sampling.headers);
+            let Some(target) = run_provider.as_ref().or(shared.as_ref()) else {
+                continue;
             };
-            let (req, path) = crate::run::request(&spec)
+            let plan = crate::run::plan(&spec, target)
                 .map_err(|e| config_err(format!("prompt {:?}, input {:?}: {e}", cfg.id, input.id)))?;
+            replays.push(run_provider);
+            let req = &plan.request;
             let ih = eval::input_hash(&input.vars, &req.system, &req.prompt);
-            let sp = match path {
-                Structured::Native => "native",
-                Structured::Prompt => "prompt",
-                Structured::None => "none",
-            };
+            let sp = plan.path.as_str();
             for &limit in limits {
                 let key = KeyParts {
                     prompt_id: &cfg.id,
@@ -339,7 +315,14 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     // eval resumes it, and so does extending it with inputs or limits.
     let identities: Vec<String> = plans
         .iter()
-        .map(|p| format!("{}|{}/{model}|{:?}", p.cfg.id, args.provider, structured))
+        .map(|p| {
+            format!(
+                "{}|{}/{model}|{:?}",
+                p.cfg.id,
+                args.provider,
+                structured_words(args.structured)
+            )
+        })
         .collect();
     // The file name `Recorder::create` would give this id.
     let session_id = crate::session::safe_stem(
@@ -369,7 +352,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             let Some(&i) = seen.get(&key) else { continue };
             let p = &planned[i];
             let plan = &plans[p.prompt];
-            let Ok(analysis) = Analysis::of(plan.cfg.response_type, plan.cfg.schema.as_ref(), &r.text) else {
+            let path = Structured::parse(&r.structured_path).unwrap_or(Structured::None);
+            let schema = crate::run::analysis_schema(path, plan.cfg.schema.as_ref());
+            let Ok(analysis) = Analysis::of(plan.cfg.response_type, schema.as_ref(), &r.text) else {
                 continue;
             };
             let summary = eval::summarise(
@@ -441,22 +426,18 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
         let plans = Arc::new(plans);
         let result: Result<(), CliError> = rt.block_on(async {
-            let provider: Option<Arc<dyn Provider>> = match shared {
-                Some(p) => Some(p),
-                None if replay => None,
-                None => Some(Arc::new(
-                    crate::llm::local::provider(crate::llm::Timeouts::default())
-                        .await
-                        .map_err(|e| llm_err(&e))?,
-                )),
-            };
+            if is_local {
+                crate::llm::local::installed().map_err(|e| llm_err(&e))?;
+            }
+            let provider = shared;
             let (tx, mut rx) = tokio::sync::mpsc::channel::<Finished>(concurrency.min(1024));
             let spawner = tokio::spawn(spawn_runs(Runs {
                 provider,
                 plans: plans.clone(),
                 pending,
                 concurrency,
-                structured,
+                cli: cli_layer.clone(),
+                headers: args.sampling.headers.clone(),
                 tx,
                 in_flight: in_flight.clone(),
                 max_in_flight: max_in_flight.clone(),
@@ -615,12 +596,14 @@ struct Finished {
 
 /// What the spawner needs.
 struct Runs {
-    /// The shared provider (`None` with `replay`: each input has its own).
-    provider: Option<Arc<dyn Provider>>,
+    /// The shared target (`None` with `replay`: each input has its own).
+    provider: Option<Target>,
     plans: Arc<Vec<PromptPlan>>,
     pending: Vec<Planned>,
     concurrency: usize,
-    structured: Option<Structured>,
+    /// The command line's level of the precedence.
+    cli: crate::llm::params::Layer,
+    headers: Vec<(String, String)>,
     tx: tokio::sync::mpsc::Sender<Finished>,
     in_flight: Arc<AtomicUsize>,
     max_in_flight: Arc<AtomicUsize>,
@@ -641,23 +624,20 @@ async fn spawn_runs(r: Runs) {
         else {
             continue;
         };
-        let plans = r.plans.clone();
         let tx = r.tx.clone();
         let in_flight = r.in_flight.clone();
         let max_in_flight = r.max_in_flight.clone();
-        let structured = r.structured;
+        let spec = eval_spec(
+            &r.plans[p.prompt].cfg,
+            &r.plans[p.prompt].inputs[p.input].vars,
+            &r.cli,
+            &r.headers,
+        )
+        .limit(p.limit);
         tokio::spawn(async move {
-            let plan = &plans[p.prompt];
-            let spec = Spec {
-                prompt: plan.cfg.clone(),
-                vars: plan.inputs[p.input].vars.clone(),
-                max_tokens: p.limit,
-                temperature: None,
-                structured,
-            };
             let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
             max_in_flight.fetch_max(now, Ordering::SeqCst);
-            let mut result = crate::run::execute(provider.as_ref(), &spec, None, |_, _| {}).await;
+            let mut result = crate::run::execute(&provider, &spec, None, |_, _| {}).await;
             // A pooled keep-alive connection the server closed just as it was
             // reused fails before any byte is sent back: nothing was
             // generated, so the run is simply sent again (twice at most).
@@ -668,7 +648,7 @@ async fn spawn_runs(r: Runs) {
                             && o.record.error.as_ref().is_some_and(|e| e.kind == ErrorKind::Connect) =>
                     {
                         tokio::time::sleep(Duration::from_millis(50)).await;
-                        result = crate::run::execute(provider.as_ref(), &spec, None, |_, _| {}).await;
+                        result = crate::run::execute(&provider, &spec, None, |_, _| {}).await;
                     }
                     _ => break,
                 }
@@ -688,12 +668,11 @@ async fn spawn_runs(r: Runs) {
                         error: Some(LlmError::new(ErrorKind::BadRequest, e.to_string())),
                         ..crate::llm::Transcript::default()
                     };
-                    let Ok((req, path)) = crate::run::request(&spec) else {
+                    let Ok(plan) = crate::run::plan(&spec, &provider) else {
                         return;
                     };
-                    let Ok(o) =
-                        crate::run::finish(provider.info(), &spec, &req, path, crate::session::now_ms(), &t, None)
-                    else {
+                    let info = provider.provider.info();
+                    let Ok(o) = crate::run::finish(info, &spec, &plan, crate::session::now_ms(), &t, None) else {
                         return;
                     };
                     Finished {
@@ -706,6 +685,30 @@ async fn spawn_runs(r: Runs) {
             let _ = tx.send(finished).await;
             drop(permit);
         });
+    }
+}
+
+/// The spec of one prompt × input: the command line's level set, no limit
+/// yet (each run sets its own).
+fn eval_spec(
+    cfg: &PromptConfig,
+    vars: &Map<String, Value>,
+    cli: &crate::llm::params::Layer,
+    headers: &[(String, String)],
+) -> Spec {
+    let mut spec = Spec::new(cfg.clone(), vars.clone());
+    spec.cli = cli.clone();
+    spec.headers = headers.to_vec();
+    spec
+}
+
+/// The `--structured` choice as the session id's identity saw it before
+/// the one run path (kept, so existing eval sessions still resume).
+fn structured_words(s: Option<StructuredArg>) -> Option<Structured> {
+    match s {
+        None | Some(StructuredArg::Off) => None,
+        Some(StructuredArg::Native) => Some(Structured::Native),
+        Some(StructuredArg::Prompt) => Some(Structured::Prompt),
     }
 }
 

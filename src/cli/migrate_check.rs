@@ -16,10 +16,11 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::out::{Category, CliError, Out};
-use super::run::{llm_err, provider_for};
+use super::run::{llm_err, target_for};
 use super::{Cli, io_err};
 use crate::compare::{self, Keys, Report};
-use crate::llm::{self, ErrorKind, FinishReason, LlmError, Provider};
+use crate::llm::registry::Target;
+use crate::llm::{ErrorKind, FinishReason, LlmError};
 use crate::prompt::PromptConfig;
 use crate::run::{Outcome, Spec};
 use crate::session::RunRecord;
@@ -139,19 +140,11 @@ pub fn run<W: Write>(
     for (name, vars) in inputs {
         let mut outcomes = Vec::with_capacity(2);
         for prompt in [src, migrated] {
-            let spec = Spec {
-                prompt: prompt.clone(),
-                vars: vars.clone(),
-                max_tokens: args.max_tokens,
-                temperature: None,
-                structured: None,
-            };
-            let outcome = rt.block_on(async {
-                let provider = provider(args.provider, &spec, cli).await.map_err(|e| llm_err(&e))?;
-                crate::run::execute(provider.as_ref(), &spec, recorder.as_mut(), |_, _| {})
-                    .await
-                    .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))
-            })?;
+            let spec = Spec::new(prompt.clone(), vars.clone()).limit(args.max_tokens);
+            let target = target(args.provider, &spec, cli)?;
+            let outcome = rt
+                .block_on(crate::run::execute(&target, &spec, recorder.as_mut(), |_, _| {}))
+                .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
             outcomes.push(outcome);
         }
         let (a, b) = (&outcomes[0], &outcomes[1]);
@@ -201,29 +194,26 @@ pub fn run<W: Write>(
     }
 }
 
-/// The provider for one run of the check. `replay` looks for a recorded
-/// run of exactly this rendered prompt (system and user text), since the
+/// The target for one run of the check. `replay` looks for a recorded run
+/// of exactly this rendered prompt (system and user text), since the
 /// migrated prompt may share its id with a different, hand-written twin.
-async fn provider(name: &str, spec: &Spec, cli: &Cli) -> Result<Box<dyn Provider>, LlmError> {
+fn target(name: &str, spec: &Spec, cli: &Cli) -> Result<Target, CliError> {
     if name != "replay" {
-        return provider_for(name, &spec.prompt, &spec.vars, &cli.sessions).await;
+        return target_for(name, spec, &cli.sessions);
     }
-    let (req, _) = crate::run::request(spec).map_err(|e| LlmError::new(ErrorKind::BadRequest, e.to_string()))?;
-    let found = recording_of(&cli.sessions, &req.system, &req.prompt).ok_or_else(|| {
-        LlmError::new(
+    let rendered = crate::prompt::render(&spec.prompt, &Map::new(), &spec.vars)
+        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let (rec, source) = recording_of(&cli.sessions, &rendered.system, &rendered.prompt).ok_or_else(|| {
+        llm_err(&LlmError::new(
             ErrorKind::BadRequest,
             format!(
                 "no recorded run of the rendered prompt {:?} in {}; check on a model with --provider local",
                 spec.prompt.id,
                 cli.sessions.display()
             ),
-        )
+        ))
     })?;
-    Ok(Box::new(llm::replay::Replay {
-        transcript: found.0.transcript(),
-        original: found.0.provider.clone(),
-        source: found.1,
-    }))
+    Ok(crate::run::target::replay_of(&rec, source))
 }
 
 /// The latest recorded run, among every session in `dir`, whose rendered

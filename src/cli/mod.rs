@@ -15,6 +15,7 @@ pub mod manifest;
 pub mod migrate;
 pub mod migrate_check;
 pub mod out;
+pub mod params;
 pub mod parse;
 pub mod prompts;
 pub mod render;

@@ -11,8 +11,6 @@ use serde_json::Value;
 
 use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
-use crate::llm::replay::Replay;
-use crate::llm::{Provider, Request};
 use crate::prompt::PromptConfig;
 use crate::run::Spec;
 
@@ -28,18 +26,8 @@ pub struct Args {
 
 /// The prompt a run was recorded with, rebuilt from its snapshot.
 pub fn prompt_of(run: &crate::session::RunRecord) -> Result<PromptConfig, CliError> {
-    let label = format!("session run {}", run.run_id);
-    let bytes = serde_json::to_vec(&run.prompt).unwrap_or_default();
-    let (mut prompts, _) = crate::prompt::load_bytes(&format!("{label}.json"), &bytes)
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
-    let mut p = prompts
-        .pop()
-        .ok_or_else(|| CliError::new(Category::ConfigInvalid, format!("{label}: no prompt snapshot")))?;
-    p.id.clone_from(&run.prompt_id);
-    if let Some(s) = run.prompt.get("system").and_then(Value::as_str) {
-        s.clone_into(&mut p.system);
-    }
-    Ok(p)
+    run.prompt_config()
+        .map_err(|e| CliError::new(Category::ConfigInvalid, e))
 }
 
 /// Run `replay`.
@@ -52,12 +40,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let rec = &session.runs[idx];
     let prompt = prompt_of(rec)?;
     let max_tokens = args.max_tokens.or(rec.params.max_tokens);
-    let replay = Replay {
-        source: format!("{}#{}", session.header.id, idx + 1),
-        transcript: rec.transcript(),
-        original: rec.provider.clone(),
-    };
-    let (_, _, known) = crate::llm::replay::cut(&replay.transcript, max_tokens);
+    let source = format!("{}#{}", session.header.id, idx + 1);
+    let (_, _, known) = crate::llm::replay::cut(&rec.transcript(), max_tokens);
     if !known {
         out.warn(format!(
             "the recording was itself cut at {} tokens; past that, replay cannot know what the model says",
@@ -65,37 +49,31 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         ))
         .map_err(|e| io_err(&e))?;
     }
-    let spec = Spec {
-        prompt,
-        vars: rec.variables.clone(),
-        max_tokens,
-        temperature: rec.params.temperature,
-        structured: None,
-    };
-    let req = Request {
-        system: rec.system.clone(),
-        prompt: rec.rendered.clone(),
-        max_tokens,
-        stop: rec.params.stop.clone(),
-        temperature: rec.params.temperature,
-        response_schema: None,
-    };
+    if !crate::run::replay_exact(rec) {
+        out.warn(
+            "this run was not recorded with greedy decoding and token pieces (temperature 0 on a server that \
+             reports tokens), so a cut replay is not exactly what the model would say at that limit",
+        )
+        .map_err(|e| io_err(&e))?;
+    }
+    let spec = Spec::new(prompt, rec.variables.clone()).limit(max_tokens);
+    let target = crate::run::target::replay_of(rec, source.clone());
+    let mut plan = crate::run::Plan::recorded(rec, max_tokens);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
-    let transcript = rt.block_on(async { crate::llm::collect(replay.stream(req.clone()), |_, _| {}).await });
+    let transcript = rt.block_on(crate::run::stream(&target, &mut plan, &mut |_, _| {}));
     let outcome = crate::run::finish(
-        replay.info(),
+        target.provider.info(),
         &spec,
-        &req,
-        crate::llm::structured::Path::None,
+        &plan,
         crate::session::now_ms(),
         &transcript,
         None,
     )
     .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
     let mut data = super::run::report(&outcome, None, out)?;
-    data["replayed_from"] = Value::String(replay.source);
+    data["replayed_from"] = Value::String(source);
     Ok(data)
 }

@@ -11,10 +11,12 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use super::out::{Category, CliError, Out};
+use super::params::Sampling;
 use super::{Cli, io_err};
-use crate::llm::structured::Path;
-use crate::llm::{self, ErrorKind, LlmError, Provider, Timeouts};
-use crate::prompt::PromptConfig;
+use crate::llm::params::Structured;
+use crate::llm::registry::{Choice, Target};
+use crate::llm::{self, ErrorKind, LlmError};
+use crate::run::target::Recording;
 use crate::run::{Outcome, Spec};
 use crate::session::Recorder;
 
@@ -27,7 +29,8 @@ pub struct Args {
     /// run of this prompt and input from the sessions dir), or a configured name.
     #[arg(long, default_value = "local")]
     pub provider: String,
-    /// Max tokens to generate; omit for no limit.
+    /// Max tokens to generate (default: the prompt's, the provider's, else
+    /// none where the wire allows it).
     #[arg(long)]
     pub max_tokens: Option<u32>,
     /// A variable: `k=v`, or `k=@file` to read the value from a file.
@@ -43,10 +46,13 @@ pub struct Args {
     #[arg(long)]
     pub no_record: bool,
     /// Structured output for a json prompt: the provider's native schema
-    /// support, the schema added to the prompt, or off (default: off; a
-    /// provider's `structured` setting can force it).
+    /// support, the schema added to the prompt, or off (default: the
+    /// prompt's `structured`, the provider's, else off).
     #[arg(long, value_enum)]
     pub structured: Option<StructuredArg>,
+    /// Temperature, top_p, stop sequences, extra headers.
+    #[command(flatten)]
+    pub sampling: Sampling,
 }
 
 /// `--structured` values.
@@ -60,71 +66,34 @@ pub enum StructuredArg {
     Off,
 }
 
-/// The structured path a run takes on provider `name` when `requested`.
-pub fn structured_for(name: &str, requested: Option<StructuredArg>) -> Option<Path> {
-    let req = match requested {
-        None | Some(StructuredArg::Off) => Path::None,
-        Some(StructuredArg::Native) => Path::Native,
-        Some(StructuredArg::Prompt) => Path::Prompt,
-    };
-    match name {
-        // llama-server's /completion takes a JSON schema natively.
-        "local" => (req != Path::None).then_some(req),
-        "replay" => None,
-        other => match crate::llm::config::Config::load()
-            .ok()
-            .and_then(|c| c.get(other).cloned())
-        {
-            Some(p) => p.structured_path((req != Path::None).then_some(req)),
-            None => (req != Path::None).then_some(req),
-        },
+impl StructuredArg {
+    /// The precedence value it sets.
+    pub fn level(self) -> Structured {
+        match self {
+            Self::Native => Structured::Native,
+            Self::Prompt => Structured::Prompt,
+            Self::Off => Structured::Off,
+        }
     }
 }
 
-/// A provider by name for `prompt` with `vars`.
-pub async fn provider_for(
-    name: &str,
-    prompt: &PromptConfig,
-    vars: &serde_json::Map<String, Value>,
-    sessions: &std::path::Path,
-) -> Result<Box<dyn Provider>, LlmError> {
-    match name {
-        "local" => Ok(Box::new(llm::local::provider(Timeouts::default()).await?)),
-        "replay" => {
-            let (rec, source) = crate::session::find_recording(sessions, &prompt.id, Some(vars))
-                .ok_or_else(|| {
-                    LlmError::new(
-                        ErrorKind::BadRequest,
-                        format!(
-                            "no recorded run of prompt {:?} with these variables in {}; record one with `cutline run {} --provider local`",
-                            prompt.id,
-                            sessions.display(),
-                            prompt.id
-                        ),
-                    )
-                })?;
-            Ok(Box::new(llm::replay::Replay {
-                transcript: rec.transcript(),
-                original: rec.provider.clone(),
-                source,
-            }))
-        }
-        other => {
-            let cfg =
-                crate::llm::config::Config::load().map_err(|e| LlmError::new(ErrorKind::BadRequest, e.to_string()))?;
-            let p = cfg.get(other).ok_or_else(|| {
-                let known: Vec<&str> = cfg.providers.iter().map(|p| p.name.as_str()).collect();
-                LlmError::new(
-                    ErrorKind::BadRequest,
-                    format!(
-                        "unknown provider {other:?}: use `local`, `replay` or one configured in cutline.toml (configured: {})",
-                        if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-                    ),
-                )
-            })?;
-            crate::llm::config::build(p)
-        }
-    }
+/// The target for `--provider WORD` on `spec` (a replay finds the recording
+/// of the prompt with the same variables in `sessions`).
+pub fn target_for(word: &str, spec: &Spec, sessions: &std::path::Path) -> Result<Target, CliError> {
+    let choice = Choice::parse(word);
+    let registry = if choice == Choice::Replay {
+        &crate::llm::registry::Registry::default()
+    } else {
+        super::params::registry()?
+    };
+    crate::run::target::resolve(
+        registry,
+        &choice,
+        None,
+        (&spec.prompt.id, &spec.vars, sessions, Recording::SameInput),
+    )
+    .map(|r| r.target)
+    .map_err(|e| llm_err(&e))
 }
 
 /// A provider failure as a CLI error (`setup_required` when the local model is missing).
@@ -142,13 +111,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let cfg = crate::store::resolve(&args.prompt, &cli.prompts)
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
     let vars = super::render::input_vars(&cfg, args.input.as_deref(), &args.vars)?;
-    let spec = Spec {
-        prompt: cfg,
-        vars,
-        max_tokens: args.max_tokens,
-        temperature: None,
-        structured: structured_for(&args.provider, args.structured),
-    };
+    let mut spec = Spec::new(cfg, vars);
+    spec.cli = args
+        .sampling
+        .layer(args.max_tokens, args.structured.map(StructuredArg::level));
+    spec.headers.clone_from(&args.sampling.headers);
+    let target = target_for(&args.provider, &spec, &cli.sessions)?;
     let mut recorder = if args.no_record {
         None
     } else {
@@ -167,11 +135,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         .build()
         .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
     let outcome = rt.block_on(async {
-        let provider = provider_for(&args.provider, &spec.prompt, &spec.vars, &cli.sessions)
-            .await
-            .map_err(|e| llm_err(&e))?;
         let mut write_err = None;
-        let result = crate::run::execute(provider.as_ref(), &spec, recorder.as_mut(), |ev, _| {
+        let result = crate::run::execute(&target, &spec, recorder.as_mut(), |ev, _| {
             if let llm::Event::Delta { text, .. } = ev
                 && write_err.is_none()
                 && let Err(e) = out.record(&json!({"type": "delta", "text": text}))
@@ -231,9 +196,14 @@ pub fn report<W: Write>(o: &Outcome, session: Option<&std::path::Path>, out: &mu
         "first_token_ms": r.first_token_ms,
         "total_ms": r.total_ms,
         "structured_path": r.structured_path,
+        "params": r.params,
+        "adjustments": r.adjustments,
         "analysis": o.analysis.data(&r.text),
         "session": session_ref,
     });
+    if !r.thinking.is_empty() {
+        data["thinking"] = Value::String(r.thinking.clone());
+    }
     if let Some(p) = &o.parsed {
         data["parsed"] = p.clone();
     }
@@ -259,6 +229,12 @@ pub fn report<W: Write>(o: &Outcome, session: Option<&std::path::Path>, out: &mu
         ))
         .map_err(|e| io_err(&e))?;
     }
+    for a in &r.adjustments {
+        out.warn(a.describe()).map_err(|e| io_err(&e))?;
+    }
+    if let Some(note) = crate::run::budget_note(r).filter(|n| n.contains("spent on reasoning")) {
+        out.warn(note).map_err(|e| io_err(&e))?;
+    }
     Ok(data)
 }
 
@@ -277,6 +253,9 @@ fn pretty(o: &Outcome) -> String {
         r.provider.name,
         r.provider.model
     );
+    if let Some(note) = crate::run::budget_note(r) {
+        let _ = writeln!(s, "{note}");
+    }
     match &o.analysis {
         crate::run::Analysis::Json(a) => s.push_str(&super::parse::pretty_json(a)),
         crate::run::Analysis::Jsonl(a) => s.push_str(&super::parse::pretty_jsonl(a)),

@@ -12,8 +12,6 @@ use serde_json::{Value, json};
 use super::input;
 use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
-use crate::output::json::JsonSchemas;
-use crate::output::schema::CompiledSchema;
 use crate::output::sweep::{SweepSchemas, sweep};
 use crate::output::tokens::{Tokenizer, boundaries, boundaries_from_pieces};
 use crate::prompt::ResponseType;
@@ -41,11 +39,7 @@ pub struct Args {
 
 /// Schemas for the three parsers from one item schema.
 pub fn from_item_schema(item: &Value) -> Result<SweepSchemas, crate::output::schema::SchemaCompileError> {
-    let whole = json!({"type": "array", "items": item});
-    Ok(SweepSchemas {
-        json: JsonSchemas::compile(Some(&whole))?,
-        line: Some(CompiledSchema::compile(item)?),
-    })
+    SweepSchemas::of_item(item)
 }
 
 /// Schemas for the three parsers from a prompt's response type and schema.
@@ -53,19 +47,7 @@ pub fn from_prompt(
     kind: ResponseType,
     schema: Option<&Value>,
 ) -> Result<SweepSchemas, crate::output::schema::SchemaCompileError> {
-    match (kind, schema) {
-        (_, None) => Ok(SweepSchemas::default()),
-        (ResponseType::Jsonl, Some(item)) => from_item_schema(item),
-        (_, Some(whole)) => {
-            let line = CompiledSchema::items_schema(whole)
-                .map(|s| CompiledSchema::compile(&s))
-                .transpose()?;
-            Ok(SweepSchemas {
-                json: JsonSchemas::compile(Some(whole))?,
-                line,
-            })
-        }
-    }
+    SweepSchemas::of_response(kind == ResponseType::Jsonl, schema)
 }
 
 /// Run `sweep`.

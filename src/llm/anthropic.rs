@@ -10,15 +10,21 @@
 //! Structured output goes either as `output_config.format` (a `json_schema`,
 //! constrained decoding) or as a forced tool whose input schema is the
 //! response schema: the tool input's JSON arrives as `input_json_delta`s and
-//! is the response text. [`Via::Auto`] takes `output_config` when every object
-//! in the schema is closed (`additionalProperties: false`, which that path
-//! requires) and the forced tool otherwise.
+//! is the response text. [`Via::Auto`] takes `output_config` when the model's
+//! profile supports it and every object in the schema is closed
+//! (`additionalProperties: false`, which that path requires), and the forced
+//! tool otherwise. Both need an object root: `run::plan` wraps other roots.
+//!
+//! Extended thinking (`thinking_budget` in `cutline.toml`) sends
+//! `thinking: {type: enabled, budget_tokens}`; its `thinking_delta`s are kept
+//! as thinking, apart from the answer, and their tokens estimated (the API
+//! counts them inside `output_tokens` without a separate figure).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::structured;
-use super::wire::{self, Auth, Decoder, Endpoint, Framing};
+use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
 
 /// `max_tokens` when neither the request nor the config sets one.
@@ -79,7 +85,7 @@ impl Anthropic {
         match self.via {
             Via::Tool => true,
             Via::OutputConfig => false,
-            Via::Auto => !objects_closed(schema),
+            Via::Auto => !(self.endpoint.profile.output_config && objects_closed(schema)),
         }
     }
 
@@ -98,8 +104,14 @@ impl Anthropic {
         if let Some(t) = p.temperature {
             body["temperature"] = wire::temperature(t);
         }
+        if let Some(t) = p.top_p {
+            body["top_p"] = wire::temperature(t);
+        }
         if !p.stop.is_empty() {
             body["stop_sequences"] = json!(p.stop);
+        }
+        if let Some(budget) = self.endpoint.thinking {
+            body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
         }
         if let Some(schema) = p.schema {
             if self.uses_tool(schema) {
@@ -142,24 +154,16 @@ impl Provider for Anthropic {
     fn stream(&self, req: Request) -> EventStream {
         let body = self.body(&req);
         let forced_tool = body.get("tool_choice").is_some();
-        match self
-            .endpoint
-            .header_map(Auth::Header("x-api-key"), &[("anthropic-version", API_VERSION)])
-        {
-            Ok(headers) => self.endpoint.stream(
-                self.url(),
-                body,
-                headers,
-                Framing::Sse,
-                MessageDecoder {
-                    forced_tool,
-                    ..MessageDecoder::default()
-                },
-            ),
-            Err(e) => super::http::spawn_stream(move |tx| async move {
-                let _ = tx.send(Event::Error(e)).await;
-            }),
-        }
+        let h = HeaderSpec {
+            auth: Auth::Header("x-api-key"),
+            wire: &[("anthropic-version", API_VERSION)],
+            request: &req.headers,
+        };
+        let decoder = MessageDecoder {
+            forced_tool,
+            ..MessageDecoder::default()
+        };
+        self.endpoint.post(self.url(), body, h, Framing::Sse, decoder)
     }
 }
 
@@ -169,6 +173,7 @@ struct MessageDecoder {
     forced_tool: bool,
     reason: Option<String>,
     usage: Usage,
+    thinking: String,
 }
 
 const LABEL: &str = "Anthropic";
@@ -199,6 +204,13 @@ impl Decoder for MessageDecoder {
                 let piece = match d.and_then(|d| d.get("type")).and_then(Value::as_str) {
                     Some("text_delta") => d.and_then(|d| d.get("text")),
                     Some("input_json_delta") => d.and_then(|d| d.get("partial_json")),
+                    Some("thinking_delta") => {
+                        if let Some(t) = d.and_then(|d| d.get("thinking")).and_then(Value::as_str) {
+                            self.thinking.push_str(t);
+                            out.push(Event::Thinking { text: t.to_owned() });
+                        }
+                        None
+                    }
                     _ => None,
                 };
                 if let Some(t) = piece.and_then(Value::as_str)
@@ -237,6 +249,10 @@ impl Decoder for MessageDecoder {
     }
 
     fn end(&mut self, complete: bool) -> Event {
+        if !self.thinking.is_empty() {
+            self.usage.reasoning_tokens = Some(wire::estimate_tokens(&self.thinking));
+            self.usage.reasoning_estimated = true;
+        }
         match &self.reason {
             Some(r) => Event::Finish {
                 reason: finish_reason(r, self.forced_tool),

@@ -14,15 +14,22 @@
 //! model = "gpt-4o-mini"
 //! api_key_env = "OPENAI_API_KEY"   # the NAME of the variable, never the key
 //! base_url = "https://api.openai.com/v1"
-//! max_tokens = 1024          # when a run sets no limit
-//! temperature = 0.0
+//! max_tokens = 1024          # when neither the command line nor the prompt sets one
+//! temperature = 0.0          # likewise (default 0 where the model takes one)
+//! top_p = 0.9
+//! stop = ["\n\n"]             # when the prompt sets none
 //! headers = { "OpenAI-Organization" = "org-123" }
-//! structured = "auto"        # auto | native | prompt | off
+//! structured = "auto"        # auto (no opinion) | native | prompt | off
+//! thinking_budget = 2048     # Anthropic extended thinking, Gemini thinkingBudget, Ollama think
+//!
+//! [provider.profile]         # override the model profile (llm::profile)
+//! stop = false               # the model refuses stop: cutline applies it
 //! ```
 //!
-//! Optional tuning: `max_retries`, `retry_base_secs`, `retry_max_wait_secs`,
-//! `connect_timeout_secs`, `idle_timeout_secs`; for `anthropic`,
-//! `structured_via = "auto" | "output_config" | "tool"`.
+//! Optional tuning: `max_retries`, `retry_base_secs`, `retry_max_wait_secs`
+//! (the longest wait a server may ask for, default 60), `connect_timeout_secs`,
+//! `idle_timeout_secs`; for `anthropic`, `structured_via = "auto" |
+//! "output_config" | "tool"`.
 //!
 //! Keys are read from the environment when a provider is built and live in
 //! an [`ApiKey`](super::wire::ApiKey), whose `Debug` never shows them. A key
@@ -30,7 +37,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -38,13 +44,15 @@ use toml::Spanned;
 
 use super::anthropic::{Anthropic, Via};
 use super::gemini::Gemini;
-use super::http::{self, RetryPolicy};
+use super::http::RetryPolicy;
 use super::llama_server::LlamaServer;
 use super::ollama::Ollama;
 use super::openai::OpenAi;
-use super::structured::{self, Mode};
+use super::params::{Layer, Structured};
+use super::profile::{self, Profile};
+use super::structured::Mode;
 use super::wire::{ApiKey, Auth, Endpoint, Headers};
-use super::{ErrorKind, Event, EventStream, LlmError, Provider, ProviderInfo, Request, Timeouts};
+use super::{ErrorKind, LlmError, Provider, Timeouts};
 
 /// The wire protocol of a configured provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,11 +115,6 @@ impl Kind {
         }
     }
 
-    /// Whether the kind has a native structured-output path.
-    pub fn native_structured(self) -> bool {
-        self != Self::Replay
-    }
-
     fn needs_model(self) -> bool {
         matches!(
             self,
@@ -138,11 +141,19 @@ pub struct ProviderConfig {
     pub max_tokens: Option<u32>,
     /// Temperature when a run sets none.
     pub temperature: Option<f32>,
+    /// `top_p` when a run sets none.
+    pub top_p: Option<f32>,
+    /// Stop sequences when the prompt sets none.
+    pub stop: Option<Vec<String>>,
     /// Extra request headers (`Debug` shows their names only).
     #[serde(skip)]
     pub headers: Headers,
-    /// How structured output is honoured.
+    /// How structured output is honoured (`auto`: as the run asks).
     pub structured: Mode,
+    /// Thinking budget (Anthropic, Gemini; Ollama: on).
+    pub thinking_budget: Option<u32>,
+    /// Overrides of the model profile.
+    pub profile: profile::Overrides,
     /// Anthropic only: how a schema is sent.
     pub structured_via: Option<Via>,
     /// Retries after the first attempt (429/529, 5xx).
@@ -170,8 +181,12 @@ impl ProviderConfig {
             api_key_env: None,
             max_tokens: None,
             temperature: None,
+            top_p: None,
+            stop: None,
             headers: Headers::default(),
             structured: Mode::Auto,
+            thinking_budget: None,
+            profile: profile::Overrides::default(),
             structured_via: None,
             max_retries: None,
             retry_base_secs: None,
@@ -182,10 +197,26 @@ impl ProviderConfig {
         }
     }
 
-    /// The structured-output path a run on this provider takes when the
-    /// caller asked for `requested`; see [`structured::resolve`].
-    pub fn structured_path(&self, requested: Option<structured::Path>) -> Option<structured::Path> {
-        structured::resolve(self.structured, self.kind.native_structured(), requested)
+    /// The model profile: the table's row for this kind and model, with the
+    /// config's `[provider.profile]` overrides.
+    pub fn profile(&self) -> Profile {
+        profile::lookup(self.kind, self.model.as_deref().unwrap_or_default()).with(&self.profile)
+    }
+
+    /// The values this provider's entry sets, as a precedence level.
+    pub fn layer(&self) -> Layer {
+        Layer {
+            temperature: self.temperature,
+            top_p: self.top_p,
+            stop: self.stop.clone(),
+            max_tokens: self.max_tokens,
+            structured: match self.structured {
+                Mode::Auto => None,
+                Mode::Native => Some(Structured::Native),
+                Mode::Prompt => Some(Structured::Prompt),
+                Mode::Off => Some(Structured::Off),
+            },
+        }
     }
 
     /// The key variable in force (configured, else the kind's default).
@@ -335,10 +366,15 @@ struct Raw {
     api_key: Option<Spanned<serde::de::IgnoredAny>>,
     max_tokens: Option<u32>,
     temperature: Option<Spanned<f32>>,
+    top_p: Option<Spanned<f32>>,
+    stop: Option<Vec<String>>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     #[serde(default)]
     structured: Mode,
+    thinking_budget: Option<u32>,
+    #[serde(default)]
+    profile: profile::Overrides,
     structured_via: Option<Spanned<Via>>,
     max_retries: Option<u32>,
     retry_base_secs: Option<Spanned<f64>>,
@@ -397,8 +433,12 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<ProviderConfig>, ConfigError
             api_key_env: raw.api_key_env.map(Spanned::into_inner),
             max_tokens: raw.max_tokens,
             temperature: raw.temperature.map(Spanned::into_inner),
+            top_p: raw.top_p.map(Spanned::into_inner),
+            stop: raw.stop,
             headers: Headers(raw.headers.into_iter().collect()),
             structured: raw.structured,
+            thinking_budget: raw.thinking_budget,
+            profile: raw.profile,
             structured_via: raw.structured_via.map(Spanned::into_inner),
             max_retries: raw.max_retries,
             retry_base_secs: raw.retry_base_secs.map(Spanned::into_inner),
@@ -462,7 +502,7 @@ fn check(raw: &Raw, name: &str, at: usize) -> Option<(usize, String)> {
             format!("provider {name:?}: `structured_via` applies to kind anthropic only"),
         ));
     }
-    if matches!(raw.kind, Kind::LlamaServer | Kind::Local | Kind::Replay) {
+    if matches!(raw.kind, Kind::Local | Kind::Replay) {
         let unsupported = if raw.headers.is_empty() { None } else { Some("headers") };
         if let Some(what) = unsupported.or(raw.api_key_env.as_ref().map(|_| "api_key_env")) {
             return Some((
@@ -478,6 +518,12 @@ fn check(raw: &Raw, name: &str, at: usize) -> Option<(usize, String)> {
         return Some((
             t.span().start,
             format!("provider {name:?}: `temperature` must be between 0 and 2"),
+        ));
+    }
+    if let Some(t) = raw.top_p.as_ref().filter(|t| !(0.0..=1.0).contains(t.get_ref())) {
+        return Some((
+            t.span().start,
+            format!("provider {name:?}: `top_p` must be between 0 and 1"),
         ));
     }
     for (key, v) in [
@@ -500,7 +546,8 @@ fn check(raw: &Raw, name: &str, at: usize) -> Option<(usize, String)> {
 }
 
 /// Build the provider `cfg` describes, reading its key from the process
-/// environment.
+/// environment. `local` and `replay` are not built here: the registry
+/// (`llm::registry`) makes those.
 pub fn build(cfg: &ProviderConfig) -> Result<Box<dyn Provider>, LlmError> {
     build_with_env(cfg, &|name| std::env::var(name).ok())
 }
@@ -519,36 +566,15 @@ pub fn build_with_env(
         }),
         Kind::Gemini => Box::new(Gemini::new(endpoint(cfg, env)?)),
         Kind::Ollama => Box::new(Ollama::new(endpoint(cfg, env)?)),
-        Kind::LlamaServer => {
-            let base = cfg
-                .base_url
-                .as_deref()
-                .or(Kind::LlamaServer.default_base_url())
-                .unwrap_or_default();
-            let mut p = LlamaServer::new(
-                &cfg.name,
-                base,
-                cfg.model.as_deref().unwrap_or("llama-server"),
-                cfg.timeouts(),
-            );
-            p.retry = cfg.retry_policy();
-            Box::new(Defaulted::new(cfg, Box::new(p)))
-        }
-        Kind::Local => Box::new(Defaulted::new(
-            cfg,
-            Box::new(Local {
-                name: cfg.name.clone(),
-                timeouts: cfg.timeouts(),
-                retry: cfg.retry_policy(),
-                url: Arc::new(Mutex::new(None)),
-            }),
-        )),
-        Kind::Replay => {
+        Kind::LlamaServer => Box::new(LlamaServer::new(endpoint(cfg, env)?)),
+        Kind::Local | Kind::Replay => {
             return Err(LlmError::new(
                 ErrorKind::BadRequest,
                 format!(
-                    "{}: a replay plays back a recorded run; choose it with `--provider replay`",
-                    cfg.label()
+                    "{}: kind {} is chosen with `--provider {}`, not built from a config entry",
+                    cfg.label(),
+                    cfg.kind.as_str(),
+                    cfg.kind.as_str()
                 ),
             ));
         }
@@ -556,148 +582,65 @@ pub fn build_with_env(
 }
 
 /// The resolved endpoint of an HTTP provider: URL, model, key (from `env`),
-/// headers, defaults, retries and timeouts.
+/// headers, profile, thinking budget, retries and timeouts.
 pub fn endpoint(cfg: &ProviderConfig, env: &dyn Fn(&str) -> Option<String>) -> Result<Endpoint, LlmError> {
     let base = cfg
         .base_url
         .as_deref()
         .or(cfg.kind.default_base_url())
         .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{} needs a `base_url`", cfg.label())))?;
-    let model = cfg.model.as_deref().unwrap_or_default();
+    let model = cfg.model.as_deref().unwrap_or(if cfg.kind == Kind::LlamaServer {
+        "llama-server"
+    } else {
+        ""
+    });
     if cfg.kind.needs_model() && model.is_empty() {
         return Err(LlmError::new(
             ErrorKind::BadRequest,
             format!("{} needs a `model`", cfg.label()),
         ));
     }
-    let mut ep = Endpoint::new(&cfg.name, base, model);
+    let mut ep = Endpoint::new(&cfg.name, base, model, cfg.profile());
     if let Some(var) = cfg.key_env() {
-        if !is_env_name(var) {
-            return Err(LlmError::new(
-                ErrorKind::Auth,
-                format!(
-                    "{}: `api_key_env` must be the NAME of an environment variable, not the key itself",
-                    cfg.label()
-                ),
-            ));
-        }
-        let value = env(var).map(|v| v.trim().to_owned());
-        match value {
-            Some(v) if !v.is_empty() => ep.key = Some(ApiKey::new(var, v)),
-            Some(_) => {
-                return Err(LlmError::new(
-                    ErrorKind::Auth,
-                    format!(
-                        "{}: the environment variable {var} is empty; set it to the API key",
-                        cfg.label()
-                    ),
-                ));
-            }
-            None => {
-                return Err(LlmError::new(
-                    ErrorKind::Auth,
-                    format!(
-                        "{}: the environment variable {var} is not set; export it with the API key \
-                         (the config names the variable, never the key)",
-                        cfg.label()
-                    ),
-                ));
-            }
-        }
+        ep.key = Some(key_from_env(cfg, var, env)?);
     }
     ep.headers = cfg.headers.clone();
-    ep.max_tokens = cfg.max_tokens;
-    ep.temperature = cfg.temperature;
-    ep.structured = cfg.structured;
+    ep.thinking = cfg.thinking_budget;
     ep.retry = cfg.retry_policy();
     ep.set_timeouts(cfg.timeouts());
     // Check the headers (and the key as a header value) now, not per request.
-    ep.header_map(Auth::Bearer, &[])?;
+    ep.header_map(Auth::Bearer, &[], &[])?;
     Ok(ep)
 }
 
-/// Fills a request's defaults and applies the structured mode, for the
-/// llama-server providers that take neither from an [`Endpoint`].
-struct Defaulted {
-    inner: Box<dyn Provider>,
-    max_tokens: Option<u32>,
-    temperature: Option<f32>,
-    structured: Mode,
-}
-
-impl Defaulted {
-    fn new(cfg: &ProviderConfig, inner: Box<dyn Provider>) -> Self {
-        Self {
-            inner,
-            max_tokens: cfg.max_tokens,
-            temperature: cfg.temperature,
-            structured: cfg.structured,
-        }
+/// The key in `var`, or an error naming the variable (never a value).
+fn key_from_env(cfg: &ProviderConfig, var: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<ApiKey, LlmError> {
+    if !is_env_name(var) {
+        return Err(LlmError::new(
+            ErrorKind::Auth,
+            format!(
+                "{}: `api_key_env` must be the NAME of an environment variable, not the key itself",
+                cfg.label()
+            ),
+        ));
     }
-}
-
-impl Provider for Defaulted {
-    fn info(&self) -> ProviderInfo {
-        self.inner.info()
-    }
-
-    fn stream(&self, mut req: Request) -> EventStream {
-        req.max_tokens = req.max_tokens.or(self.max_tokens);
-        req.temperature = req.temperature.or(self.temperature);
-        match (self.structured, req.response_schema.take()) {
-            (Mode::Prompt, Some(s)) => req.system = structured::augment_system(&req.system, &s),
-            (Mode::Auto | Mode::Native, s) => req.response_schema = s,
-            _ => {}
-        }
-        self.inner.stream(req)
-    }
-}
-
-/// The model label of the embedded local server.
-const LOCAL_MODEL: &str = "gemma-3-270m-q4_k_m";
-
-/// The embedded llama-server, started on the first request.
-#[derive(Debug, Clone)]
-struct Local {
-    name: String,
-    timeouts: Timeouts,
-    retry: RetryPolicy,
-    url: Arc<Mutex<Option<String>>>,
-}
-
-impl Provider for Local {
-    fn info(&self) -> ProviderInfo {
-        ProviderInfo {
-            name: self.name.clone(),
-            kind: "llama_server".into(),
-            model: LOCAL_MODEL.into(),
-            base_url: self.url.lock().ok().and_then(|u| u.clone()),
-        }
-    }
-
-    fn stream(&self, req: Request) -> EventStream {
-        let me = self.clone();
-        http::spawn_stream(move |tx| async move {
-            use futures_util::StreamExt;
-            let url = match super::local::ensure_started().await {
-                Ok(u) => u,
-                Err(e) => {
-                    let _ = tx.send(Event::Error(e)).await;
-                    return;
-                }
-            };
-            if let Ok(mut g) = me.url.lock() {
-                *g = Some(url.clone());
-            }
-            let mut p = LlamaServer::new(&me.name, &url, LOCAL_MODEL, me.timeouts);
-            p.retry = me.retry;
-            let mut s = p.stream(req);
-            while let Some(ev) = s.next().await {
-                if tx.send(ev).await.is_err() {
-                    return;
-                }
-            }
-        })
+    match env(var).map(|v| v.trim().to_owned()) {
+        Some(v) if !v.is_empty() => Ok(ApiKey::new(var, v)),
+        Some(_) => Err(LlmError::new(
+            ErrorKind::Auth,
+            format!(
+                "{}: the environment variable {var} is empty; set it to the API key",
+                cfg.label()
+            ),
+        )),
+        None => Err(LlmError::new(
+            ErrorKind::Auth,
+            format!(
+                "{}: the environment variable {var} is not set; export it with the API key \
+                 (the config names the variable, never the key)",
+                cfg.label()
+            ),
+        )),
     }
 }
 

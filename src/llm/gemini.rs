@@ -4,12 +4,17 @@
 //! `x-goog-api-key`. The body has `contents`, `systemInstruction` and
 //! `generationConfig` (`maxOutputTokens`, `temperature`, `stopSequences`;
 //! `responseMimeType: application/json` and `responseJsonSchema` for
-//! structured output). Each SSE event is a `GenerateContentResponse`; the last
-//! carries `finishReason`, and the body simply ends (no `[DONE]`).
+//! structured output; `thinkingConfig.thinkingBudget` when `thinking_budget`
+//! is configured). Each SSE event is a `GenerateContentResponse`; the last
+//! carries `finishReason`, and the body simply ends (no `[DONE]`). Thinking
+//! models count their thoughts in `usageMetadata.thoughtsTokenCount`, apart
+//! from `candidatesTokenCount`, and both against `maxOutputTokens`: cutline
+//! records their sum as the completion tokens and the thoughts as reasoning.
+//! Parts marked `thought: true` (thought summaries) are kept as thinking.
 
 use serde_json::{Value, json};
 
-use super::wire::{self, Auth, Decoder, Endpoint, Framing};
+use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
 
 /// A Gemini endpoint.
@@ -50,6 +55,12 @@ impl Gemini {
         if let Some(t) = p.temperature {
             config.insert("temperature".into(), wire::temperature(t));
         }
+        if let Some(t) = p.top_p {
+            config.insert("topP".into(), wire::temperature(t));
+        }
+        if let Some(budget) = self.endpoint.thinking {
+            config.insert("thinkingConfig".into(), json!({"thinkingBudget": budget}));
+        }
         if !p.stop.is_empty() {
             config.insert("stopSequences".into(), json!(p.stop));
         }
@@ -88,18 +99,13 @@ impl Provider for Gemini {
     }
 
     fn stream(&self, req: Request) -> EventStream {
-        match self.endpoint.header_map(Auth::Header("x-goog-api-key"), &[]) {
-            Ok(headers) => self.endpoint.stream(
-                self.url(),
-                self.body(&req),
-                headers,
-                Framing::Sse,
-                ChunkDecoder::default(),
-            ),
-            Err(e) => super::http::spawn_stream(move |tx| async move {
-                let _ = tx.send(Event::Error(e)).await;
-            }),
-        }
+        let h = HeaderSpec {
+            auth: Auth::Header("x-goog-api-key"),
+            wire: &[],
+            request: &req.headers,
+        };
+        self.endpoint
+            .post(self.url(), self.body(&req), h, Framing::Sse, ChunkDecoder::default())
     }
 }
 
@@ -127,8 +133,14 @@ impl Decoder for ChunkDecoder {
             if let Some(n) = wire::u32_of(u.get("promptTokenCount")) {
                 self.usage.prompt_tokens = Some(n);
             }
+            let thoughts = wire::u32_of(u.get("thoughtsTokenCount"));
             if let Some(n) = wire::u32_of(u.get("candidatesTokenCount")) {
-                self.usage.completion_tokens = Some(n);
+                self.usage.completion_tokens = Some(n.saturating_add(thoughts.unwrap_or(0)));
+            } else if let Some(t) = thoughts {
+                self.usage.completion_tokens = Some(t);
+            }
+            if thoughts.is_some() {
+                self.usage.reasoning_tokens = thoughts;
             }
         }
         if let Some(r) = v.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {
@@ -139,6 +151,9 @@ impl Decoder for ChunkDecoder {
             let parts = c.pointer("/content/parts").and_then(Value::as_array);
             for part in parts.into_iter().flatten() {
                 if part.get("thought").and_then(Value::as_bool) == Some(true) {
+                    if let Some(t) = part.get("text").and_then(Value::as_str) {
+                        out.push(Event::Thinking { text: t.to_owned() });
+                    }
                     continue;
                 }
                 if let Some(t) = part.get("text").and_then(Value::as_str)

@@ -21,7 +21,9 @@ pub struct RetryPolicy {
     pub attempts: u32,
     /// First backoff; doubles each time, with jitter.
     pub base: Duration,
-    /// Never wait longer than this for one retry.
+    /// The longest wait for one retry. A server that asks for a longer
+    /// one (`retry-after`, Gemini's `RetryInfo`) gets an error naming its
+    /// wait instead: cutline never sleeps longer than this unasked.
     pub max_wait: Duration,
 }
 
@@ -30,7 +32,7 @@ impl Default for RetryPolicy {
         Self {
             attempts: 4,
             base: Duration::from_millis(500),
-            max_wait: Duration::from_secs(30),
+            max_wait: Duration::from_secs(60),
         }
     }
 }
@@ -67,23 +69,43 @@ where
     }))
 }
 
-/// `retry-after-ms` (OpenAI) or `retry-after` in seconds (an HTTP date is
-/// treated as "soon").
+/// A wait a server asked for: `retry-after-ms` (OpenAI), `retry-after` in
+/// seconds (an HTTP date is treated as "soon"). A number too large for a
+/// `Duration` is `Duration::MAX`, which the cap then refuses.
 fn retry_after(resp: &Response) -> Option<Duration> {
-    if let Some(ms) = resp
-        .headers()
-        .get("retry-after-ms")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+    let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = header("retry-after-ms")
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|ms| *ms >= 0.0)
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(seconds(ms / 1000.0));
     }
-    let v = resp.headers().get("retry-after")?.to_str().ok()?;
-    match v.trim().parse::<f64>() {
-        Ok(secs) if secs.is_finite() && secs >= 0.0 => Some(Duration::from_secs_f64(secs)),
+    let v = header("retry-after")?;
+    match v.parse::<f64>() {
+        Ok(secs) if secs >= 0.0 => Some(seconds(secs)),
         _ => Some(Duration::from_secs(1)),
     }
+}
+
+/// Seconds as a duration, saturating (NaN is 0, too large is `MAX`).
+fn seconds(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s).unwrap_or(if s > 0.0 { Duration::MAX } else { Duration::ZERO })
+}
+
+/// The wait in a Gemini error body: `error.details[]` entry of type
+/// `type.googleapis.com/google.rpc.RetryInfo` with `retryDelay` like `"7s"`
+/// or `"0.5s"` (Gemini sends no `retry-after` header).
+pub fn retry_info(body: &str) -> Option<Duration> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let details = v.pointer("/error/details")?.as_array()?;
+    details.iter().find_map(|d| {
+        let is_retry = d
+            .get("@type")
+            .and_then(serde_json::Value::as_str)?
+            .ends_with("google.rpc.RetryInfo");
+        let delay = d.get("retryDelay")?.as_str()?.strip_suffix('s')?.parse::<f64>().ok()?;
+        (is_retry && delay >= 0.0).then(|| seconds(delay))
+    })
 }
 
 fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
@@ -167,16 +189,25 @@ pub async fn send(
         let code = status.as_u16();
         let rate_limited = code == 429 || code == 529;
         if (rate_limited || status.is_server_error()) && attempt + 1 < policy.attempts {
-            let wait = if rate_limited {
-                retry_after(&resp).unwrap_or_else(|| backoff(policy, attempt))
+            let (asked, body) = if rate_limited {
+                match retry_after(&resp) {
+                    Some(w) => (Some(w), None),
+                    None => {
+                        let body = read_error_body(resp).await;
+                        (retry_info(&body), Some(body))
+                    }
+                }
             } else {
-                backoff(policy, attempt)
+                drop(resp);
+                (None, None)
             };
+            if let Some(w) = asked.filter(|w| *w > policy.max_wait) {
+                return Err(wait_too_long(status, w, policy.max_wait, body.as_deref()));
+            }
+            let wait = asked.unwrap_or_else(|| backoff(policy, attempt));
             let jitter = Duration::from_millis(fastrand::u64(0..100));
-            // Release the connection before waiting.
-            drop(resp);
             if rate_limited && let Some(e) = &endpoint {
-                close_gate(e, tokio::time::Instant::now() + wait.min(policy.max_wait));
+                close_gate(e, tokio::time::Instant::now() + wait);
             }
             tokio::time::sleep((wait + jitter).min(policy.max_wait)).await;
             attempt += 1;
@@ -184,6 +215,25 @@ pub async fn send(
         }
         let body = read_error_body(resp).await;
         return Err(status_error(status, &body, key_env, attempt + 1));
+    }
+}
+
+/// The error for a server that asked to wait longer than the cap.
+fn wait_too_long(status: StatusCode, asked: Duration, cap: Duration, body: Option<&str>) -> LlmError {
+    let asked = if asked == Duration::MAX {
+        "longer than cutline can count".to_owned()
+    } else {
+        format!("{:.1} s", asked.as_secs_f64())
+    };
+    LlmError {
+        kind: ErrorKind::RateLimited,
+        status: Some(status.as_u16()),
+        message: format!(
+            "rate limited; the server asked to wait {asked}, over the {:.0} s cap (`retry_max_wait_secs` in \
+             cutline.toml), so cutline stopped instead of waiting{}",
+            cap.as_secs_f64(),
+            body.map(|b| format!(": {b}")).unwrap_or_default()
+        ),
     }
 }
 

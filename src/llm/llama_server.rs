@@ -2,46 +2,35 @@
 //!
 //! The endpoint for base models: the rendered system and prompt are sent as
 //! one completion prompt, one SSE event per token, `n_predict` as the limit
-//! and `stop_type: "limit"` when it cut the output. `cache_prompt: false` and
-//! temperature 0 by default so a run is reproducible. Structured output uses
-//! the native `json_schema` field (grammar-constrained decoding).
+//! and `stop_type: "limit"` when it cut the output. `cache_prompt: false`,
+//! and the temperature `run::plan` decided (0 unless set), so a run is
+//! reproducible. Structured output uses the native `json_schema` field
+//! (grammar-constrained decoding).
 
 use serde_json::{Value, json};
 
-use super::http::{self, RetryPolicy};
-use super::{ErrorKind, Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Timeouts, Usage};
+use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
+use super::{ErrorKind, Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
 
-/// A llama-server reached over HTTP.
+/// A llama-server reached over HTTP, through the same [`Endpoint`] as every
+/// other wire (retries, timeouts, size bound, optional `--api-key` as a
+/// bearer token).
 #[derive(Debug, Clone)]
 pub struct LlamaServer {
-    /// Configured name.
-    pub name: String,
-    /// Base URL, e.g. `http://127.0.0.1:8080`.
-    pub base_url: String,
-    /// Model label (the server serves one model).
-    pub model: String,
-    /// Timeouts.
-    pub timeouts: Timeouts,
-    /// Retries.
-    pub retry: RetryPolicy,
+    /// Where and how to send.
+    pub endpoint: Endpoint,
     /// llama.cpp's `repeat_penalty`, when set (deterministic, so replay
     /// stays exact). Off for the local model: tried at 1.15 on Gemma 3 270M
     /// it closed the looping JSON arrays but broke the JSONL twins' lines.
     pub repeat_penalty: Option<f32>,
-    client: reqwest::Client,
 }
 
 impl LlamaServer {
-    /// A provider for the server at `base_url`.
-    pub fn new(name: &str, base_url: &str, model: &str, timeouts: Timeouts) -> Self {
+    /// A provider on `endpoint`.
+    pub fn new(endpoint: Endpoint) -> Self {
         Self {
-            name: name.to_owned(),
-            base_url: base_url.trim_end_matches('/').to_owned(),
-            model: model.to_owned(),
-            timeouts,
-            retry: RetryPolicy::default(),
+            endpoint,
             repeat_penalty: None,
-            client: http::client(&timeouts),
         }
     }
 
@@ -55,12 +44,17 @@ impl LlamaServer {
         let mut body = json!({
             "prompt": prompt,
             "n_predict": req.max_tokens.map_or(-1, i64::from),
-            "temperature": req.temperature.unwrap_or(0.0),
-            "stop": req.stop,
-            "stream": true,
-            "cache_prompt": false,
-            "return_tokens": true,
         });
+        if let Some(t) = req.temperature {
+            body["temperature"] = wire::temperature(t);
+        }
+        if let Some(t) = req.top_p {
+            body["top_p"] = wire::temperature(t);
+        }
+        body["stop"] = json!(req.stop);
+        body["stream"] = json!(true);
+        body["cache_prompt"] = json!(false);
+        body["return_tokens"] = json!(true);
         if let Some(schema) = &req.response_schema {
             body["json_schema"] = schema.clone();
         }
@@ -86,54 +80,45 @@ fn u32_of(v: &Value) -> Option<u32> {
 impl Provider for LlamaServer {
     fn info(&self) -> ProviderInfo {
         ProviderInfo {
-            name: self.name.clone(),
+            name: self.endpoint.name.clone(),
             kind: "llama_server".into(),
-            model: self.model.clone(),
-            base_url: Some(self.base_url.clone()),
+            model: self.endpoint.model.clone(),
+            base_url: Some(self.endpoint.base_url.clone()),
         }
     }
 
     fn stream(&self, req: Request) -> EventStream {
-        let url = format!("{}/completion", self.base_url);
-        let body = self.body(&req);
-        let client = self.client.clone();
-        let retry = self.retry;
-        let idle = self.timeouts.idle;
-        http::spawn_stream(move |tx| async move {
-            let resp = match http::send(|| client.post(&url).json(&body), &retry, None).await {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = tx.send(Event::Error(e)).await;
-                    return;
-                }
-            };
-            let mut reader = http::SseReader::new(resp, idle);
-            let last = loop {
-                let sse = match reader.next().await {
-                    None => {
-                        break Event::Error(LlmError::new(
-                            ErrorKind::Stream,
-                            "the stream ended without a final event",
-                        ));
-                    }
-                    Some(Err(e)) => break Event::Error(e),
-                    Some(Ok(sse)) => sse,
-                };
-                match parse_event(&sse.data) {
-                    Ok((delta, finish)) => {
-                        if let Some(d) = delta
-                            && tx.send(d).await.is_err()
-                        {
-                            return;
-                        }
-                        if let Some(f) = finish {
-                            break f;
-                        }
-                    }
-                    Err(e) => break Event::Error(e),
-                }
-            };
-            let _ = tx.send(last).await;
+        let url = format!("{}/completion", self.endpoint.base_url);
+        let h = HeaderSpec {
+            auth: Auth::Bearer,
+            wire: &[],
+            request: &req.headers,
+        };
+        self.endpoint
+            .post(url, self.body(&req), h, Framing::Sse, CompletionDecoder::default())
+    }
+}
+
+/// Decodes `/completion` events: one per token, the last with `stop: true`.
+#[derive(Default)]
+struct CompletionDecoder {
+    finish: Option<Event>,
+}
+
+impl Decoder for CompletionDecoder {
+    fn feed(&mut self, _event: &str, data: &str, out: &mut Vec<Event>) -> Result<bool, LlmError> {
+        let (delta, finish) = parse_event(data)?;
+        out.extend(delta);
+        self.finish = finish;
+        Ok(self.finish.is_some())
+    }
+
+    fn end(&mut self, _complete: bool) -> Event {
+        self.finish.take().unwrap_or_else(|| {
+            Event::Error(LlmError::new(
+                ErrorKind::Stream,
+                "the llama-server stream ended without a final event; the partial output is kept",
+            ))
         })
     }
 }
@@ -178,6 +163,7 @@ pub fn parse_event(data: &str) -> Result<(Option<Event>, Option<Event>), LlmErro
             usage: Usage {
                 prompt_tokens: v.get("tokens_evaluated").and_then(u32_of),
                 completion_tokens: v.get("tokens_predicted").and_then(u32_of),
+                ..Usage::default()
             },
         }
     });
@@ -190,14 +176,20 @@ mod tests {
 
     #[test]
     fn the_exact_completion_body() {
-        let mut p = LlamaServer::new("local", "http://127.0.0.1:1/", "gemma", Timeouts::default());
+        let ep = Endpoint::new(
+            "local",
+            "http://127.0.0.1:1/",
+            "gemma",
+            crate::llm::profile::lookup(crate::llm::config::Kind::LlamaServer, "gemma"),
+        );
+        let mut p = LlamaServer::new(ep);
         let req = Request {
             system: "Sys.".into(),
             prompt: "Text: x\nOutput:\n".into(),
             max_tokens: Some(64),
             stop: vec!["\n###".into()],
             temperature: Some(0.0),
-            response_schema: None,
+            ..Request::default()
         };
         assert_eq!(
             p.body(&req),
@@ -244,7 +236,8 @@ mod tests {
                 raw_reason: Some("limit".into()),
                 usage: Usage {
                     prompt_tokens: Some(9),
-                    completion_tokens: Some(12)
+                    completion_tokens: Some(12),
+                    ..Usage::default()
                 },
             })
         );

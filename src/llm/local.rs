@@ -11,8 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::llama_server::LlamaServer;
-use super::{ErrorKind, LlmError, Timeouts};
+use super::{ErrorKind, LlmError};
 
 /// The setup command named whenever the local model is missing.
 pub const SETUP_HINT: &str =
@@ -182,12 +181,6 @@ async fn wait_healthy(url: &str, log: &std::path::Path) -> Result<(), LlmError> 
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-}
-
-/// A provider on the local server (started on first use).
-pub async fn provider(timeouts: Timeouts) -> Result<LlamaServer, LlmError> {
-    let url = ensure_started().await?;
-    Ok(LlamaServer::new("local", &url, "gemma-3-270m-q4_k_m", timeouts))
 }
 
 /// Stop the local server if this process started one. Safe to call twice

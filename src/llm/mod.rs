@@ -21,6 +21,9 @@ pub mod llama_server;
 pub mod local;
 pub mod ollama;
 pub mod openai;
+pub mod params;
+pub mod profile;
+pub mod registry;
 pub mod replay;
 pub mod structured;
 pub mod wire;
@@ -36,11 +39,19 @@ pub struct Request {
     pub max_tokens: Option<u32>,
     /// Stop sequences.
     pub stop: Vec<String>,
-    /// Sampling temperature.
+    /// Sampling temperature (`None`: not sent, the model's default).
     pub temperature: Option<f32>,
-    /// JSON Schema the whole response must satisfy (structured output).
+    /// Nucleus sampling (`None`: not sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    /// JSON Schema sent on the native path, exactly as the wire gets it
+    /// (already wrapped when the model needs an object root).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<Value>,
+    /// Extra headers for this request, over the provider's (the command
+    /// line's `--header`). `Debug` of a value is never logged.
+    #[serde(skip)]
+    pub headers: Vec<(String, String)>,
 }
 
 /// Why generation ended, normalised across providers.
@@ -78,9 +89,29 @@ pub struct Usage {
     /// Prompt tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_tokens: Option<u32>,
-    /// Generated tokens.
+    /// Generated tokens, reasoning included: everything billed as output
+    /// and counted against the max-token limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completion_tokens: Option<u32>,
+    /// The part of `completion_tokens` spent on reasoning / thinking
+    /// (OpenAI `reasoning_tokens`, Gemini `thoughtsTokenCount`; for
+    /// Anthropic and Ollama, which report no such count, estimated from the
+    /// thinking text with the o200k tokenizer and marked so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u32>,
+    /// True when `reasoning_tokens` is an estimate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasoning_estimated: bool,
+}
+
+impl Usage {
+    /// Output tokens of the visible answer, when both counts are known.
+    pub fn answer_tokens(&self) -> Option<u32> {
+        Some(
+            self.completion_tokens?
+                .saturating_sub(self.reasoning_tokens.unwrap_or(0)),
+        )
+    }
 }
 
 /// What kind of failure, for retry decisions and messages.
@@ -155,6 +186,12 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pieces: Vec<String>,
     },
+    /// Reasoning / thinking text the model streamed (never part of the
+    /// analysed answer).
+    Thinking {
+        /// The text.
+        text: String,
+    },
     /// Generation ended.
     Finish {
         /// Normalised reason.
@@ -217,6 +254,9 @@ impl Default for Timeouts {
 pub struct Transcript {
     /// The full text received.
     pub text: String,
+    /// Reasoning / thinking text, when the provider streamed any.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub thinking: String,
     /// Token pieces with their arrival time in ms since the request.
     pub pieces: Vec<Piece>,
     /// Why it ended (`error` when it failed).
@@ -270,6 +310,7 @@ impl Transcript {
                     }));
                 }
             }
+            Event::Thinking { text } => self.thinking.push_str(text),
             Event::Finish {
                 reason,
                 raw_reason,

@@ -4,11 +4,14 @@
 //! `message.content` piece each, then a last line with `done: true`,
 //! `done_reason` (`length` when `num_predict` cut it) and the token counts
 //! `prompt_eval_count` / `eval_count`. Sampling settings go in `options`;
-//! structured output is `format: <schema>` (grammar-constrained).
+//! structured output is `format: <schema>` (grammar-constrained). With
+//! `thinking_budget` configured, `think: true` is sent and the streamed
+//! `message.thinking` is kept apart from the answer; Ollama counts thinking
+//! inside `eval_count` without a figure of its own, so it is estimated.
 
 use serde_json::{Value, json};
 
-use super::wire::{self, Auth, Decoder, Endpoint, Framing};
+use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
 
 /// An Ollama server.
@@ -45,6 +48,9 @@ impl Ollama {
         if let Some(t) = p.temperature {
             options.insert("temperature".into(), wire::temperature(t));
         }
+        if let Some(t) = p.top_p {
+            options.insert("top_p".into(), wire::temperature(t));
+        }
         if !p.stop.is_empty() {
             options.insert("stop".into(), json!(p.stop));
         }
@@ -53,6 +59,9 @@ impl Ollama {
         }
         if let Some(schema) = p.schema {
             body["format"] = schema.clone();
+        }
+        if self.endpoint.thinking.is_some() {
+            body["think"] = json!(true);
         }
         body
     }
@@ -77,18 +86,13 @@ impl Provider for Ollama {
     }
 
     fn stream(&self, req: Request) -> EventStream {
-        match self.endpoint.header_map(Auth::Bearer, &[]) {
-            Ok(headers) => self.endpoint.stream(
-                self.url(),
-                self.body(&req),
-                headers,
-                Framing::Lines,
-                LineDecoder::default(),
-            ),
-            Err(e) => super::http::spawn_stream(move |tx| async move {
-                let _ = tx.send(Event::Error(e)).await;
-            }),
-        }
+        let h = HeaderSpec {
+            auth: Auth::Bearer,
+            wire: &[],
+            request: &req.headers,
+        };
+        self.endpoint
+            .post(self.url(), self.body(&req), h, Framing::Lines, LineDecoder::default())
     }
 }
 
@@ -98,6 +102,7 @@ const LABEL: &str = "Ollama";
 struct LineDecoder {
     reason: Option<String>,
     usage: Usage,
+    thinking: String,
 }
 
 impl Decoder for LineDecoder {
@@ -106,6 +111,12 @@ impl Decoder for LineDecoder {
         if let Some(err) = v.get("error") {
             let msg = err.as_str().map_or_else(|| err.to_string(), str::to_owned);
             return Err(wire::in_stream_error(LABEL, "", &msg));
+        }
+        if let Some(t) = v.pointer("/message/thinking").and_then(Value::as_str)
+            && !t.is_empty()
+        {
+            self.thinking.push_str(t);
+            out.push(Event::Thinking { text: t.to_owned() });
         }
         if let Some(t) = v.pointer("/message/content").and_then(Value::as_str)
             && !t.is_empty()
@@ -122,9 +133,12 @@ impl Decoder for LineDecoder {
                     .unwrap_or("stop")
                     .to_owned(),
             );
+            let thinking = (!self.thinking.is_empty()).then(|| wire::estimate_tokens(&self.thinking));
             self.usage = Usage {
                 prompt_tokens: wire::u32_of(v.get("prompt_eval_count")),
                 completion_tokens: wire::u32_of(v.get("eval_count")),
+                reasoning_tokens: thinking,
+                reasoning_estimated: thinking.is_some(),
             };
             return Ok(true);
         }

@@ -3,15 +3,19 @@
 //!
 //! `POST {base}/chat/completions` with `stream: true` and
 //! `stream_options.include_usage`, so the last chunk before `data: [DONE]`
-//! carries the usage (with empty `choices`). OpenAI proper takes
-//! `max_completion_tokens`; compatible servers are sent `max_tokens`.
-//! Structured output is `response_format` with a `json_schema` wrapper, with
-//! `strict` only when the schema meets the strict-mode rules.
+//! carries the usage (with empty `choices`, and the reasoning models'
+//! `completion_tokens_details.reasoning_tokens`). The max-token field is the
+//! profile's (`max_completion_tokens` for OpenAI proper, `max_tokens` for
+//! compatible servers). Structured output is `response_format` with a
+//! `json_schema` wrapper, with `strict` only when the schema meets the
+//! strict-mode rules. Compatible servers that stream reasoning
+//! (`delta.reasoning_content` or `delta.reasoning`: vLLM, llama.cpp,
+//! DeepSeek) have it kept as thinking, apart from the answer.
 
 use serde_json::{Value, json};
 
 use super::structured;
-use super::wire::{self, Auth, Decoder, Endpoint, Framing};
+use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
 
 /// An OpenAI chat-completions endpoint.
@@ -19,8 +23,7 @@ use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, 
 pub struct OpenAi {
     /// Where and how to send.
     pub endpoint: Endpoint,
-    /// True for OpenAI-compatible servers: `max_tokens` instead of
-    /// `max_completion_tokens`.
+    /// True for OpenAI-compatible servers (for labels and records).
     pub compatible: bool,
 }
 
@@ -57,15 +60,13 @@ impl OpenAi {
             "stream_options": {"include_usage": true},
         });
         if let Some(n) = p.max_tokens {
-            let field = if self.compatible {
-                "max_tokens"
-            } else {
-                "max_completion_tokens"
-            };
-            body[field] = json!(n);
+            body[self.endpoint.profile.token_field.as_str()] = json!(n);
         }
         if let Some(t) = p.temperature {
             body["temperature"] = wire::temperature(t);
+        }
+        if let Some(t) = p.top_p {
+            body["top_p"] = wire::temperature(t);
         }
         if !p.stop.is_empty() {
             body["stop"] = json!(p.stop);
@@ -112,18 +113,13 @@ impl Provider for OpenAi {
 
     fn stream(&self, req: Request) -> EventStream {
         let label = if self.compatible { "OpenAI-compatible" } else { "OpenAI" };
-        match self.endpoint.header_map(Auth::Bearer, &[]) {
-            Ok(headers) => self.endpoint.stream(
-                self.url(),
-                self.body(&req),
-                headers,
-                Framing::Sse,
-                ChunkDecoder::new(label),
-            ),
-            Err(e) => super::http::spawn_stream(move |tx| async move {
-                let _ = tx.send(Event::Error(e)).await;
-            }),
-        }
+        let h = HeaderSpec {
+            auth: Auth::Bearer,
+            wire: &[],
+            request: &req.headers,
+        };
+        self.endpoint
+            .post(self.url(), self.body(&req), h, Framing::Sse, ChunkDecoder::new(label))
     }
 }
 
@@ -167,6 +163,8 @@ impl Decoder for ChunkDecoder {
             self.usage = Usage {
                 prompt_tokens: wire::u32_of(u.get("prompt_tokens")),
                 completion_tokens: wire::u32_of(u.get("completion_tokens")),
+                reasoning_tokens: wire::u32_of(u.pointer("/completion_tokens_details/reasoning_tokens")),
+                reasoning_estimated: false,
             };
         }
         let choice = v.get("choices").and_then(Value::as_array).and_then(|c| {
@@ -175,6 +173,13 @@ impl Decoder for ChunkDecoder {
         });
         if let Some(choice) = choice {
             let delta = choice.get("delta");
+            for field in ["reasoning_content", "reasoning"] {
+                if let Some(text) = delta.and_then(|d| d.get(field)).and_then(Value::as_str)
+                    && !text.is_empty()
+                {
+                    out.push(Event::Thinking { text: text.to_owned() });
+                }
+            }
             for field in ["content", "refusal"] {
                 if let Some(text) = delta.and_then(|d| d.get(field)).and_then(Value::as_str)
                     && !text.is_empty()

@@ -69,6 +69,7 @@ impl Provider for Replay {
                     usage: Usage {
                         prompt_tokens,
                         completion_tokens: u32::try_from(n).ok(),
+                        ..Usage::default()
                     },
                 })
                 .await;

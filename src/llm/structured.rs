@@ -15,11 +15,33 @@ pub enum Path {
     /// The provider's own schema-constrained decoding.
     #[default]
     Native,
+    /// Native, with a non-object root wrapped as `{"items": …}` for a wire
+    /// that takes only object roots; unwrapped on receipt.
+    NativeWrapped,
     /// The schema written into the prompt, then parsed and validated.
     Prompt,
     /// No structured output: the request had no schema, or the prompt's
     /// schema is per line (jsonl), which no native path can express.
     None,
+}
+
+impl Path {
+    /// The recorded word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::NativeWrapped => "native_wrapped",
+            Self::Prompt => "prompt",
+            Self::None => "none",
+        }
+    }
+
+    /// The path a recorded word names (`None` for an unknown word).
+    pub fn parse(word: &str) -> Option<Self> {
+        [Self::Native, Self::NativeWrapped, Self::Prompt, Self::None]
+            .into_iter()
+            .find(|p| p.as_str() == word)
+    }
 }
 
 /// How the path is chosen for a provider (configurable per provider).
@@ -37,28 +59,46 @@ pub enum Mode {
     Off,
 }
 
-/// The path a run takes on a provider configured with `mode`, when the caller
-/// asked for `requested` (`None`: structured output off). The provider's
-/// setting wins over the caller's choice: `native`/`prompt` force that path,
-/// `off` turns structured output off, `auto` keeps the caller's choice, or
-/// falls back to the prompt when the provider has no native path.
-pub fn resolve(mode: Mode, native_supported: bool, requested: Option<Path>) -> Option<Path> {
-    match (requested?, mode) {
-        (Path::None, _) | (_, Mode::Off) => None,
-        (_, Mode::Prompt) | (Path::Prompt, Mode::Auto) => Some(Path::Prompt),
-        (_, Mode::Native) => Some(Path::Native),
-        (Path::Native, Mode::Auto) => Some(if native_supported { Path::Native } else { Path::Prompt }),
-    }
-}
+/// The keywords OpenAI's strict mode accepts (its structured-outputs guide:
+/// "Supported schemas"); any other keyword makes a schema non-strict.
+const STRICT_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "$ref",
+    "$defs",
+    "definitions",
+    "description",
+    "title",
+    "pattern",
+    "format",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "minItems",
+    "maxItems",
+];
 
-/// Whether a schema meets OpenAI's strict-mode rules: every object lists all
-/// its properties in `required` and sets `additionalProperties: false`, and
-/// the root is an object.
+/// Whether a schema meets OpenAI's strict-mode rules: the root is an object,
+/// every object lists all its properties in `required` and sets
+/// `additionalProperties: false`, and no keyword strict mode lacks
+/// (`oneOf`, `allOf`, `not`, `if`, `minLength`, `uniqueItems`,
+/// `patternProperties`, …) appears.
 pub fn strict_compatible(schema: &Value) -> bool {
     fn walk(v: &Value) -> bool {
         let Some(obj) = v.as_object() else {
             return true;
         };
+        if !obj.keys().all(|k| STRICT_KEYWORDS.contains(&k.as_str())) {
+            return false;
+        }
         if obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties") {
             if obj.get("additionalProperties") != Some(&Value::Bool(false)) {
                 return false;
@@ -75,10 +115,17 @@ pub fn strict_compatible(schema: &Value) -> bool {
                 return false;
             }
         }
-        obj.values().all(|child| match child {
-            Value::Array(items) => items.iter().all(walk),
-            other => walk(other),
-        })
+        let schemas = |k: &str| obj.get(k).into_iter();
+        let maps = ["properties", "$defs", "definitions"]
+            .into_iter()
+            .flat_map(&schemas)
+            .filter_map(Value::as_object)
+            .flat_map(|m| m.values());
+        let lists = schemas("anyOf").filter_map(Value::as_array).flatten();
+        maps.chain(lists)
+            .chain(schemas("items"))
+            .chain(schemas("additionalProperties"))
+            .all(walk)
     }
     schema.get("type").and_then(Value::as_str) == Some("object") && walk(schema)
 }
@@ -138,6 +185,17 @@ pub struct StructuredOutputInvalid {
     pub pointer: Option<String>,
 }
 
+/// [`check`] for a run on `path`: a wrapped answer (`{"items": …}`) is
+/// unwrapped first, so `parsed` is the value the prompt's schema describes.
+pub fn check_on(path: Path, content: &str, schema: &Value) -> Result<Value, Box<StructuredOutputInvalid>> {
+    if path != Path::NativeWrapped {
+        return check(content, schema);
+    }
+    let wrapped = super::params::wrap(schema);
+    let value = check(content, &wrapped)?;
+    Ok(super::params::unwrap(&value).cloned().unwrap_or(value))
+}
+
 /// Parse and validate content against the requested schema: `parsed` on
 /// success. Non-transient on failure: a retry of the same prompt fails alike.
 pub fn check(content: &str, schema: &Value) -> Result<Value, Box<StructuredOutputInvalid>> {
@@ -178,18 +236,15 @@ mod tests {
         let open = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
         assert!(!strict_compatible(&open));
         assert!(!strict_compatible(&json!({"type": "array"})));
-    }
-
-    #[test]
-    fn resolve_forces_per_provider() {
-        assert_eq!(resolve(Mode::Auto, true, None), None);
-        assert_eq!(resolve(Mode::Auto, true, Some(Path::Native)), Some(Path::Native));
-        assert_eq!(resolve(Mode::Auto, false, Some(Path::Native)), Some(Path::Prompt));
-        assert_eq!(resolve(Mode::Auto, true, Some(Path::Prompt)), Some(Path::Prompt));
-        assert_eq!(resolve(Mode::Native, true, Some(Path::Prompt)), Some(Path::Native));
-        assert_eq!(resolve(Mode::Prompt, true, Some(Path::Native)), Some(Path::Prompt));
-        assert_eq!(resolve(Mode::Off, true, Some(Path::Native)), None);
-        assert_eq!(resolve(Mode::Native, true, Some(Path::None)), None);
+        let one_of = json!({"type": "object", "properties": {"a": {"oneOf": [{"type": "string"}]}}, "required": ["a"], "additionalProperties": false});
+        assert!(!strict_compatible(&one_of));
+        let min_len = json!({"type": "object", "properties": {"a": {"type": "string", "minLength": 1}}, "required": ["a"], "additionalProperties": false});
+        assert!(!strict_compatible(&min_len));
+        let enum_named = json!({"type": "object", "properties": {"enum": {"type": "string", "enum": ["x"]}}, "required": ["enum"], "additionalProperties": false});
+        assert!(
+            strict_compatible(&enum_named),
+            "a property named like a keyword is a name"
+        );
     }
 
     #[test]

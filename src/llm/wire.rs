@@ -7,13 +7,11 @@
 //! Every error a provider emits passes through [`ApiKey::scrub`], so a server
 //! that echoes the key back cannot leak it into a message or a session.
 
-use std::borrow::Cow;
-
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::http::{self, RetryPolicy};
-use super::structured::{self, Mode};
+use super::profile::Profile;
 use super::{ErrorKind, Event, EventStream, LlmError, Request, Timeouts};
 
 /// An API key read from the environment. Its `Debug` names the variable and
@@ -137,12 +135,11 @@ pub struct Endpoint {
     pub key: Option<ApiKey>,
     /// Extra headers sent with every request.
     pub headers: Headers,
-    /// Max tokens when the request has none.
-    pub max_tokens: Option<u32>,
-    /// Temperature when the request has none.
-    pub temperature: Option<f32>,
-    /// How a request's `response_schema` is honoured.
-    pub structured: Mode,
+    /// What the model accepts (field names, native schema form).
+    pub profile: Profile,
+    /// Thinking budget in tokens (Anthropic extended thinking, Gemini
+    /// `thinkingBudget`, Ollama `think`); `None`: the model's default.
+    pub thinking: Option<u32>,
     /// Retries for 429/529 and 5xx.
     pub retry: RetryPolicy,
     timeouts: Timeouts,
@@ -150,8 +147,9 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// An endpoint with default retries, timeouts and no key.
-    pub fn new(name: &str, base_url: &str, model: &str) -> Self {
+    /// An endpoint with default retries, timeouts, no key, and the given
+    /// profile.
+    pub fn new(name: &str, base_url: &str, model: &str, profile: Profile) -> Self {
         let timeouts = Timeouts::default();
         Self {
             name: name.to_owned(),
@@ -159,9 +157,8 @@ impl Endpoint {
             model: model.to_owned(),
             key: None,
             headers: Headers::default(),
-            max_tokens: None,
-            temperature: None,
-            structured: Mode::Auto,
+            profile,
+            thinking: None,
             retry: RetryPolicy::default(),
             client: http::client(&timeouts),
             timeouts,
@@ -179,32 +176,36 @@ impl Endpoint {
         self.client = http::client(&t);
     }
 
-    /// The request as this endpoint sends it: defaults filled in and the
-    /// structured-output mode applied.
+    /// The request's parts as the wire encoders read them. Every value is
+    /// already decided (`run::plan` applies the precedence and the profile),
+    /// so nothing is filled in here.
     pub fn prepare<'a>(&self, req: &'a Request) -> Prepared<'a> {
-        let (system, schema) = match (&req.response_schema, self.structured) {
-            (Some(s), Mode::Prompt) => (Cow::Owned(structured::augment_system(&req.system, s)), None),
-            (Some(_), Mode::Off) | (None, _) => (Cow::Borrowed(req.system.as_str()), None),
-            (Some(s), Mode::Auto | Mode::Native) => (Cow::Borrowed(req.system.as_str()), Some(s)),
-        };
         Prepared {
-            system,
+            system: &req.system,
             prompt: &req.prompt,
-            max_tokens: req.max_tokens.or(self.max_tokens),
-            temperature: req.temperature.or(self.temperature),
+            max_tokens: req.max_tokens,
+            temperature: req.temperature,
+            top_p: req.top_p,
             stop: &req.stop,
-            schema,
+            schema: req.response_schema.as_ref(),
         }
     }
 
-    /// The headers of every request: the configured extras, then the key as
-    /// `auth` says (marked sensitive, so it is never logged).
-    pub fn header_map(&self, auth: Auth, extra: &[(&'static str, &'static str)]) -> Result<HeaderMap, LlmError> {
+    /// The headers of every request: the wire's own (`extra`), the
+    /// configured ones, then `request`'s (each replacing a header of the same
+    /// name), then the key as `auth` says (marked sensitive, so it is never
+    /// logged).
+    pub fn header_map(
+        &self,
+        auth: Auth,
+        extra: &[(&'static str, &'static str)],
+        request: &[(String, String)],
+    ) -> Result<HeaderMap, LlmError> {
         let mut map = HeaderMap::new();
         for (k, v) in extra {
             map.insert(*k, HeaderValue::from_static(v));
         }
-        for (k, v) in &self.headers.0 {
+        for (k, v) in self.headers.0.iter().chain(request) {
             let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
                 LlmError::new(
                     ErrorKind::BadRequest,
@@ -243,6 +244,25 @@ impl Endpoint {
             map.insert(name, value);
         }
         Ok(map)
+    }
+
+    /// Post `body` to `url` with the headers of [`Self::header_map`] and
+    /// decode the answer with `decoder`; a header that cannot be sent is the
+    /// stream's one error event.
+    pub fn post<D: Decoder>(
+        &self,
+        url: String,
+        body: Value,
+        h: HeaderSpec<'_>,
+        framing: Framing,
+        decoder: D,
+    ) -> EventStream {
+        match self.header_map(h.auth, h.wire, h.request) {
+            Ok(headers) => self.stream(url, body, headers, framing, decoder),
+            Err(e) => http::spawn_stream(move |tx| async move {
+                let _ = tx.send(Event::Error(e)).await;
+            }),
+        }
     }
 
     /// Send `body` to `url` and decode the answer with `decoder`.
@@ -314,17 +334,19 @@ impl Endpoint {
     }
 }
 
-/// A request with the endpoint's defaults and structured mode applied.
+/// A request's parts, borrowed for encoding.
 #[derive(Debug, Clone)]
 pub struct Prepared<'a> {
     /// System prompt (augmented with the schema on the prompt path).
-    pub system: Cow<'a, str>,
+    pub system: &'a str,
     /// User prompt.
     pub prompt: &'a str,
-    /// Max tokens, the request's or the endpoint's default.
+    /// Max tokens.
     pub max_tokens: Option<u32>,
-    /// Temperature, the request's or the endpoint's default.
+    /// Temperature.
     pub temperature: Option<f32>,
+    /// `top_p`.
+    pub top_p: Option<f32>,
     /// Stop sequences.
     pub stop: &'a [String],
     /// The schema to send on the native path (`None`: no native field).
@@ -342,6 +364,18 @@ impl Prepared<'_> {
         messages.push(serde_json::json!({"role": "user", "content": self.prompt}));
         messages
     }
+}
+
+/// The headers of one request: how the key travels, the wire's own
+/// headers, and the request's extra ones.
+#[derive(Debug, Clone, Copy)]
+pub struct HeaderSpec<'a> {
+    /// How the key travels.
+    pub auth: Auth,
+    /// The wire's own headers (`anthropic-version`).
+    pub wire: &'a [(&'static str, &'static str)],
+    /// The request's extra headers.
+    pub request: &'a [(String, String)],
 }
 
 /// How the response body is framed.
@@ -435,6 +469,16 @@ pub fn in_stream_error(provider: &str, kind_hint: &str, message: &str) -> LlmErr
 pub fn temperature(t: f32) -> Value {
     let x = (f64::from(t) * 1e6).round() / 1e6;
     serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+}
+
+/// An estimate of the tokens in `text` (o200k_base), for providers that
+/// stream thinking text but report no count of it.
+pub fn estimate_tokens(text: &str) -> u32 {
+    if text.is_empty() {
+        return 0;
+    }
+    let n = crate::output::tokens::boundaries(text, crate::output::tokens::Tokenizer::O200kBase).len() - 1;
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// A JSON number as `u32`, when it is one.

@@ -14,7 +14,7 @@ use super::json::{JsonSchemas, fenced_block, items_of, strict_region_bytes};
 use super::jsonl::{LinePlace, depends_on_last, lead_fence_len, line_ok, value_ok};
 use super::salvage;
 use super::scan::{Skip, ValueSkipper};
-use super::schema::CompiledSchema;
+use super::schema::{CompiledSchema, SchemaCompileError};
 use super::text::{py_space_len, py_strip_bytes};
 
 /// Items recovered when the response is cut after `tokens` tokens.
@@ -39,6 +39,36 @@ pub struct SweepSchemas {
     pub json: JsonSchemas,
     /// Per-line schema for JSONL.
     pub line: Option<CompiledSchema>,
+}
+
+impl SweepSchemas {
+    /// Schemas for the three parsers from one item schema (a JSONL line, an
+    /// array element).
+    pub fn of_item(item: &Value) -> Result<Self, SchemaCompileError> {
+        let whole = serde_json::json!({"type": "array", "items": item});
+        Ok(Self {
+            json: JsonSchemas::compile(Some(&whole))?,
+            line: Some(CompiledSchema::compile(item)?),
+        })
+    }
+
+    /// Schemas from a response's schema: per line when `jsonl`, else of the
+    /// whole value (its elements' schema serves JSONL).
+    pub fn of_response(jsonl: bool, schema: Option<&Value>) -> Result<Self, SchemaCompileError> {
+        match schema {
+            None => Ok(Self::default()),
+            Some(item) if jsonl => Self::of_item(item),
+            Some(whole) => {
+                let line = CompiledSchema::items_schema(whole)
+                    .map(|s| CompiledSchema::compile(&s))
+                    .transpose()?;
+                Ok(Self {
+                    json: JsonSchemas::compile(Some(whole))?,
+                    line,
+                })
+            }
+        }
+    }
 }
 
 /// A count that holds for cuts in `[from, to)`.

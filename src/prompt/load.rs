@@ -26,6 +26,10 @@ pub const TOML_KEYS: &[&str] = &[
     "response-type",
     "twin",
     "stop",
+    "temperature",
+    "top-p",
+    "max-tokens",
+    "structured",
     "system",
     "prompt",
     "schema",
@@ -460,6 +464,10 @@ fn load_toml_checked(label: &str, text: &str) -> Result<(PromptConfig, Vec<Warni
             }
             "twin" => p.twin = Some(doc.string(k, value)?),
             "stop" => p.stop = doc.strings(k, value)?,
+            "temperature" | "top-p" | "max-tokens" | "structured" => {
+                let v = doc.json(k, value)?;
+                super::params::set(&mut p.params, k, &v).map_err(|cause| doc.err(&value.span(), cause))?;
+            }
             "system" => {
                 p.system = doc.string(k, value)?;
                 system_at = Some((kspan, value.span()));
@@ -531,6 +539,9 @@ pub fn to_toml(p: &PromptConfig) -> String {
     if !p.stop.is_empty() {
         let items: Vec<String> = p.stop.iter().map(|s| basic(s)).collect();
         line("stop", format!("[{}]", items.join(", ")));
+    }
+    for (key, value) in super::params::toml_lines(&p.params) {
+        line(key, value);
     }
     if !p.system.is_empty() {
         line("system", string(&p.system));
@@ -853,6 +864,7 @@ mod tests {
         vars.insert("nested".into(), json!({"a": [1, 2.5, "x\ny"], "b": {"c": true}}));
         vars.insert("big".into(), json!(1.5e300));
         let p = PromptConfig {
+            params: super::super::params::RunParams::default(),
             id: "x".into(),
             description: "d \"quoted\"".into(),
             system: "sys\r\nwith CR and ''' and \u{1}".into(),

@@ -138,6 +138,7 @@ fn migrated_config(
         response_type: ResponseType::Jsonl,
         schema,
         stop: src.stop.clone(),
+        params: src.params,
         variables: src.variables.clone(),
         inputs: src.inputs.clone(),
         twin: Some(src.id.clone()),

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 pub mod error;
 pub mod load;
 pub mod migrate;
+pub mod params;
 pub mod render;
 pub mod trustgraph;
 
@@ -115,6 +116,9 @@ pub struct PromptConfig {
     pub schema: Option<Value>,
     /// Stop sequences sent with the request.
     pub stop: Vec<String>,
+    /// Generation settings (cutline TOML only): the prompt's level of the
+    /// run precedence.
+    pub params: params::RunParams,
     /// Prompt terms: variables with defaults, below input variables.
     pub variables: Map<String, Value>,
     /// Named sample inputs.

@@ -34,9 +34,16 @@ pub struct Params {
     /// Temperature.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
-    /// Stop sequences.
+    /// Stop sequences in force (sent, or applied by cutline: see
+    /// `adjustments`).
     #[serde(default)]
     pub stop: Vec<String>,
+    /// `top_p`, when sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    /// Each parameter's value and the precedence level it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<crate::llm::params::Settings>,
 }
 
 /// One recorded run: everything needed to reopen, re-analyse and replay it.
@@ -84,18 +91,41 @@ pub struct RunRecord {
     pub first_token_ms: Option<u64>,
     /// Milliseconds for the whole run.
     pub total_ms: u64,
-    /// Structured-output path taken ("native", "prompt", "none").
+    /// Structured-output path taken ("native", "native_wrapped", "prompt",
+    /// "none").
     #[serde(default)]
     pub structured_path: String,
+    /// What cutline changed to fit the model (parameters not sent or
+    /// refused, client-side stop, wrapped schema), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adjustments: Vec<crate::llm::params::Adjustment>,
+    /// Reasoning / thinking text the provider streamed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub thinking: String,
     /// Analysis summary at record time.
     pub analysis: Value,
 }
 
 impl RunRecord {
+    /// The prompt the run was recorded with, rebuilt from its snapshot.
+    pub fn prompt_config(&self) -> Result<crate::prompt::PromptConfig, String> {
+        let label = format!("session run {}", self.run_id);
+        let bytes = serde_json::to_vec(&self.prompt).unwrap_or_default();
+        let (mut prompts, _) =
+            crate::prompt::load_bytes(&format!("{label}.json"), &bytes).map_err(|e| e.to_string())?;
+        let mut p = prompts.pop().ok_or_else(|| format!("{label}: no prompt snapshot"))?;
+        p.id.clone_from(&self.prompt_id);
+        if let Some(s) = self.prompt.get("system").and_then(Value::as_str) {
+            s.clone_into(&mut p.system);
+        }
+        Ok(p)
+    }
+
     /// The transcript view of the run (for replay and re-analysis).
     pub fn transcript(&self) -> Transcript {
         Transcript {
             text: self.text.clone(),
+            thinking: self.thinking.clone(),
             pieces: self.pieces.clone(),
             finish: Some(self.finish),
             raw_reason: self.raw_reason.clone(),

@@ -138,6 +138,9 @@ pub struct RunEnd {
     pub error: Option<String>,
     /// `session#n` when the run was recorded.
     pub recorded: Option<String>,
+    /// What was changed to fit the model, and where the output budget
+    /// went ("limit 400: 380 reasoning, 20 answer"), for the status line.
+    pub notes: Vec<String>,
 }
 
 /// Which provider runs prompts.

@@ -33,7 +33,8 @@ pub enum Phase {
 /// The schemas of a prompt as both parsers need them: the JSON side checks
 /// the whole value and array elements, the JSONL side each line.
 pub fn schemas_for(p: &PromptConfig) -> Result<SweepSchemas, String> {
-    crate::cli::sweep::from_prompt(p.response_type, p.schema.as_ref()).map_err(|e| format!("prompt {:?}: {e}", p.id))
+    SweepSchemas::of_response(p.response_type == crate::prompt::ResponseType::Jsonl, p.schema.as_ref())
+        .map_err(|e| format!("prompt {:?}: {e}", p.id))
 }
 
 /// One run: its text, token boundaries and both analyses.

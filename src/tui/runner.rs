@@ -9,15 +9,16 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
-use crate::llm::replay::Replay;
+use crate::llm::registry::{Choice, Registry};
 use crate::llm::structured::Path as StructuredPath;
-use crate::llm::{self, Event as LlmEvent, Provider, Request, Timeouts};
+use crate::llm::{self, Event as LlmEvent};
 use crate::output::json::{JsonAnalysis, SalvagedElement};
 use crate::output::jsonl::JsonlAnalysis;
 use crate::output::position::line_col;
 use crate::output::stream::{Completed, JsonStream, JsonlStream};
 use crate::output::sweep::{SweepSchemas, sweep};
 use crate::output::tokens::{Tokenizer, boundaries};
+use crate::run::target::{Recording, Resolved};
 use crate::session::Recorder;
 
 use super::event::{
@@ -33,6 +34,9 @@ pub struct Runner {
     sessions_dir: PathBuf,
     tasks: HashMap<u64, AbortHandle>,
     recorder: Arc<Mutex<Option<Recorder>>>,
+    /// The providers of cutline.toml, read at start and again each time the
+    /// provider picker opens (the one explicit reload).
+    registry: Arc<Mutex<Arc<Result<Registry, String>>>>,
     start: Instant,
 }
 
@@ -45,7 +49,19 @@ impl Runner {
             sessions_dir,
             tasks: HashMap::new(),
             recorder: Arc::new(Mutex::new(None)),
+            registry: Arc::new(Mutex::new(Arc::new(Registry::load().map_err(|e| e.to_string())))),
             start,
+        }
+    }
+
+    fn context(&self) -> RunContext {
+        let registry = self.registry.lock().map_or_else(
+            |_| Arc::new(Err("provider config unavailable".to_owned())),
+            |g| g.clone(),
+        );
+        RunContext {
+            registry,
+            recorder: self.recorder.clone(),
         }
     }
 
@@ -99,12 +115,12 @@ impl Runner {
                     job.provider, job.max_tokens
                 ));
                 let tx = self.tx.clone();
-                let rec = self.recorder.clone();
+                let ctx = self.context();
                 let start = self.start;
                 let h = tokio::spawn(async move {
                     // A panic in a run is reported as a failed run, never
                     // left to take the workbench down or hang it.
-                    let run = std::panic::AssertUnwindSafe(run_task(&tx, *job, rec, start));
+                    let run = std::panic::AssertUnwindSafe(run_task(&tx, *job, ctx, start));
                     let msg = match futures_util::FutureExt::catch_unwind(run).await {
                         Ok(Ok(end)) => RunMsg::Done(Box::new(end)),
                         Ok(Err(e)) => {
@@ -153,10 +169,15 @@ impl Runner {
 
     fn spawn_load_providers(&self) {
         let tx = self.tx.clone();
+        let slot = self.registry.clone();
         tokio::task::spawn_blocking(move || {
-            let r = load_providers();
+            let registry = Registry::load().map_err(|e| e.to_string());
+            let r = registry.as_ref().map(entries).map_err(Clone::clone);
             if let Err(e) = &r {
                 log(format!("providers: {e}"));
+            }
+            if let Ok(mut g) = slot.lock() {
+                *g = Arc::new(registry);
             }
             let _ = tx.send(Event::ProvidersLoaded(r));
         });
@@ -191,17 +212,22 @@ impl Runner {
 /// The configured providers with whether each one's key variable is set
 /// (the key itself is never read here), or the config's error.
 pub fn load_providers() -> Result<Vec<ProviderEntry>, String> {
-    let cfg = crate::llm::config::Config::load().map_err(|e| e.to_string())?;
-    Ok(cfg
+    Registry::load().map(|r| entries(&r)).map_err(|e| e.to_string())
+}
+
+fn entries(registry: &Registry) -> Vec<ProviderEntry> {
+    registry
+        .config()
         .providers
-        .into_iter()
+        .iter()
+        .cloned()
         .map(|config| {
             let key_set = config
                 .key_env()
                 .is_none_or(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()));
             ProviderEntry { config, key_set }
         })
-        .collect())
+        .collect()
 }
 
 /// Write a migrated prompt to its `origin.file` (atomically, through the
@@ -274,106 +300,68 @@ fn ms_since(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-async fn provider_for(job: &RunJob) -> Result<(Box<dyn Provider>, Option<String>), String> {
+/// The target of a job: the recording itself, or the workbench's provider
+/// choice resolved by the one run path (a replay there plays the recording
+/// of the prompt with these variables, else of any input, with a note).
+async fn target_for(job: &RunJob, registry: &Result<Registry, String>) -> Result<Resolved, String> {
     match (&job.source, &job.provider) {
-        (Source::Recording { record, reference }, _) => Ok((
-            Box::new(Replay {
-                source: reference.clone(),
-                transcript: record.transcript(),
-                original: record.provider.clone(),
-            }),
-            Some(format!("replay of {reference}")),
-        )),
-        (Source::Prompt(spec), ProviderChoice::Replay) => {
-            let dir = job.sessions_dir.clone();
-            let id = spec.prompt.id.clone();
-            let vars = spec.vars.clone();
-            let found = tokio::task::spawn_blocking(move || {
-                crate::session::find_recording(&dir, &id, Some(&vars))
-                    .map(|x| (x, true))
-                    .or_else(|| crate::session::find_recording(&dir, &id, None).map(|x| (x, false)))
+        (Source::Recording { record, reference }, _) => Ok(Resolved {
+            target: crate::run::target::replay_of(record, reference.clone()),
+            note: Some(format!("replay of {reference}")),
+        }),
+        (Source::Prompt(spec), choice) => {
+            let (choice, model) = match choice {
+                ProviderChoice::Replay => (Choice::Replay, None),
+                ProviderChoice::Local => (Choice::Local, None),
+                ProviderChoice::Configured { name, model } => (Choice::Named(name.clone()), model.clone()),
+            };
+            let registry = match (&choice, registry) {
+                (Choice::Named(_), Err(e)) => return Err(format!("provider config: {e}")),
+                (_, Ok(r)) => r.clone(),
+                (_, Err(_)) => Registry::default(),
+            };
+            let (dir, id, vars) = (job.sessions_dir.clone(), spec.prompt.id.clone(), spec.vars.clone());
+            tokio::task::spawn_blocking(move || {
+                crate::run::target::resolve(
+                    &registry,
+                    &choice,
+                    model.as_deref(),
+                    (&id, &vars, &dir, Recording::AnyInput),
+                )
+                .map_err(|e| match choice {
+                    Choice::Replay => format!("{}; switch to the local model (p)", e.message),
+                    Choice::Named(n) => format!("provider {n}: {e}"),
+                    Choice::Local => e.message,
+                })
             })
             .await
-            .map_err(|e| e.to_string())?;
-            let Some(((rec, reference), same_input)) = found else {
-                return Err(format!(
-                    "no recorded run of prompt {:?} in {} to replay; switch to the local model (p) or record one with `cutline run {} --provider local`",
-                    spec.prompt.id,
-                    job.sessions_dir.display(),
-                    spec.prompt.id
-                ));
-            };
-            let note = if same_input {
-                format!("replay of {reference}")
-            } else {
-                format!("replay of {reference} (recorded with another input)")
-            };
-            Ok((
-                Box::new(Replay {
-                    source: reference,
-                    transcript: rec.transcript(),
-                    original: rec.provider.clone(),
-                }),
-                Some(note),
-            ))
-        }
-        (Source::Prompt(_), ProviderChoice::Local) => {
-            let p = llm::local::provider(Timeouts::default()).await.map_err(|e| e.message)?;
-            Ok((Box::new(p), None))
-        }
-        (Source::Prompt(_), ProviderChoice::Configured { name, model }) => {
-            let cfg = configured(name, model.as_deref())?;
-            let p = crate::llm::config::build(&cfg).map_err(|e| format!("provider {name}: {e}"))?;
-            Ok((p, cfg.model.map(|m| format!("model {m}"))))
+            .map_err(|e| e.to_string())?
         }
     }
 }
 
-/// A configured provider read afresh from cutline.toml, with the model
-/// chosen in the workbench.
-fn configured(name: &str, model: Option<&str>) -> Result<crate::llm::config::ProviderConfig, String> {
-    let cfg = crate::llm::config::Config::load().map_err(|e| format!("provider config: {e}"))?;
-    let mut p = cfg
-        .get(name)
-        .cloned()
-        .ok_or_else(|| format!("provider {name:?} is not configured in cutline.toml (any more)"))?;
-    if let Some(m) = model {
-        p.model = Some(m.to_owned());
-    }
-    Ok(p)
-}
-
-/// One run: provider, request, stream through both analysers, record.
-async fn run_task(
-    tx: &UnboundedSender<Event>,
-    job: RunJob,
-    recorder: Arc<Mutex<Option<Recorder>>>,
-    start: Instant,
-) -> Result<RunEnd, String> {
+/// One run through the one run path (`run::plan`, `run::stream`,
+/// `run::finish`), its deltas fed to both analysers as they arrive; runs on
+/// a model (not replays) are recorded.
+async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, start: Instant) -> Result<RunEnd, String> {
     let id = job.id;
-    let (provider, note) = provider_for(&job).await?;
-    let (req, path): (Request, StructuredPath) = match &job.source {
+    let Resolved { target, note } = target_for(&job, &ctx.registry).await?;
+    let (spec, mut plan) = match &job.source {
         Source::Prompt(spec) => {
-            let mut spec = spec.as_ref().clone();
-            spec.max_tokens = job.max_tokens;
-            if let ProviderChoice::Configured { name, model } = &job.provider {
-                spec.structured = configured(name, model.as_deref())?.structured_path(spec.structured);
-            }
-            crate::run::request(&spec).map_err(|e| e.to_string())?
+            let spec = spec.as_ref().clone().limit(job.max_tokens);
+            let plan = crate::run::plan(&spec, &target).map_err(|e| e.to_string())?;
+            (spec, plan)
         }
-        Source::Recording { record, .. } => (
-            Request {
-                system: record.system.clone(),
-                prompt: record.rendered.clone(),
-                max_tokens: job.max_tokens,
-                stop: record.params.stop.clone(),
-                temperature: record.params.temperature,
-                response_schema: None,
-            },
-            StructuredPath::None,
-        ),
+        Source::Recording { record, .. } => {
+            let prompt = record.prompt_config().unwrap_or_else(|_| crate::prompt::PromptConfig {
+                id: record.prompt_id.clone(),
+                ..crate::prompt::PromptConfig::default()
+            });
+            let spec = crate::run::Spec::new(prompt, record.variables.clone()).limit(job.max_tokens);
+            (spec, crate::run::Plan::recorded(record, job.max_tokens))
+        }
     };
-    let info = provider.info();
+    let info = target.provider.info();
     let _ = tx.send(Event::Run {
         id,
         msg: RunMsg::Started {
@@ -383,9 +371,16 @@ async fn run_task(
         },
     });
     let started_ms = crate::session::now_ms();
-    let schemas = job.schemas.clone();
+    // A wrapped native answer (`{"items": …}`) is analysed as one.
+    let wrapped = match plan.analysis_schema(spec.prompt.schema.as_ref()) {
+        Some(s) if plan.path == StructuredPath::NativeWrapped => Some(Arc::new(
+            SweepSchemas::of_response(false, Some(&s)).map_err(|e| e.to_string())?,
+        )),
+        _ => None,
+    };
+    let schemas = wrapped.unwrap_or_else(|| job.schemas.clone());
     let mut an = Analysers::new(&schemas);
-    let transcript = llm::collect(provider.stream(req.clone()), |ev, _| {
+    let transcript = crate::run::stream(&target, &mut plan, &mut |ev, _| {
         if let LlmEvent::Delta { text, pieces } = ev {
             let _ = tx.send(Event::Run {
                 id,
@@ -395,32 +390,44 @@ async fn run_task(
     })
     .await;
     let (json, jsonl) = an.finish();
-    let mut saved_as = None;
-    if let (ProviderChoice::Local | ProviderChoice::Configured { .. }, Source::Prompt(spec)) =
-        (&job.provider, &job.source)
-    {
-        let mut spec = spec.as_ref().clone();
-        spec.max_tokens = job.max_tokens;
-        match crate::run::finish(info, &spec, &req, path, started_ms, &transcript, None) {
-            Ok(outcome) => saved_as = record(&recorder, &job.sessions_dir, &spec.prompt.id, outcome.record),
-            Err(e) => log(format!("run {id}: not recorded: {e}")),
-        }
-    }
+    let outcome = crate::run::finish(info, &spec, &plan, started_ms, &transcript, None).map_err(|e| e.to_string())?;
+    let mut notes: Vec<String> = outcome
+        .record
+        .adjustments
+        .iter()
+        .map(crate::llm::params::Adjustment::describe)
+        .collect();
+    notes.extend(crate::run::budget_note(&outcome.record));
+    let records = matches!(
+        (&job.provider, &job.source),
+        (
+            ProviderChoice::Local | ProviderChoice::Configured { .. },
+            Source::Prompt(_)
+        )
+    );
+    let saved_as = if records {
+        record(&ctx.recorder, &job.sessions_dir, &spec.prompt.id, outcome.record)
+    } else {
+        None
+    };
     Ok(RunEnd {
         json,
         jsonl,
         finish: transcript.finish.unwrap_or(llm::FinishReason::Error),
         usage: transcript.usage,
         total_ms: transcript.total_ms,
-        structured_path: match path {
-            StructuredPath::Native => "native",
-            StructuredPath::Prompt => "prompt",
-            StructuredPath::None => "none",
-        }
-        .into(),
+        structured_path: plan.path.as_str().into(),
         error: transcript.error.as_ref().map(ToString::to_string),
         recorded: saved_as,
+        notes,
     })
+}
+
+/// What every run task shares: the registry in force and the session.
+#[derive(Clone)]
+struct RunContext {
+    registry: Arc<Result<Registry, String>>,
+    recorder: Arc<Mutex<Option<Recorder>>>,
 }
 
 /// The streaming analysers of one run: both parsers fed every delta, the

@@ -9,6 +9,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, M
 use ratatui_textarea::{CursorMove, Input, Key as TaKey};
 
 use crate::llm::FinishReason;
+use crate::llm::params::Structured;
 use crate::llm::structured::Path as StructuredPath;
 use crate::prompt::{PromptConfig, ResponseType};
 use crate::run::Spec;
@@ -517,7 +518,7 @@ fn edit(s: &mut State) {
 /// The prompt a recorded run was made with: its snapshot, else the loaded
 /// prompt of that id, else a bare one of the recorded response type.
 pub fn prompt_of_record(s: &State, rec: &RunRecord) -> PromptConfig {
-    if let Ok(p) = crate::cli::replay::prompt_of(rec) {
+    if let Ok(p) = rec.prompt_config() {
         return p;
     }
     if let Some(p) = s.prompts.by_id(&rec.prompt_id) {
@@ -631,13 +632,13 @@ fn new_job(s: &mut State, prompt: &PromptConfig, source: Source) -> Result<(RunV
 }
 
 fn spec(s: &State, prompt: PromptConfig, vars: serde_json::Map<String, serde_json::Value>) -> Spec {
-    Spec {
-        prompt,
-        vars,
-        max_tokens: s.max_tokens,
-        temperature: None,
-        structured: s.structured,
-    }
+    let mut spec = Spec::new(prompt, vars).limit(s.max_tokens);
+    spec.cli.structured = s.structured.map(|p| match p {
+        StructuredPath::Native | StructuredPath::NativeWrapped => Structured::Native,
+        StructuredPath::Prompt => Structured::Prompt,
+        StructuredPath::None => Structured::Off,
+    });
+    spec
 }
 
 fn local_guard(s: &mut State) -> bool {
@@ -867,6 +868,11 @@ fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
             let recorded = end.recorded.clone();
             r.recorded = end.recorded;
             let finish = end.finish;
+            let notes = if end.notes.is_empty() {
+                String::new()
+            } else {
+                format!("{}; ", end.notes.join("; "))
+            };
             let mut out = Vec::new();
             if s.shown.as_ref().is_some_and(|x| !x.live())
                 && (s.pinned.is_some() || s.shown.as_ref().is_some_and(Shown::twins))
@@ -885,10 +891,14 @@ fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
                     out.push(Effect::LoadSessions);
                 }
             } else if let Some(rec) = recorded {
-                s.info(format!("recorded as {rec}"));
+                s.info(format!("{notes}recorded as {rec}"));
                 out.push(Effect::LoadSessions);
             } else if finish == FinishReason::Length {
-                s.info("cut by the max-token limit: compare the JSON and JSONL panes; s sweeps");
+                s.info(format!(
+                    "{notes}cut by the max-token limit: compare the JSON and JSONL panes; s sweeps"
+                ));
+            } else if !notes.is_empty() {
+                s.info(notes.trim_end_matches("; ").to_owned());
             }
             if s.shown.as_ref().is_some_and(|x| !x.live()) && s.tab == Tab::Sweep {
                 out.extend(sweep_effect(s));

@@ -184,11 +184,13 @@ pub fn stream(prompt: &PromptConfig, text: &str, n: usize, finish: FinishReason)
         usage: cutline::llm::Usage {
             prompt_tokens: Some(20),
             completion_tokens: u32::try_from(ps.len()).ok(),
+            ..Default::default()
         },
         total_ms: 2500,
         structured_path: "none".into(),
         error: None,
         recorded: None,
+        notes: Vec::new(),
     }));
     (msgs, end)
 }

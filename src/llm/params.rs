@@ -1,0 +1,418 @@
+//! Which value of each request parameter a run sends, and why.
+//!
+//! Precedence, highest first: the command line (or the workbench's own
+//! controls), the prompt config, the provider config, the model profile, the
+//! wire default. Each level is a [`Layer`] of optional values; [`resolve`]
+//! takes the first that is set and remembers its [`Level`], then
+//! [`Settings::fit`] makes the choice fit the model's [`Profile`]: a
+//! parameter the model refuses is left off (stop sequences are then applied
+//! by cutline to the text) and an object-root-only native schema path gets a
+//! wrapped schema. Every such change is an [`Adjustment`] the run records.
+//! Extra headers follow the same order without a level of their own here:
+//! the wire's, then the provider config's, then the command line's
+//! (`Request::headers`), each replacing a header of the same name.
+//! Pure: values in, values out.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::profile::{Native, Param, Profile};
+use super::structured::Path;
+
+/// Where a value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// The command line or the workbench's controls.
+    Cli,
+    /// The prompt config.
+    Prompt,
+    /// The provider's entry in `cutline.toml`.
+    Provider,
+    /// The model profile.
+    Profile,
+    /// The wire format's default (or nothing sent).
+    Wire,
+}
+
+pub use crate::prompt::params::Structured;
+
+/// The values one level sets (`None`: this level says nothing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Layer {
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Nucleus sampling.
+    pub top_p: Option<f32>,
+    /// Stop sequences (`Some(vec![])` says "none").
+    pub stop: Option<Vec<String>>,
+    /// Max tokens to generate.
+    pub max_tokens: Option<u32>,
+    /// Structured output.
+    pub structured: Option<Structured>,
+}
+
+impl Layer {
+    /// The prompt config's level: its generation settings and its stop
+    /// sequences (an empty list says nothing).
+    pub fn of_prompt(p: &crate::prompt::PromptConfig) -> Self {
+        Self {
+            temperature: p.params.temperature,
+            top_p: p.params.top_p,
+            stop: (!p.stop.is_empty()).then(|| p.stop.clone()),
+            max_tokens: p.params.max_tokens,
+            structured: p.params.structured,
+        }
+    }
+}
+
+/// A chosen value and the level it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chosen<T> {
+    /// The value (`None`: nothing is sent).
+    pub value: Option<T>,
+    /// Where it came from.
+    pub from: Level,
+}
+
+/// The values a run sends, each with its level (before fitting the
+/// profile: what was asked for).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Temperature.
+    pub temperature: Chosen<f32>,
+    /// `top_p`.
+    pub top_p: Chosen<f32>,
+    /// Stop sequences.
+    pub stop: Chosen<Vec<String>>,
+    /// Max tokens.
+    pub max_tokens: Chosen<u32>,
+    /// Structured output.
+    pub structured: Chosen<Structured>,
+}
+
+/// The defaults of the wire itself: temperature 0 (greedy decoding keeps
+/// replay exact) and, for a wire that requires a limit, that limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WireDefaults {
+    /// The max-token limit the wire requires when none is set (Anthropic).
+    pub max_tokens: Option<u32>,
+}
+
+fn unset<T>(from: Level) -> Chosen<T> {
+    Chosen { value: None, from }
+}
+
+fn first<T: Clone>(levels: [(Option<&T>, Level); 3]) -> Option<Chosen<T>> {
+    levels.into_iter().find_map(|(v, from)| {
+        v.map(|v| Chosen {
+            value: Some(v.clone()),
+            from,
+        })
+    })
+}
+
+/// Take each parameter from the highest level that sets it.
+pub fn resolve(cli: &Layer, prompt: &Layer, provider: &Layer, wire: WireDefaults) -> Settings {
+    let layers = [(cli, Level::Cli), (prompt, Level::Prompt), (provider, Level::Provider)];
+    let temperature = first(layers.map(|(l, from)| (l.temperature.as_ref(), from))).unwrap_or(Chosen {
+        value: Some(0.0),
+        from: Level::Wire,
+    });
+    let top_p = first(layers.map(|(l, from)| (l.top_p.as_ref(), from))).unwrap_or(unset(Level::Wire));
+    let stop = first(layers.map(|(l, from)| (l.stop.as_ref(), from))).unwrap_or(unset(Level::Wire));
+    let max_tokens = first(layers.map(|(l, from)| (l.max_tokens.as_ref(), from))).unwrap_or(Chosen {
+        value: wire.max_tokens,
+        from: Level::Wire,
+    });
+    let structured = first(layers.map(|(l, from)| (l.structured.as_ref(), from))).unwrap_or(Chosen {
+        value: Some(Structured::Off),
+        from: Level::Wire,
+    });
+    Settings {
+        temperature,
+        top_p,
+        stop,
+        max_tokens,
+        structured,
+    }
+}
+
+/// A change cutline made to fit the model, recorded with the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Adjustment {
+    /// The model's profile refuses the parameter: it was not sent.
+    NotSent {
+        /// Which.
+        param: Param,
+        /// The profile row that says so.
+        family: String,
+    },
+    /// The server refused the parameter (HTTP 400 naming it): the request
+    /// was sent again without it, and the provider remembers it for the
+    /// rest of the process.
+    Refused {
+        /// Which.
+        param: Param,
+        /// HTTP status of the refusal.
+        status: u16,
+        /// The server's words (scrubbed, shortened).
+        message: String,
+    },
+    /// The native schema path needs an object root: the schema was sent
+    /// wrapped as `{"items": …}` and the answer unwrapped.
+    Wrapped,
+    /// The model has no native schema support: the prompt path was used.
+    PromptFallback {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Adjustment {
+    /// One line for a person.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::NotSent { param, family } => match param {
+                Param::Stop => format!("stop sequences not sent ({family} models refuse them); applied by cutline"),
+                p => format!(
+                    "{} not sent ({family} models refuse it); the model's default was used",
+                    p.as_str()
+                ),
+            },
+            Self::Refused { param, status, message } => format!(
+                "the server refused `{}` (HTTP {status}: {message}); sent again without it{}",
+                param.as_str(),
+                if *param == Param::Stop {
+                    ", stop applied by cutline"
+                } else {
+                    ", the model's default was used"
+                }
+            ),
+            Self::Wrapped => {
+                "native structured output with the schema wrapped in an object (unwrapped on receipt)".into()
+            }
+            Self::PromptFallback { reason } => format!("structured output by prompt: {reason}"),
+        }
+    }
+}
+
+/// The structured path a run takes.
+pub fn structured_path(s: &Settings, schema: Option<&Value>, json_response: bool) -> Path {
+    match (s.structured.value, schema) {
+        (Some(Structured::Native), Some(_)) if json_response => Path::Native,
+        (Some(Structured::Prompt), Some(_)) if json_response => Path::Prompt,
+        _ => Path::None,
+    }
+}
+
+/// What the request finally carries after fitting the profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    /// Temperature sent (`None`: left to the model).
+    pub temperature: Option<f32>,
+    /// `top_p` sent.
+    pub top_p: Option<f32>,
+    /// Stop sequences sent to the server.
+    pub stop: Vec<String>,
+    /// Stop sequences cutline applies to the text itself.
+    pub client_stop: Vec<String>,
+    /// The structured path, possibly changed to fit.
+    pub path: Path,
+    /// The schema sent natively (wrapped when needed).
+    pub native_schema: Option<Value>,
+    /// What was changed, for the record.
+    pub adjustments: Vec<Adjustment>,
+}
+
+impl Settings {
+    /// Fit these settings to `profile` for a response `schema` (when the
+    /// path is structured).
+    pub fn fit(&self, profile: &Profile, path: Path, schema: Option<&Value>) -> Fitted {
+        let mut adjustments = Vec::new();
+        let mut refuse = |ok: bool, param: Param, set: bool| {
+            if !ok && set {
+                adjustments.push(Adjustment::NotSent {
+                    param,
+                    family: profile.family.to_owned(),
+                });
+            }
+            ok
+        };
+        let temperature = self.temperature.value.filter(|_| {
+            refuse(
+                profile.temperature,
+                Param::Temperature,
+                self.temperature.from != Level::Wire,
+            )
+        });
+        let top_p = self.top_p.value.filter(|_| refuse(profile.top_p, Param::TopP, true));
+        let stops = self.stop.value.clone().unwrap_or_default();
+        let (stop, client_stop) = if profile.stop || stops.is_empty() {
+            (stops, Vec::new())
+        } else {
+            refuse(false, Param::Stop, true);
+            (Vec::new(), stops)
+        };
+        let (path, native_schema) = match (path, schema) {
+            (Path::Native, Some(s)) => match profile.native {
+                Native::None => {
+                    adjustments.push(Adjustment::PromptFallback {
+                        reason: format!("{} models have no native schema support", profile.family),
+                    });
+                    (Path::Prompt, None)
+                }
+                Native::ObjectRoot if !is_object_root(s) => {
+                    adjustments.push(Adjustment::Wrapped);
+                    (Path::NativeWrapped, Some(wrap(s)))
+                }
+                _ => (Path::Native, Some(s.clone())),
+            },
+            (p, _) => (p, None),
+        };
+        Fitted {
+            temperature,
+            top_p,
+            stop,
+            client_stop,
+            path,
+            native_schema,
+            adjustments,
+        }
+    }
+}
+
+/// The property a wrapped schema puts the value under.
+pub const WRAP_KEY: &str = "items";
+
+/// Whether a schema's root is an object (what OpenAI and Anthropic need).
+pub fn is_object_root(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// `schema` as the one required property of a closed object, with its
+/// `$defs` / `definitions` moved to the new root so `#/$defs/…` references
+/// still resolve.
+pub fn wrap(schema: &Value) -> Value {
+    let mut inner = schema.clone();
+    let mut root = json!({
+        "type": "object",
+        "properties": {},
+        "required": [WRAP_KEY],
+        "additionalProperties": false,
+    });
+    if let Some(obj) = inner.as_object_mut() {
+        for key in ["$defs", "definitions"] {
+            if let Some(defs) = obj.remove(key) {
+                root[key] = defs;
+            }
+        }
+        obj.remove("$schema");
+    }
+    root["properties"][WRAP_KEY] = inner;
+    root
+}
+
+/// The value a wrapped answer holds (`None` when it is not wrapped).
+pub fn unwrap(value: &Value) -> Option<&Value> {
+    value.as_object().filter(|o| o.len() == 1).and_then(|o| o.get(WRAP_KEY))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::config::Kind;
+    use crate::llm::profile::lookup;
+
+    fn layer(t: Option<f32>, max: Option<u32>) -> Layer {
+        Layer {
+            temperature: t,
+            max_tokens: max,
+            ..Layer::default()
+        }
+    }
+
+    #[test]
+    fn the_highest_level_that_sets_a_value_wins() {
+        let wire = WireDefaults { max_tokens: Some(4096) };
+        let s = resolve(
+            &layer(None, None),
+            &layer(Some(0.5), None),
+            &layer(Some(0.3), Some(9)),
+            wire,
+        );
+        assert_eq!((s.temperature.value, s.temperature.from), (Some(0.5), Level::Prompt));
+        assert_eq!((s.max_tokens.value, s.max_tokens.from), (Some(9), Level::Provider));
+        let s = resolve(&layer(Some(0.9), None), &Layer::default(), &Layer::default(), wire);
+        assert_eq!(s.temperature.from, Level::Cli);
+        assert_eq!((s.max_tokens.value, s.max_tokens.from), (Some(4096), Level::Wire));
+        let s = resolve(
+            &Layer::default(),
+            &Layer::default(),
+            &Layer::default(),
+            WireDefaults::default(),
+        );
+        assert_eq!((s.temperature.value, s.temperature.from), (Some(0.0), Level::Wire));
+        assert_eq!(s.structured.value, Some(Structured::Off));
+    }
+
+    #[test]
+    fn a_reasoning_model_gets_no_temperature_and_client_side_stop() {
+        let prompt = Layer {
+            stop: Some(vec!["\n\n".into()]),
+            ..Layer::default()
+        };
+        let s = resolve(&Layer::default(), &prompt, &Layer::default(), WireDefaults::default());
+        let f = s.fit(&lookup(Kind::Openai, "gpt-5-mini"), Path::None, None);
+        assert_eq!(f.temperature, None);
+        assert!(f.stop.is_empty());
+        assert_eq!(f.client_stop, vec!["\n\n".to_owned()]);
+        assert_eq!(
+            f.adjustments,
+            vec![Adjustment::NotSent {
+                param: Param::Stop,
+                family: "openai-reasoning".into()
+            }]
+        );
+        let s = resolve(
+            &layer(Some(0.2), None),
+            &Layer::default(),
+            &Layer::default(),
+            WireDefaults::default(),
+        );
+        let f = s.fit(&lookup(Kind::Openai, "o3"), Path::None, None);
+        assert_eq!(f.temperature, None);
+        assert!(matches!(
+            f.adjustments[0],
+            Adjustment::NotSent {
+                param: Param::Temperature,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn array_roots_are_wrapped_for_object_root_models() {
+        let schema = json!({"type": "array", "items": {"$ref": "#/$defs/x"}, "$defs": {"x": {"type": "string"}}});
+        let s = resolve(
+            &Layer {
+                structured: Some(Structured::Native),
+                ..Layer::default()
+            },
+            &Layer::default(),
+            &Layer::default(),
+            WireDefaults::default(),
+        );
+        let f = s.fit(&lookup(Kind::Openai, "gpt-4.1"), Path::Native, Some(&schema));
+        assert_eq!(f.path, Path::NativeWrapped);
+        let w = f.native_schema.unwrap();
+        assert_eq!(w["properties"]["items"]["type"], "array");
+        assert_eq!(w["$defs"]["x"]["type"], "string");
+        assert!(w["properties"]["items"].get("$defs").is_none());
+        let f = s.fit(&lookup(Kind::Gemini, "gemini-2.0-flash"), Path::Native, Some(&schema));
+        assert_eq!((f.path, f.native_schema), (Path::Native, Some(schema.clone())));
+        assert_eq!(unwrap(&json!({"items": [1]})), Some(&json!([1])));
+        assert_eq!(unwrap(&json!({"items": [1], "x": 2})), None);
+    }
+}

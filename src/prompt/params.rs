@@ -1,0 +1,140 @@
+//! Generation settings a cutline TOML prompt may carry (`temperature`,
+//! `top-p`, `max-tokens`, `structured`): the "prompt" level of the run
+//! precedence (command line > prompt > provider > model profile > wire).
+//! TrustGraph's formats have no such keys.
+
+use serde_json::Value;
+
+/// A structured-output choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Structured {
+    /// The provider's native schema support.
+    Native,
+    /// The schema added to the system prompt.
+    Prompt,
+    /// No structured output.
+    Off,
+}
+
+impl Structured {
+    /// The config word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Prompt => "prompt",
+            Self::Off => "off",
+        }
+    }
+}
+
+/// The settings; `None` leaves a parameter to the lower levels.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RunParams {
+    /// Sampling temperature (0–2).
+    pub temperature: Option<f32>,
+    /// Nucleus sampling (0–1).
+    pub top_p: Option<f32>,
+    /// Max tokens to generate.
+    pub max_tokens: Option<u32>,
+    /// Structured output.
+    pub structured: Option<Structured>,
+}
+
+/// The TOML keys these settings use.
+pub const KEYS: &[&str] = &["temperature", "top-p", "max-tokens", "structured"];
+
+/// Set the setting `key` from its TOML value; `Err` is the cause for a
+/// `file:line:col` message.
+pub fn set(p: &mut RunParams, key: &str, v: &Value) -> Result<(), String> {
+    let number = |lo: f64, hi: f64| {
+        v.as_f64()
+            .filter(|x| (lo..=hi).contains(x))
+            .map(|x| {
+                #[allow(clippy::cast_possible_truncation)]
+                let f = x as f32;
+                f
+            })
+            .ok_or_else(|| format!("`{key}` must be a number between {lo} and {hi}"))
+    };
+    match key {
+        "temperature" => p.temperature = Some(number(0.0, 2.0)?),
+        "top-p" => p.top_p = Some(number(0.0, 1.0)?),
+        "max-tokens" => {
+            let n = v
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| *n > 0)
+                .ok_or_else(|| "`max-tokens` must be a positive integer".to_owned())?;
+            p.max_tokens = Some(n);
+        }
+        "structured" => {
+            p.structured = Some(match v.as_str() {
+                Some("native") => Structured::Native,
+                Some("prompt") => Structured::Prompt,
+                Some("off") => Structured::Off,
+                _ => return Err("`structured` must be one of: native, prompt, off".into()),
+            });
+        }
+        other => return Err(format!("`{other}` is not a generation setting")),
+    }
+    Ok(())
+}
+
+/// The settings as TOML lines (`key = value`), in [`KEYS`] order.
+pub fn toml_lines(p: &RunParams) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(t) = p.temperature {
+        out.push(("temperature", short(t)));
+    }
+    if let Some(t) = p.top_p {
+        out.push(("top-p", short(t)));
+    }
+    if let Some(n) = p.max_tokens {
+        out.push(("max-tokens", n.to_string()));
+    }
+    if let Some(s) = p.structured {
+        out.push(("structured", format!("\"{}\"", s.as_str())));
+    }
+    out
+}
+
+/// An `f32` written as its shortest decimal that reads back the same.
+fn short(x: f32) -> String {
+    let s = format!("{x}");
+    if s.contains('.') || s.contains('e') {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn set_and_write_back() {
+        let mut p = RunParams::default();
+        set(&mut p, "temperature", &json!(0.3)).unwrap();
+        set(&mut p, "top-p", &json!(1)).unwrap();
+        set(&mut p, "max-tokens", &json!(512)).unwrap();
+        set(&mut p, "structured", &json!("native")).unwrap();
+        assert_eq!(
+            toml_lines(&p),
+            vec![
+                ("temperature", "0.3".to_owned()),
+                ("top-p", "1.0".to_owned()),
+                ("max-tokens", "512".to_owned()),
+                ("structured", "\"native\"".to_owned())
+            ]
+        );
+        assert_eq!(
+            set(&mut p, "temperature", &json!(3)).unwrap_err(),
+            "`temperature` must be a number between 0 and 2"
+        );
+        assert!(set(&mut p, "max-tokens", &json!(0)).is_err());
+        assert!(set(&mut p, "structured", &json!("maybe")).is_err());
+    }
+}

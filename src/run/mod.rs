@@ -1,0 +1,394 @@
+//! One run, end to end, for every caller (`cutline run`, `replay`, `eval`,
+//! `migrate --check` and the workbench): a provider choice resolved to a
+//! target (`target`), the request planned with the precedence and the
+//! model's profile (`plan`), streamed with the dynamic fallback and any
+//! client-side stop (`stream`), the answer analysed by its response type
+//! and structured output checked, and the run recorded in a session.
+
+pub mod plan;
+pub mod stop;
+pub mod target;
+
+use futures_util::StreamExt;
+use serde_json::{Map, Value, json};
+
+use crate::llm::params::Layer;
+use crate::llm::profile;
+use crate::llm::registry::Target;
+use crate::llm::structured::{self, Path};
+use crate::llm::{self, Event, EventStream, FinishReason, Transcript};
+use crate::output::json::{self as json_out, JsonAnalysis, JsonSchemas};
+use crate::output::jsonl::{self, JsonlAnalysis};
+use crate::output::schema::CompiledSchema;
+use crate::prompt::{PromptConfig, ResponseType};
+use crate::session::{Params, Recorder, RunRecord, now_ms};
+
+pub use plan::{Plan, analysis_schema, plan};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The prompt.
+    pub prompt: PromptConfig,
+    /// Variables (sample input merged with overrides).
+    pub vars: Map<String, Value>,
+    /// The command line's (or the workbench's) values: the highest level
+    /// of the precedence.
+    pub cli: Layer,
+    /// Extra headers from the command line, over the provider's.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Spec {
+    /// A spec with nothing set on the command line.
+    pub fn new(prompt: PromptConfig, vars: Map<String, Value>) -> Self {
+        Self {
+            prompt,
+            vars,
+            cli: Layer::default(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// This spec with the command line's max-token limit set to `n`.
+    #[must_use]
+    pub fn limit(mut self, n: Option<u32>) -> Self {
+        self.cli.max_tokens = n;
+        self
+    }
+}
+
+/// The analysis of a response by its response type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Analysis {
+    /// Text: nothing to parse.
+    Text,
+    /// A JSON response.
+    Json(Box<JsonAnalysis>),
+    /// A JSONL response.
+    Jsonl(JsonlAnalysis),
+}
+
+impl Analysis {
+    /// Analyse `text` as `kind` against `schema`.
+    pub fn of(
+        kind: ResponseType,
+        schema: Option<&Value>,
+        text: &str,
+    ) -> Result<Self, crate::output::schema::SchemaCompileError> {
+        Ok(match kind {
+            ResponseType::Text => Self::Text,
+            ResponseType::Json => Self::Json(Box::new(json_out::analyse(text, &JsonSchemas::compile(schema)?))),
+            ResponseType::Jsonl => {
+                let s = schema.map(CompiledSchema::compile).transpose()?;
+                Self::Jsonl(jsonl::analyse(text.as_bytes(), s.as_ref()))
+            }
+        })
+    }
+
+    /// Items kept under the response type's semantics.
+    pub fn items(&self) -> &[Value] {
+        match self {
+            Self::Text => &[],
+            Self::Json(a) => &a.items,
+            Self::Jsonl(a) => &a.items,
+        }
+    }
+
+    /// The analysis shaped like `parse`'s data: `items`, `lines`, `status`,
+    /// `salvaged`.
+    pub fn data(&self, text: &str) -> Value {
+        match self {
+            Self::Text => json!({"response_type": "text", "items": [text], "status": "ok"}),
+            Self::Json(a) => {
+                let mut v = serde_json::to_value(a.as_ref()).unwrap_or(Value::Null);
+                if let Value::Object(m) = &mut v {
+                    m.insert("response_type".into(), "json".into());
+                }
+                v
+            }
+            Self::Jsonl(a) => {
+                let status = if a.counts.invalid_json + a.counts.schema_invalid + a.counts.truncated == 0 {
+                    "ok"
+                } else if a.counts.truncated > 0 {
+                    "truncated"
+                } else {
+                    "has_errors"
+                };
+                json!({"response_type": "jsonl", "status": status, "items": a.items, "lines": a.lines, "counts": a.counts, "salvaged": []})
+            }
+        }
+    }
+
+    /// A small summary for session records and tables.
+    pub fn summary(&self) -> Value {
+        match self {
+            Self::Text => json!({"response_type": "text"}),
+            Self::Json(a) => json!({
+                "response_type": "json", "status": a.status, "items": a.items.len(),
+                "salvaged": a.salvaged.len(), "truncated": a.error.as_ref().is_some_and(|e| e.truncated),
+            }),
+            Self::Jsonl(a) => json!({"response_type": "jsonl", "items": a.items.len(), "counts": a.counts}),
+        }
+    }
+}
+
+/// A finished run.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The record (also written to the session, when recording).
+    pub record: RunRecord,
+    /// The analysis.
+    pub analysis: Analysis,
+    /// The structured value, when structured output succeeded.
+    pub parsed: Option<Value>,
+    /// Why structured output failed, when it did.
+    pub structured_error: Option<Box<structured::StructuredOutputInvalid>>,
+}
+
+/// Why a run could not start.
+#[derive(Debug, Clone)]
+pub enum StartError {
+    /// The prompt does not render or its schema does not compile.
+    Config(String),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Config(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Snapshot of a prompt config for the session record.
+pub fn snapshot(p: &PromptConfig) -> Value {
+    let mut v = crate::prompt::to_trustgraph_prompt(p);
+    if let Value::Object(m) = &mut v {
+        m.insert("id".into(), p.id.clone().into());
+        m.insert("system".into(), p.system.clone().into());
+        m.insert("stop".into(), json!(p.stop));
+    }
+    v
+}
+
+/// Run `spec` on `target`, calling `on_event` as events arrive, and record
+/// it in `recorder` when given.
+pub async fn execute(
+    target: &Target,
+    spec: &Spec,
+    recorder: Option<&mut Recorder>,
+    mut on_event: impl FnMut(&Event, &Transcript),
+) -> Result<Outcome, StartError> {
+    let mut plan = plan(spec, target)?;
+    let started_ms = now_ms();
+    let transcript = stream(target, &mut plan, &mut on_event).await;
+    finish(target.provider.info(), spec, &plan, started_ms, &transcript, recorder)
+}
+
+/// Stream `plan` on `target`. A 400 that names a parameter the request sends
+/// (`temperature`, `top_p`, `stop`) drops it, remembers it for the process
+/// and sends once more; the plan records why. Stop sequences the model
+/// refuses are applied to the text here.
+pub async fn stream(target: &Target, plan: &mut Plan, on_event: &mut impl FnMut(&Event, &Transcript)) -> Transcript {
+    let info = target.provider.info();
+    loop {
+        let events = client_stop(target.provider.stream(plan.request.clone()), &plan.client_stop);
+        let t = llm::collect(events, &mut *on_event).await;
+        let refused = t.error.as_ref().filter(|_| t.text.is_empty()).and_then(|e| {
+            let p = profile::refused_param(e.status, &e.message)?;
+            plan.sends(p).then(|| (p, e.status.unwrap_or(400), short(&e.message)))
+        });
+        match refused {
+            Some((param, status, message)) => {
+                tracing_warn(&format!(
+                    "{} ({}) refused `{}`; sending again without it",
+                    info.name,
+                    info.model,
+                    param.as_str()
+                ));
+                profile::learn(&info.name, &info.model, param);
+                plan.drop_refused(param, status, message);
+            }
+            None => return t,
+        }
+    }
+}
+
+fn short(s: &str) -> String {
+    let mut out: String = s.chars().take(200).collect();
+    if s.chars().count() > 200 {
+        out.push('…');
+    }
+    out
+}
+
+/// `events` with `stops` applied: the text ends before the first stop
+/// sequence and the run finishes `stop`; the rest of the stream is read for
+/// its usage (reasoning tokens included) but its text is dropped.
+fn client_stop(events: EventStream, stops: &[String]) -> EventStream {
+    if stops.is_empty() {
+        return events;
+    }
+    let filter = stop::StopFilter::new(stops);
+    Box::pin(futures_util::stream::unfold(
+        (events, filter, false),
+        |(mut events, mut filter, mut hit)| async move {
+            loop {
+                let ev = events.next().await?;
+                let out = match ev {
+                    Event::Delta { .. } if hit => continue,
+                    Event::Delta { text, .. } => match filter.push(&text) {
+                        stop::Step::Pass(t) if t.is_empty() => continue,
+                        stop::Step::Pass(t) => Event::Delta {
+                            text: t,
+                            pieces: Vec::new(),
+                        },
+                        stop::Step::Hit(t) => {
+                            hit = true;
+                            if t.is_empty() {
+                                continue;
+                            }
+                            Event::Delta {
+                                text: t,
+                                pieces: Vec::new(),
+                            }
+                        }
+                    },
+                    Event::Finish { usage, raw_reason, .. } if hit => Event::Finish {
+                        reason: FinishReason::Stop,
+                        raw_reason: Some(format!(
+                            "stop sequence (applied by cutline; the server said {})",
+                            raw_reason.as_deref().unwrap_or("nothing")
+                        )),
+                        usage,
+                    },
+                    Event::Finish { .. } | Event::Error(_) if !hit => {
+                        let held = filter.flush();
+                        if held.is_empty() {
+                            ev
+                        } else {
+                            // Hand the held text on first; the end comes next.
+                            return Some((
+                                Event::Delta {
+                                    text: held,
+                                    pieces: Vec::new(),
+                                },
+                                (
+                                    Box::pin(futures_util::stream::once(async { ev }).chain(events)) as EventStream,
+                                    filter,
+                                    hit,
+                                ),
+                            ));
+                        }
+                    }
+                    other => other,
+                };
+                return Some((out, (events, filter, hit)));
+            }
+        },
+    ))
+}
+
+/// Analyse and record a transcript of `plan` (also used for replays).
+pub fn finish(
+    info: llm::ProviderInfo,
+    spec: &Spec,
+    plan: &Plan,
+    started_ms: u64,
+    t: &Transcript,
+    recorder: Option<&mut Recorder>,
+) -> Result<Outcome, StartError> {
+    let p = &spec.prompt;
+    let schema = plan.analysis_schema(p.schema.as_ref());
+    let analysis = Analysis::of(p.response_type, schema.as_ref(), &t.text)
+        .map_err(|e| StartError::Config(format!("prompt {:?}: {e}", p.id)))?;
+    let (parsed, structured_error) = match (plan.path, &p.schema) {
+        (Path::Native | Path::NativeWrapped | Path::Prompt, Some(schema)) if t.finish != Some(FinishReason::Error) => {
+            match structured::check_on(plan.path, &t.text, schema) {
+                Ok(v) => (Some(v), None),
+                Err(e) => (None, Some(e)),
+            }
+        }
+        _ => (None, None),
+    };
+    let req = &plan.request;
+    let mut record = RunRecord {
+        kind: "run".into(),
+        run_id: String::new(),
+        started_ms,
+        prompt_id: p.id.clone(),
+        response_type: p.response_type.to_string(),
+        prompt: snapshot(p),
+        system: req.system.clone(),
+        rendered: req.prompt.clone(),
+        variables: spec.vars.clone(),
+        provider: info,
+        params: Params {
+            max_tokens: req.max_tokens,
+            temperature: req.temperature,
+            stop: plan.stop().to_vec(),
+            top_p: req.top_p,
+            settings: Some(plan.settings.clone()),
+        },
+        text: t.text.clone(),
+        thinking: t.thinking.clone(),
+        pieces: t.pieces.clone(),
+        finish: t.finish.unwrap_or(FinishReason::Error),
+        raw_reason: t.raw_reason.clone(),
+        usage: t.usage,
+        error: t.error.clone(),
+        first_token_ms: t.first_token_ms,
+        total_ms: t.total_ms,
+        structured_path: plan.path.as_str().into(),
+        adjustments: plan.adjustments.clone(),
+        analysis: analysis.summary(),
+    };
+    if let Some(rec) = recorder {
+        record.run_id = rec.next_run_id();
+        if let Err(e) = rec.record(&record) {
+            tracing_warn(&format!("could not record the run in {}: {e}", rec.path().display()));
+        }
+    }
+    Ok(Outcome {
+        record,
+        analysis,
+        parsed,
+        structured_error,
+    })
+}
+
+/// A line for a person about where a run's output budget went, when the
+/// provider reported reasoning: "limit 400: 380 reasoning, 20 answer", and
+/// the warning that matters most when a run was cut with nothing visible.
+pub fn budget_note(r: &RunRecord) -> Option<String> {
+    let reasoning = r.usage.reasoning_tokens?;
+    let answer = r.usage.answer_tokens();
+    let est = if r.usage.reasoning_estimated {
+        " (estimated)"
+    } else {
+        ""
+    };
+    let limit = r
+        .params
+        .max_tokens
+        .map_or_else(|| "no limit".to_owned(), |n| format!("limit {n}"));
+    let mut s = match answer {
+        Some(a) => format!("{limit}: {reasoning} reasoning{est}, {a} answer"),
+        None => format!("{limit}: {reasoning} reasoning{est}"),
+    };
+    if r.finish == FinishReason::Length && r.text.trim().is_empty() {
+        s.push_str(" — the limit was spent on reasoning");
+    }
+    Some(s)
+}
+
+/// Whether a recorded run can be replayed exactly: greedy decoding
+/// (temperature 0 sent) on a server that reported its tokens.
+pub fn replay_exact(r: &RunRecord) -> bool {
+    r.params.temperature == Some(0.0) && r.pieces.iter().all(|p| !p.delta)
+}
+
+fn tracing_warn(msg: &str) {
+    eprintln!("warning: {msg}");
+}
