@@ -1296,3 +1296,171 @@ async fn a_drop_after_the_finish_reason_keeps_the_finish() {
     assert_eq!(t.text, "Done");
     assert_eq!(t.finish, Some(FinishReason::Stop));
 }
+
+// ------------------------------------------------- reasoning and thinking
+
+#[tokio::test]
+async fn anthropic_extended_thinking_is_sent_kept_apart_and_counted() {
+    let server = Server::start(vec![Reply::sse(&[
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m-test\",\"usage\":{\"input_tokens\":12,\"output_tokens\":1}}}",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"The user wants fruit. Apples are fruit.\"}}",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"EqQBCgIYAhIM\"}}",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"apple\"}}",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":40}}",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}",
+    ])])
+    .await;
+    let p = provider(P::Anthropic, &server, "thinking_budget = 1024");
+    let t = run(
+        p.as_ref(),
+        Request {
+            max_tokens: Some(2048),
+            temperature: None,
+            ..full_req()
+        },
+    )
+    .await;
+    let body = server.only_request().json();
+    assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 1024}));
+    assert_eq!(t.text, "apple");
+    assert_eq!(t.thinking, "The user wants fruit. Apples are fruit.");
+    assert_eq!(t.usage.completion_tokens, Some(40));
+    // Nine o200k tokens in the thinking text; Anthropic counts it only
+    // inside `output_tokens`, so the figure is an estimate and says so.
+    assert_eq!(t.usage.reasoning_tokens, Some(9));
+    assert!(t.usage.reasoning_estimated);
+    assert_eq!(t.usage.answer_tokens(), Some(31));
+}
+
+#[tokio::test]
+async fn openai_compatible_reasoning_content_is_thinking_not_answer() {
+    let server = Server::start(vec![Reply::data(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"Count the fruit."},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"apple"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":7,"completion_tokens_details":{"reasoning_tokens":6}}}"#,
+        "[DONE]",
+    ])])
+    .await;
+    let t = run(provider(P::Compat, &server, "").as_ref(), full_req()).await;
+    assert_eq!(t.text, "apple");
+    assert_eq!(t.thinking, "Count the fruit.");
+    assert_eq!(t.usage.reasoning_tokens, Some(6));
+    assert!(!t.usage.reasoning_estimated);
+    assert_eq!(t.finish, Some(FinishReason::Length));
+}
+
+#[tokio::test]
+async fn ollama_think_streams_thinking_apart_from_the_answer() {
+    let server = Server::start(vec![Reply::ndjson(&[
+        r#"{"model":"m-test","message":{"role":"assistant","content":"","thinking":"Fruit: apple."},"done":false}"#,
+        r#"{"model":"m-test","message":{"role":"assistant","content":"apple"},"done":false}"#,
+        r#"{"model":"m-test","message":{"role":"assistant","content":""},"done":true,"done_reason":"length","prompt_eval_count":3,"eval_count":9}"#,
+    ])])
+    .await;
+    let t = run(
+        provider(P::Ollama, &server, "thinking_budget = 512").as_ref(),
+        full_req(),
+    )
+    .await;
+    assert_eq!(server.only_request().json()["think"], json!(true));
+    assert_eq!(t.text, "apple");
+    assert_eq!(t.thinking, "Fruit: apple.");
+    assert_eq!(t.usage.completion_tokens, Some(9));
+    assert!(t.usage.reasoning_estimated && t.usage.reasoning_tokens.is_some());
+}
+
+#[tokio::test]
+async fn gemini_thinking_config_and_thought_parts() {
+    let server = Server::start(vec![Reply::data(&[
+        r#"{"candidates":[{"content":{"parts":[{"text":"Looking for fruit.","thought":true}],"role":"model"},"index":0}]}"#,
+        r#"{"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"MAX_TOKENS","index":0}],"usageMetadata":{"promptTokenCount":3,"thoughtsTokenCount":5,"totalTokenCount":8}}"#,
+    ])])
+    .await;
+    let t = run(
+        provider(P::Gemini, &server, "thinking_budget = 256").as_ref(),
+        full_req(),
+    )
+    .await;
+    let body = server.only_request().json();
+    assert_eq!(
+        body["generationConfig"]["thinkingConfig"],
+        json!({"thinkingBudget": 256})
+    );
+    // The whole limit went to thinking: no visible text, cut by the limit.
+    assert_eq!(t.text, "");
+    assert_eq!(t.thinking, "Looking for fruit.");
+    assert_eq!(t.finish, Some(FinishReason::Length));
+    assert_eq!(t.usage.completion_tokens, Some(5));
+    assert_eq!(t.usage.reasoning_tokens, Some(5));
+}
+
+#[tokio::test]
+async fn llama_server_behind_api_key_gets_a_bearer_token() {
+    let server = Server::start(vec![Reply::data(&[
+        r#"{"content":"Hi","tokens":[1],"stop":false}"#,
+        r#"{"content":"","stop":true,"stop_type":"eos","tokens_evaluated":4,"tokens_predicted":1}"#,
+    ])])
+    .await;
+    let text = format!(
+        "[[provider]]\nname = \"ls\"\nkind = \"llama-server\"\nbase_url = \"{}\"\napi_key_env = \"{ENV}\"\n",
+        server.url()
+    );
+    let conf = config::parse(&text, Path::new("x.toml")).unwrap().remove(0);
+    let p = config::build_with_env(&conf, &env).unwrap();
+    let t = run(p.as_ref(), req("Say hi")).await;
+    assert_eq!(t.text, "Hi");
+    let r = server.only_request();
+    assert_eq!(r.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert!(!format!("{p:?}", p = p.info()).contains(KEY));
+}
+
+#[test]
+fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
+    let rec = cutline::session::RunRecord {
+        kind: "run".into(),
+        run_id: "1".into(),
+        started_ms: 0,
+        prompt_id: "p".into(),
+        response_type: "jsonl".into(),
+        prompt: json!({}),
+        system: String::new(),
+        rendered: String::new(),
+        variables: serde_json::Map::new(),
+        provider: cutline::llm::ProviderInfo {
+            name: "o".into(),
+            kind: "openai".into(),
+            model: "gpt-5-mini".into(),
+            base_url: None,
+        },
+        params: cutline::session::Params {
+            max_tokens: Some(400),
+            ..Default::default()
+        },
+        text: String::new(),
+        thinking: String::new(),
+        pieces: Vec::new(),
+        finish: FinishReason::Length,
+        raw_reason: Some("length".into()),
+        usage: Usage {
+            prompt_tokens: Some(50),
+            completion_tokens: Some(400),
+            reasoning_tokens: Some(400),
+            reasoning_estimated: false,
+        },
+        error: None,
+        first_token_ms: None,
+        total_ms: 1,
+        structured_path: "none".into(),
+        adjustments: Vec::new(),
+        analysis: json!({}),
+    };
+    assert_eq!(
+        cutline::run::budget_note(&rec).as_deref(),
+        Some("limit 400: 400 reasoning, 0 answer — the limit was spent on reasoning")
+    );
+}

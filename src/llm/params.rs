@@ -231,8 +231,8 @@ impl Settings {
     /// path is structured).
     pub fn fit(&self, profile: &Profile, path: Path, schema: Option<&Value>) -> Fitted {
         let mut adjustments = Vec::new();
-        let mut refuse = |ok: bool, param: Param, set: bool| {
-            if !ok && set {
+        let mut refuse = |ok: bool, param: Param| {
+            if !ok {
                 adjustments.push(Adjustment::NotSent {
                     param,
                     family: profile.family.to_owned(),
@@ -240,19 +240,18 @@ impl Settings {
             }
             ok
         };
-        let temperature = self.temperature.value.filter(|_| {
-            refuse(
-                profile.temperature,
-                Param::Temperature,
-                self.temperature.from != Level::Wire,
-            )
-        });
-        let top_p = self.top_p.value.filter(|_| refuse(profile.top_p, Param::TopP, true));
+        // Recorded even for the wire's default 0: a run without it used the
+        // model's own temperature, so its replay is not exact.
+        let temperature = self
+            .temperature
+            .value
+            .filter(|_| refuse(profile.temperature, Param::Temperature));
+        let top_p = self.top_p.value.filter(|_| refuse(profile.top_p, Param::TopP));
         let stops = self.stop.value.clone().unwrap_or_default();
         let (stop, client_stop) = if profile.stop || stops.is_empty() {
             (stops, Vec::new())
         } else {
-            refuse(false, Param::Stop, true);
+            refuse(false, Param::Stop);
             (Vec::new(), stops)
         };
         let (path, native_schema) = match (path, schema) {
@@ -368,13 +367,11 @@ mod tests {
         assert_eq!(f.temperature, None);
         assert!(f.stop.is_empty());
         assert_eq!(f.client_stop, vec!["\n\n".to_owned()]);
-        assert_eq!(
-            f.adjustments,
-            vec![Adjustment::NotSent {
-                param: Param::Stop,
-                family: "openai-reasoning".into()
-            }]
-        );
+        let not_sent = |param| Adjustment::NotSent {
+            param,
+            family: "openai-reasoning".into(),
+        };
+        assert_eq!(f.adjustments, vec![not_sent(Param::Temperature), not_sent(Param::Stop)]);
         let s = resolve(
             &layer(Some(0.2), None),
             &Layer::default(),

@@ -54,6 +54,16 @@ impl Runner {
         }
     }
 
+    /// A runner with the providers of `registry` instead of those of the
+    /// config files (embedding, tests); the picker's reload reads the files.
+    #[must_use]
+    pub fn with_registry(self, registry: Registry) -> Self {
+        if let Ok(mut g) = self.registry.lock() {
+            *g = Arc::new(Ok(registry));
+        }
+        self
+    }
+
     fn context(&self) -> RunContext {
         let registry = self.registry.lock().map_or_else(
             |_| Arc::new(Err("provider config unavailable".to_owned())),

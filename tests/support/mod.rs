@@ -118,6 +118,30 @@ impl Recorded {
     }
 }
 
+/// Answers a request by looking at it (a server that behaves like a model
+/// that refuses some parameters, say).
+pub type Handler = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
+/// Where replies come from.
+#[derive(Clone)]
+enum Replies {
+    Queue(Arc<Mutex<VecDeque<Reply>>>),
+    Handler(Handler),
+}
+
+impl Replies {
+    fn next(&self, req: &Recorded) -> Reply {
+        match self {
+            Self::Queue(q) => q
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or_else(|| Reply::status(500, "{\"error\": \"no more scripted replies\"}")),
+            Self::Handler(h) => h(req),
+        }
+    }
+}
+
 /// The server; stops when dropped.
 pub struct Server {
     addr: std::net::SocketAddr,
@@ -135,10 +159,18 @@ impl Server {
     /// Start serving `replies`, one per connection, in order; once they run
     /// out every request gets a 500.
     pub async fn start(replies: Vec<Reply>) -> Self {
+        Self::serving(Replies::Queue(Arc::new(Mutex::new(VecDeque::from(replies))))).await
+    }
+
+    /// Start answering every request with `handler`'s reply to it.
+    pub async fn handler(handler: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> Self {
+        Self::serving(Replies::Handler(Arc::new(handler))).await
+    }
+
+    async fn serving(queue: Replies) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let queue = Arc::new(Mutex::new(VecDeque::from(replies)));
         let recorded = requests.clone();
         let task = tokio::spawn(async move {
             loop {
@@ -216,20 +248,12 @@ async fn read_request(sock: &mut TcpStream) -> std::io::Result<Option<Recorded>>
     }))
 }
 
-async fn serve(
-    mut sock: TcpStream,
-    recorded: &Mutex<Vec<Recorded>>,
-    queue: &Mutex<VecDeque<Reply>>,
-) -> std::io::Result<()> {
+async fn serve(mut sock: TcpStream, recorded: &Mutex<Vec<Recorded>>, queue: &Replies) -> std::io::Result<()> {
     let Some(req) = read_request(&mut sock).await? else {
         return Ok(());
     };
+    let reply = queue.next(&req);
     recorded.lock().unwrap().push(req);
-    let reply = queue
-        .lock()
-        .unwrap()
-        .pop_front()
-        .unwrap_or_else(|| Reply::status(500, "{\"error\": \"no more scripted replies\"}"));
     let mut head = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
     for (k, v) in &reply.headers {
         let _ = write!(head, "{k}: {v}\r\n");
