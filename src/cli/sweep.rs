@@ -103,6 +103,14 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         }
         (None, None) => return Err(CliError::new(Category::Usage, "give a response FILE or --session REF")),
     };
+    let reasoning = recorded.as_ref().and_then(|r| r.usage.reasoning_tokens);
+    if let Some(n) = reasoning {
+        out.warn(format!(
+            "the sweep cuts only the visible answer: this run also spent {n} output tokens on reasoning, \
+             which count against the same limit, so a limit of L leaves about L - {n} for the answer"
+        ))
+        .map_err(|e| io_err(&e))?;
+    }
     let points = sweep(text.as_bytes(), &cuts, &schemas);
     for p in &points {
         let mut rec = serde_json::to_value(p).unwrap_or(Value::Null);
@@ -123,6 +131,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         "final": last,
         "json_complete_at": first_full(|p| p.json_items),
         "jsonl_complete_at": first_full(|p| p.jsonl_items),
+        "reasoning_tokens": reasoning,
     });
     let mut rec = summary.clone();
     if let Value::Object(m) = &mut rec {

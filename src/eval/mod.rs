@@ -308,6 +308,9 @@ pub struct RunSummary {
     pub gold: Option<GoldCounts>,
     /// Generated tokens, when the provider said.
     pub completion_tokens: Option<u32>,
+    /// The part of them spent reasoning, when the provider said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u32>,
     /// Milliseconds the run took.
     pub total_ms: u64,
     /// The provider failure, if the run failed.
@@ -370,6 +373,7 @@ pub fn summarise(
         salvaged,
         gold,
         completion_tokens: record.usage.completion_tokens,
+        reasoning_tokens: record.usage.reasoning_tokens,
         total_ms: record.total_ms,
         error: record.error.clone(),
         run_id: record.run_id.clone(),
@@ -435,6 +439,22 @@ pub struct Row {
     pub salvaged_total: usize,
     /// Gold scores, when any run had a gold set.
     pub gold: Option<GoldScore>,
+    /// Share of the output tokens spent reasoning, over the completed runs
+    /// whose provider reported both counts (reasoning models only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_share: Option<f64>,
+}
+
+/// Reasoning tokens over output tokens, summed over the runs that report both.
+fn reasoning_share(runs: &[&&RunSummary]) -> Option<f64> {
+    let both: Vec<(u32, u32)> = runs
+        .iter()
+        .filter_map(|s| Some((s.reasoning_tokens?, s.completion_tokens?)))
+        .collect();
+    let reasoning: u64 = both.iter().map(|(r, _)| u64::from(*r)).sum();
+    let output: u64 = both.iter().map(|(_, c)| u64::from(*c)).sum();
+    #[allow(clippy::cast_precision_loss)]
+    (!both.is_empty() && output > 0).then(|| reasoning as f64 / output as f64)
 }
 
 #[allow(clippy::cast_precision_loss)]
@@ -518,6 +538,7 @@ pub fn table<'a>(
                 truncated: done.iter().filter(|s| s.truncated).count(),
                 salvaged_total: done.iter().map(|s| s.salvaged).sum(),
                 gold,
+                reasoning_share: reasoning_share(&done),
             });
         }
     }
@@ -579,11 +600,22 @@ pub fn pretty_table(rows: &[Row]) -> String {
         }
     }
     let w = rows.iter().map(|r| r.prompt.chars().count()).max().unwrap_or(6).max(6);
+    // A reasoning column only when some provider reported reasoning tokens.
+    let reasons = rows.iter().any(|r| r.reasoning_share.is_some());
     let mut s = String::new();
-    let _ = writeln!(
+    let _ = write!(
         s,
         "{:<w$}  {:<5} {:>5} {:>5} {:>4} {:>6} {:>6} {:>7} {:>6} {:>8} {:>4} {:>6} {:>6}",
         "prompt", "type", "max", "runs", "fail", "items", "mean", "salvage", "valid", "parse ok", "cut", "recall", "F1"
+    );
+    let _ = writeln!(
+        s,
+        "{}",
+        if reasons {
+            format!(" {:>9}", "reasoning")
+        } else {
+            String::new()
+        }
     );
     for r in order {
         let (recall, f1) = r
@@ -611,6 +643,10 @@ pub fn pretty_table(rows: &[Row]) -> String {
             recall,
             f1
         );
+        if reasons {
+            s.pop();
+            let _ = writeln!(s, " {:>9}", pct(r.reasoning_share));
+        }
     }
     s
 }
@@ -618,6 +654,28 @@ pub fn pretty_table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reasoning_share_over_runs_that_report_it() {
+        let mut a = summary("p", Some(64), 2, true, false);
+        a.reasoning_tokens = Some(60);
+        let mut b = summary("p", Some(64), 3, true, false);
+        b.reasoning_tokens = Some(20);
+        let c = summary("p", Some(64), 1, true, false);
+        let prompts = [TablePrompt {
+            id: "p".into(),
+            response_type: "jsonl".into(),
+            twin: None,
+        }];
+        let rows = table(&prompts, &[Some(64)], &BTreeMap::new(), [&a, &b, &c]);
+        assert_eq!(rows[0].reasoning_share, Some(0.4));
+        let text = pretty_table(&rows);
+        assert!(text.lines().next().unwrap().ends_with("reasoning"), "{text}");
+        assert!(text.lines().nth(1).unwrap().ends_with("40%"), "{text}");
+        let plain = table(&prompts, &[Some(64)], &BTreeMap::new(), [&c]);
+        assert_eq!(plain[0].reasoning_share, None);
+        assert!(!pretty_table(&plain).contains("reasoning"));
+    }
 
     #[test]
     fn limits_parse_strictly() {
@@ -668,7 +726,8 @@ mod tests {
                 predicted: items,
                 gold: 4,
             }),
-            completion_tokens: None,
+            completion_tokens: Some(100),
+            reasoning_tokens: None,
             total_ms: 0,
             error: err.then(|| LlmError::new(crate::llm::ErrorKind::Server, "x")),
             run_id: String::new(),
