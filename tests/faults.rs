@@ -493,3 +493,74 @@ async fn a_fault_midway_is_recorded_with_its_partial_output() {
         assert_eq!(run.analysis["items"], 1, "{p:?}: {}", run.analysis);
     }
 }
+
+/// A server that accepts and never answers, one that sends half its
+/// headers, and one that trickles an event a second forever: each run ends
+/// `timeout` within its configured bound, with what arrived kept.
+#[tokio::test]
+async fn every_wait_is_bounded_by_first_byte_and_total_timeouts() {
+    let silent = Raw::start(|sock| async move {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        drop(sock);
+        Ok(())
+    })
+    .await;
+    let half = Raw::start(|mut sock| async move {
+        sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-").await?;
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        Ok(())
+    })
+    .await;
+    for p in BOTH {
+        for (what, url) in [("silent", silent.url()), ("half headers", half.url())] {
+            let prov = provider(p, &url, "first_byte_timeout_secs = 1");
+            let t = run(prov.as_ref()).await;
+            let e = t.error.expect("an error");
+            assert_eq!(e.kind, ErrorKind::Timeout, "{p:?} {what}: {e}");
+            assert!(
+                e.message.contains("no response headers within 1 s"),
+                "{p:?} {what}: {e}"
+            );
+        }
+        let trickle = Raw::start(move |mut sock| async move {
+            sock.write_all(SSE_HEAD).await?;
+            loop {
+                write_chunk(&mut sock, &sse_chunk(&p.delta("x"))).await?;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        })
+        .await;
+        let prov = provider(p, &trickle.url(), "total_timeout_secs = 2");
+        let t = run(prov.as_ref()).await;
+        let e = t.error.expect("an error");
+        assert_eq!(e.kind, ErrorKind::Timeout, "{p:?}: {e}");
+        assert!(
+            e.message.contains("longer than 2 s (`total_timeout_secs`"),
+            "{p:?}: {e}"
+        );
+        assert!(t.text.starts_with("xx"), "{p:?}: what arrived is kept: {:?}", t.text);
+        assert_eq!(t.finish, Some(FinishReason::Error));
+    }
+}
+
+/// A `retry-after` too large for any clock is an error that says so, never
+/// a panic in a worker.
+#[tokio::test]
+async fn an_absurd_retry_after_is_an_error_not_a_panic() {
+    for (header, value) in [
+        ("retry-after", "1e30"),
+        ("retry-after-ms", "1e300"),
+        ("retry-after", "120"),
+    ] {
+        let server = Server::start(vec![
+            Reply::status(429, "{\"error\":\"slow down\"}").header(header, value),
+        ])
+        .await;
+        let prov = provider(P::OpenAi, &server.url(), "");
+        let t = run(prov.as_ref()).await;
+        let e = t.error.expect("an error");
+        assert_eq!(e.kind, ErrorKind::RateLimited, "{header}: {value}: {e}");
+        assert!(e.message.contains("over the 3 s cap"), "{header}: {value}: {e}");
+        assert_eq!(server.requests().len(), 1);
+    }
+}

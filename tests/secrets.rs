@@ -66,6 +66,36 @@ fn error_event(key: &str) -> Reply {
     ])
 }
 
+/// A 400 whose echo of the key straddles the 500-character cut of error
+/// bodies.
+fn echo_at_the_cut(key: &str) -> Reply {
+    let pad = "x".repeat(490 - r#"{"error":{"message":""#.len());
+    Reply::status(400, &format!(r#"{{"error":{{"message":"{pad}{key} is not valid"}}}}"#))
+}
+
+/// A 401 that echoes the key JSON-escaped, URL-encoded and in base64.
+fn echo_encoded(key: &str) -> Reply {
+    use base64::Engine as _;
+    let escaped = key.replace('-', "\\u002d");
+    let url = key.replace('-', "%2D");
+    let b64 = base64::engine::general_purpose::STANDARD.encode(format!("user:{key}"));
+    Reply::status(
+        401,
+        &format!(r#"{{"error":{{"message":"bad key {escaped}; sent as {url}; basic {b64}"}}}}"#),
+    )
+}
+
+/// A model that echoes the key in its answer, split across two chunks.
+fn model_echo(key: &str) -> Reply {
+    let (a, b) = key.split_at(11);
+    Reply::data(&[
+        &format!(r#"{{"choices":[{{"index":0,"delta":{{"content":"{{\"name\": \"{a}"}},"finish_reason":null}}]}}"#),
+        &format!(r#"{{"choices":[{{"index":0,"delta":{{"content":"{b}\"}}\n"}},"finish_reason":null}}]}}"#),
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ])
+}
+
 struct World {
     dir: tempfile::TempDir,
 }
@@ -202,6 +232,12 @@ async fn keys_appear_in_no_output_session_or_log() {
         plan.push(("ant", format, false));
         replies.push(echo(401, GEMINI_KEY));
         plan.push(("gem", format, false));
+        replies.push(echo_at_the_cut(OPENAI_KEY));
+        plan.push(("oa", format, false));
+        replies.push(echo_encoded(ANTHROPIC_KEY));
+        plan.push(("ant", format, false));
+        replies.push(model_echo(OPENAI_KEY));
+        plan.push(("oa", format, true));
     }
     let server = Server::start(replies).await;
     let w = std::sync::Arc::new(World::new(&server.url()));
@@ -260,5 +296,39 @@ fn listings_manifest_and_help_show_no_keys() {
         assert_clean(&format!("{a:?} stdout"), &stdout);
         assert_clean(&format!("{a:?} stderr"), &stderr);
     }
+    assert_tree_clean(&w);
+}
+
+/// A redirect to another origin is not followed, so no key header reaches
+/// the other host; one within the same origin is followed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_another_origin_carries_no_key() {
+    let other = Server::start(vec![ok_stream(), ok_stream(), ok_stream()]).await;
+    let location = format!("{}/v1/chat/completions", other.url());
+    let to_other = || Reply::status(307, "").header("location", &location);
+    let server = Server::start(vec![
+        to_other(),
+        to_other(),
+        Reply::status(307, "").header("location", "/v1/chat/completions"),
+        ok_stream(),
+    ])
+    .await;
+    let w = std::sync::Arc::new(World::new(&server.url()));
+    for provider in ["oa", "ant"] {
+        let (code, stdout, stderr) = cutline_async(w.clone(), args(provider, "json")).await;
+        assert_eq!(code, Some(5), "{provider}: {stdout}\n{stderr}");
+        assert!(stdout.contains("redirected to another origin"), "{stdout}");
+        assert_clean("stdout", &stdout);
+    }
+    assert!(other.requests().is_empty(), "the other host was reached");
+    // The same origin: followed, with the key.
+    let (code, stdout, stderr) = cutline_async(w.clone(), args("oa", "json")).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    assert_eq!(
+        reqs[3].header("authorization"),
+        Some(format!("Bearer {OPENAI_KEY}").as_str())
+    );
     assert_tree_clean(&w);
 }

@@ -27,8 +27,10 @@
 //! ```
 //!
 //! Optional tuning: `max_retries`, `retry_base_secs`, `retry_max_wait_secs`
-//! (the longest wait a server may ask for, default 60), `connect_timeout_secs`,
-//! `idle_timeout_secs`; for `anthropic`, `structured_via = "auto" |
+//! (the longest wait a server may ask for, default 60), `connect_timeout_secs`
+//! (10), `idle_timeout_secs` (silence inside a stream, 60),
+//! `first_byte_timeout_secs` (to the response headers, 120),
+//! `total_timeout_secs` (a whole request, 900); for `anthropic`, `structured_via = "auto" |
 //! "output_config" | "tool"`.
 //!
 //! Keys are read from the environment when a provider is built and live in
@@ -166,6 +168,10 @@ pub struct ProviderConfig {
     pub connect_timeout_secs: Option<f64>,
     /// Longest silence inside a stream, seconds.
     pub idle_timeout_secs: Option<f64>,
+    /// Longest wait for response headers, seconds (default 120).
+    pub first_byte_timeout_secs: Option<f64>,
+    /// Longest a whole request may take, seconds (default 900).
+    pub total_timeout_secs: Option<f64>,
     /// Where it was defined (`file:line:col`), for messages.
     pub origin: Option<String>,
 }
@@ -193,6 +199,8 @@ impl ProviderConfig {
             retry_max_wait_secs: None,
             connect_timeout_secs: None,
             idle_timeout_secs: None,
+            first_byte_timeout_secs: None,
+            total_timeout_secs: None,
             origin: None,
         }
     }
@@ -240,6 +248,8 @@ impl ProviderConfig {
         Timeouts {
             connect: secs(self.connect_timeout_secs).unwrap_or(d.connect),
             idle: secs(self.idle_timeout_secs).unwrap_or(d.idle),
+            first_byte: secs(self.first_byte_timeout_secs).unwrap_or(d.first_byte),
+            total: secs(self.total_timeout_secs).unwrap_or(d.total),
         }
     }
 
@@ -381,6 +391,8 @@ struct Raw {
     retry_max_wait_secs: Option<Spanned<f64>>,
     connect_timeout_secs: Option<Spanned<f64>>,
     idle_timeout_secs: Option<Spanned<f64>>,
+    first_byte_timeout_secs: Option<Spanned<f64>>,
+    total_timeout_secs: Option<Spanned<f64>>,
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -445,6 +457,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<ProviderConfig>, ConfigError
             retry_max_wait_secs: raw.retry_max_wait_secs.map(Spanned::into_inner),
             connect_timeout_secs: raw.connect_timeout_secs.map(Spanned::into_inner),
             idle_timeout_secs: raw.idle_timeout_secs.map(Spanned::into_inner),
+            first_byte_timeout_secs: raw.first_byte_timeout_secs.map(Spanned::into_inner),
+            total_timeout_secs: raw.total_timeout_secs.map(Spanned::into_inner),
             origin: Some(format!("{}:{line}:{col}", path.display())),
         });
     }
@@ -531,6 +545,8 @@ fn check(raw: &Raw, name: &str, at: usize) -> Option<(usize, String)> {
         ("retry_max_wait_secs", &raw.retry_max_wait_secs),
         ("connect_timeout_secs", &raw.connect_timeout_secs),
         ("idle_timeout_secs", &raw.idle_timeout_secs),
+        ("first_byte_timeout_secs", &raw.first_byte_timeout_secs),
+        ("total_timeout_secs", &raw.total_timeout_secs),
     ] {
         if let Some(v) = v
             .as_ref()

@@ -12,6 +12,7 @@ use futures_util::StreamExt;
 use reqwest::{RequestBuilder, Response, StatusCode};
 use tokio::sync::mpsc;
 
+use super::wire::ApiKey;
 use super::{ErrorKind, Event, EventStream, LlmError, Timeouts};
 
 /// Retries for rate limits and server errors.
@@ -40,10 +41,32 @@ impl Default for RetryPolicy {
 /// Largest response body cutline reads before giving up on a stream.
 pub const MAX_BODY_BYTES: usize = 64 << 20;
 
-/// A client with the connect timeout set.
+/// A client with the connect timeout set and a redirect policy that never
+/// sends a credential to another origin: a redirect within the same scheme,
+/// host and port is followed (ten at most); one to another origin is an
+/// error naming where it pointed. (reqwest's default strips only
+/// `Authorization`, not `x-api-key`, `x-goog-api-key` or configured headers.)
 pub fn client(t: &Timeouts) -> reqwest::Client {
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt
+            .previous()
+            .last()
+            .is_some_and(|prev| prev.origin() == attempt.url().origin());
+        if attempt.previous().len() > 10 {
+            attempt.error("more than 10 redirects")
+        } else if same {
+            attempt.follow()
+        } else {
+            let to = attempt.url().to_string();
+            attempt.error(format!(
+                "the server redirected to another origin ({to}); cutline does not follow it, so no key or \
+                 header goes to another host"
+            ))
+        }
+    });
     reqwest::Client::builder()
         .connect_timeout(t.connect)
+        .redirect(policy)
         .build()
         .unwrap_or_else(|_| reqwest::Client::new())
 }
@@ -146,14 +169,17 @@ fn close_gate(endpoint: &str, until: tokio::time::Instant) {
     }
 }
 
-/// Send with retries. `build` makes a fresh request for each attempt;
-/// `key_env` names the environment variable holding the key (for the 401
-/// message; the key itself is never shown).
+/// Send with retries. `build` makes a fresh request for each attempt; `key`
+/// scrubs an error body before it is cut short for a message, and names its
+/// variable in a 401's message (the key itself is never shown).
 pub async fn send(
     build: impl Fn() -> RequestBuilder,
     policy: &RetryPolicy,
-    key_env: Option<&str>,
+    key: Option<&ApiKey>,
+    first_byte: Duration,
 ) -> Result<Response, LlmError> {
+    let key_env = key.map(ApiKey::env);
+    let clean = |body: &str| cut(&key.map_or_else(|| body.to_owned(), |k| k.scrub(body)), 500);
     let mut attempt = 0;
     loop {
         let (client, request) = build().build_split();
@@ -162,7 +188,18 @@ pub async fn send(
             tokio::time::sleep_until(until).await;
         }
         let result = match request {
-            Ok(r) => client.execute(r).await,
+            Ok(r) => match tokio::time::timeout(first_byte, client.execute(r)).await {
+                Ok(r) => r,
+                Err(_) => {
+                    return Err(LlmError::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "no response headers within {:.0} s (`first_byte_timeout_secs` in cutline.toml)",
+                            first_byte.as_secs_f64()
+                        ),
+                    ));
+                }
+            },
             Err(e) => Err(e),
         };
         let resp = match result {
@@ -194,7 +231,7 @@ pub async fn send(
                     Some(w) => (Some(w), None),
                     None => {
                         let body = read_error_body(resp).await;
-                        (retry_info(&body), Some(body))
+                        (retry_info(&body), Some(clean(&body)))
                     }
                 }
             } else {
@@ -213,7 +250,7 @@ pub async fn send(
             attempt += 1;
             continue;
         }
-        let body = read_error_body(resp).await;
+        let body = clean(&read_error_body(resp).await);
         return Err(status_error(status, &body, key_env, attempt + 1));
     }
 }
@@ -246,9 +283,14 @@ async fn read_error_body(resp: Response) -> String {
             break;
         }
     }
-    let text = String::from_utf8_lossy(&out);
-    let mut t: String = text.chars().take(500).collect();
-    if text.chars().count() > 500 {
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `text` cut to `n` characters, with `…` when it was longer. Cut only
+/// after scrubbing: a key the cut goes through would survive in part.
+fn cut(text: &str, n: usize) -> String {
+    let mut t: String = text.chars().take(n).collect();
+    if text.chars().nth(n).is_some() {
         t.push('…');
     }
     t

@@ -23,6 +23,7 @@ pub mod ollama;
 pub mod openai;
 pub mod params;
 pub mod profile;
+pub mod redact;
 pub mod registry;
 pub mod replay;
 pub mod structured;
@@ -238,6 +239,12 @@ pub struct Timeouts {
     pub connect: Duration,
     /// Longest silence between two chunks of a stream.
     pub idle: Duration,
+    /// Longest wait for the response headers, per attempt (a server that
+    /// accepts and never answers, or sends half its headers).
+    pub first_byte: Duration,
+    /// Longest a whole request may take, retries and stream included (a
+    /// stream that trickles forever).
+    pub total: Duration,
 }
 
 impl Default for Timeouts {
@@ -245,6 +252,8 @@ impl Default for Timeouts {
         Self {
             connect: Duration::from_secs(10),
             idle: Duration::from_secs(60),
+            first_byte: Duration::from_secs(120),
+            total: Duration::from_secs(900),
         }
     }
 }

@@ -50,14 +50,12 @@ impl ApiKey {
         &self.value
     }
 
-    /// `text` with the key, and any masked echo of a key (`sk-ab****wxyz`,
-    /// as OpenAI's 401 shows it), replaced by `<redacted>`.
+    /// `text` with the key in every form a server can echo it (verbatim,
+    /// JSON-escaped, URL-encoded, base64, or cut short: see
+    /// [`super::redact`]), and any masked echo of a key (`sk-ab****wxyz`, as
+    /// OpenAI's 401 shows it), replaced by `<redacted>`.
     pub fn scrub(&self, text: &str) -> String {
-        let mut out = if self.value.is_empty() {
-            text.to_owned()
-        } else {
-            text.replace(&self.value, "<redacted>")
-        };
+        let mut out = super::redact::scrub(text, std::slice::from_ref(&self.value));
         if out.contains("***") {
             out = out
                 .split_inclusive(|c: char| c.is_whitespace() || c == '"' || c == '\'')
@@ -78,6 +76,11 @@ impl ApiKey {
                 .collect();
         }
         out
+    }
+
+    /// A streaming redactor for this key (model output that echoes it).
+    pub fn redactor(&self) -> super::redact::Redactor {
+        super::redact::Redactor::new(std::slice::from_ref(&self.value))
     }
 
     /// `e` with its message scrubbed.
@@ -277,60 +280,118 @@ impl Endpoint {
         let client = self.client.clone();
         let retry = self.retry;
         let idle = self.timeouts.idle;
+        let first_byte = self.timeouts.first_byte;
+        let total = self.timeouts.total;
         let key = self.key.clone();
         http::spawn_stream(move |tx| async move {
-            let scrub = |e: LlmError| match &key {
-                Some(k) => k.scrub_error(e),
-                None => e,
-            };
-            let send = http::send(
-                || client.post(&url).headers(headers.clone()).json(&body),
-                &retry,
-                key.as_ref().map(ApiKey::env),
-            );
-            let resp = match send.await {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = tx.send(Event::Error(scrub(e))).await;
-                    return;
-                }
-            };
-            let mut reader = match framing {
-                Framing::Sse => Reader::Sse(http::SseReader::new(resp, idle)),
-                Framing::Lines => Reader::Lines(http::LineReader::new(resp, idle)),
-            };
-            let mut decoder = decoder;
-            let mut out = Vec::new();
-            let last = loop {
-                match reader.next().await {
-                    None => break decoder.end(false),
-                    // A transport error or idle timeout after the model's
-                    // finish arrived loses nothing: keep the finish.
-                    Some(Err(e)) => match decoder.end(false) {
-                        finish @ Event::Finish { .. } => break finish,
-                        _ => break Event::Error(e),
-                    },
-                    Some(Ok((event, data))) => {
-                        let step = decoder.feed(&event, &data, &mut out);
-                        for ev in out.drain(..) {
-                            if tx.send(ev).await.is_err() {
-                                return;
+            // Every wait of the request, retries and stream included, is
+            // bounded by `total`: what arrived before it stands.
+            let guard = tx.clone();
+            let work = async move {
+                let scrub = |e: LlmError| match &key {
+                    Some(k) => k.scrub_error(e),
+                    None => e,
+                };
+                let send = http::send(
+                    || client.post(&url).headers(headers.clone()).json(&body),
+                    &retry,
+                    key.as_ref(),
+                    first_byte,
+                );
+                let resp = match send.await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = tx.send(Event::Error(scrub(e))).await;
+                        return;
+                    }
+                };
+                let mut reader = match framing {
+                    Framing::Sse => Reader::Sse(http::SseReader::new(resp, idle)),
+                    Framing::Lines => Reader::Lines(http::LineReader::new(resp, idle)),
+                };
+                let mut decoder = decoder;
+                let mut out = Vec::new();
+                // A model that echoes the key (asked to, say) must not put it
+                // in a record either: text and thinking pass a redactor.
+                let mut redact_text = key.as_ref().map(ApiKey::redactor);
+                let mut redact_thinking = key.as_ref().map(ApiKey::redactor);
+                let last = loop {
+                    match reader.next().await {
+                        None => break decoder.end(false),
+                        // A transport error or idle timeout after the model's
+                        // finish arrived loses nothing: keep the finish.
+                        Some(Err(e)) => match decoder.end(false) {
+                            finish @ Event::Finish { .. } => break finish,
+                            _ => break Event::Error(e),
+                        },
+                        Some(Ok((event, data))) => {
+                            let step = decoder.feed(&event, &data, &mut out);
+                            for ev in out.drain(..) {
+                                let ev = redact(ev, redact_text.as_mut(), redact_thinking.as_mut());
+                                if tx.send(ev).await.is_err() {
+                                    return;
+                                }
+                            }
+                            match step {
+                                Ok(true) => break decoder.end(true),
+                                Ok(false) => {}
+                                Err(e) => break Event::Error(e),
                             }
                         }
-                        match step {
-                            Ok(true) => break decoder.end(true),
-                            Ok(false) => {}
-                            Err(e) => break Event::Error(e),
+                    }
+                };
+                // What the redactors held back (a tail that could begin a key).
+                for (r, thinking) in [(redact_text.as_mut(), false), (redact_thinking.as_mut(), true)] {
+                    let held = r.map(super::redact::Redactor::finish).unwrap_or_default();
+                    if !held.is_empty() {
+                        let ev = if thinking {
+                            Event::Thinking { text: held }
+                        } else {
+                            Event::Delta {
+                                text: held,
+                                pieces: Vec::new(),
+                            }
+                        };
+                        if tx.send(ev).await.is_err() {
+                            return;
                         }
                     }
                 }
+                let last = match last {
+                    Event::Error(e) => Event::Error(scrub(e)),
+                    other => other,
+                };
+                let _ = tx.send(last).await;
             };
-            let last = match last {
-                Event::Error(e) => Event::Error(scrub(e)),
-                other => other,
-            };
-            let _ = tx.send(last).await;
+            if tokio::time::timeout(total, work).await.is_err() {
+                let e = LlmError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "the request took longer than {:.0} s (`total_timeout_secs` in cutline.toml); what arrived is kept",
+                        total.as_secs_f64()
+                    ),
+                );
+                let _ = guard.send(Event::Error(e)).await;
+            }
         })
+    }
+}
+
+/// `ev` with its text passed through the redactors; a delta whose text
+/// changed loses its token pieces (they would no longer add up to it).
+fn redact(
+    ev: Event,
+    text: Option<&mut super::redact::Redactor>,
+    thinking: Option<&mut super::redact::Redactor>,
+) -> Event {
+    match (ev, text, thinking) {
+        (Event::Delta { text: t, pieces }, Some(r), _) => {
+            let clean = r.push(&t);
+            let pieces = if clean == t { pieces } else { Vec::new() };
+            Event::Delta { text: clean, pieces }
+        }
+        (Event::Thinking { text: t }, _, Some(r)) => Event::Thinking { text: r.push(&t) },
+        (ev, _, _) => ev,
     }
 }
 
