@@ -422,3 +422,62 @@ fn demo_report_renders_in_headless_chromium() {
     }
     eprintln!("screenshots kept in {}", dir.display());
 }
+
+#[test]
+fn eval_session_has_the_eval_table_and_a_chart_per_prompt() {
+    // A real eval session, offline: the demo's recordings replayed at three
+    // limits (`eval --provider replay`).
+    let dir = tempfile::tempdir().expect("tempdir");
+    definitions_prompts(dir.path());
+    std::fs::create_dir_all(dir.path().join("sessions")).expect("mkdir");
+    std::fs::copy(
+        root().join("sessions/demo.jsonl"),
+        dir.path().join("sessions/demo.jsonl"),
+    )
+    .expect("copy");
+    let out = cutline()
+        .current_dir(dir.path())
+        .args(["eval", "--prompt", "extract-definitions", "--provider", "replay"])
+        .args(["--max-tokens", "64,256,none", "--session", "ev", "--no-progress"])
+        .output()
+        .expect("eval");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summaries: Vec<Value> = jsonl(&out.stdout)
+        .into_iter()
+        .filter(|r| r["type"] == "summary")
+        .collect();
+    assert_eq!(summaries.len(), 6);
+    let out = cutline()
+        .current_dir(dir.path())
+        .args(["report", "ev", "-o", "ev.html", "--output", "json"])
+        .output()
+        .expect("report");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let env: Value = serde_json::from_slice(&out.stdout).expect("envelope");
+    // 3 inputs × 3 limits, each JSON run beside its twin; one sweep chart per
+    // pair and one items-against-limit chart for the prompt and its twin.
+    assert_eq!(
+        (env["data"]["pairs"].as_u64(), env["data"]["charts"].as_u64()),
+        (Some(9), Some(10))
+    );
+    let html = std::fs::read_to_string(dir.path().join("ev.html")).expect("written");
+    assert_self_contained(&html);
+    assert!(html.contains(
+        "<figcaption>extract-definitions and extract-definitions-jsonl: mean items kept at each max-token limit</figcaption>"
+    ));
+    // The page's table is eval's own, row for row.
+    for s in &summaries {
+        let limit = s["max_tokens"]
+            .as_u64()
+            .map_or_else(|| "none".to_owned(), |n| n.to_string());
+        let row = format!(
+            "<tr><td>{}</td><td>{}</td><td class=\"num\">{limit}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+            s["prompt"].as_str().expect("prompt"),
+            s["response_type"].as_str().expect("type"),
+            s["runs"],
+            s["failed"],
+            s["items_total"]
+        );
+        assert!(html.contains(&row), "no row {row}");
+    }
+}

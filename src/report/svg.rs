@@ -78,11 +78,15 @@ fn nice_step(max: f64, n: f64) -> f64 {
     step.max(1.0)
 }
 
-/// Ticks from 0 to at least `max`, in `step`s.
-fn ticks(max: f64, step: f64) -> Vec<f64> {
+/// Ticks from 0 in `step`s: up to `max`, or (`cover`) up to the first
+/// tick at or above it, so the top of the data sits under a labelled line.
+fn ticks(max: f64, step: f64, cover: bool) -> Vec<f64> {
     let mut out = Vec::new();
     let mut t = 0.0;
-    while t <= max + 1e-9 && out.len() < 50 {
+    while out.len() < 50 {
+        if t > max + 1e-9 && !(cover && out.last().is_some_and(|l: &f64| *l < max - 1e-9)) {
+            break;
+        }
         out.push(t);
         t += step;
     }
@@ -141,7 +145,10 @@ pub fn chart(c: &Chart, standalone: bool) -> Markup {
     let (x_max, x_ticks, x_label): (f64, Vec<(f64, String)>, &str) = match &c.x {
         XAxis::Tokens { max, .. } => {
             let m = f(*max).max(1.0);
-            let t = ticks(m, nice_step(m, 6.0)).into_iter().map(|t| (t, num(t))).collect();
+            let t = ticks(m, nice_step(m, 6.0), false)
+                .into_iter()
+                .map(|t| (t, num(t)))
+                .collect();
             (m, t, "max tokens")
         }
         XAxis::Limits(labels) => {
@@ -156,7 +163,7 @@ pub fn chart(c: &Chart, standalone: bool) -> Markup {
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .fold(0.0f64, f64::max);
     let y_step = nice_step(y_data.max(1.0), 5.0);
-    let y_ticks = ticks(y_data.max(1.0), y_step);
+    let y_ticks = ticks(y_data.max(1.0), y_step, true);
     let y_max = y_ticks.last().copied().unwrap_or(1.0).max(y_data).max(1.0);
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
     let (x_pad, px_span) = match c.x {
@@ -242,7 +249,9 @@ mod tests {
         assert!((nice_step(768.0, 6.0) - 200.0).abs() < 1e-9);
         assert!((nice_step(12.0, 5.0) - 5.0).abs() < 1e-9);
         assert!((nice_step(3.0, 5.0) - 1.0).abs() < 1e-9);
-        assert_eq!(ticks(12.0, 5.0), vec![0.0, 5.0, 10.0]);
+        assert_eq!(ticks(12.0, 5.0, false), vec![0.0, 5.0, 10.0]);
+        assert_eq!(ticks(12.0, 5.0, true), vec![0.0, 5.0, 10.0, 15.0]);
+        assert_eq!(ticks(10.0, 5.0, true), vec![0.0, 5.0, 10.0]);
     }
 
     #[test]
