@@ -23,6 +23,17 @@ fn cutline() -> Command {
     c
 }
 
+/// `cutline report ARGS… -o FILE` from the repository root.
+fn report_to(args: &[&str], file: &Path) -> std::process::Output {
+    cutline()
+        .arg("report")
+        .args(args)
+        .arg("-o")
+        .arg(file)
+        .output()
+        .expect("run")
+}
+
 fn jsonl(out: &[u8]) -> Vec<Value> {
     std::str::from_utf8(out)
         .expect("utf-8 output")
@@ -99,11 +110,7 @@ fn assert_self_contained(html: &str) {
 fn demo_report_is_written_and_said_where() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("r.html");
-    let out = cutline()
-        .args(["report", "demo", "-o"])
-        .arg(&file)
-        .output()
-        .expect("run");
+    let out = report_to(&["demo"], &file);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let recs = jsonl(&out.stdout);
     assert_eq!(recs.len(), 2, "{recs:?}");
@@ -135,11 +142,7 @@ fn demo_report_is_written_and_said_where() {
 fn output_contract_envelope_and_pretty() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("two.html");
-    let out = cutline()
-        .args(["report", "demo#3#4", "--output", "json", "-o"])
-        .arg(&file)
-        .output()
-        .expect("run");
+    let out = report_to(&["demo#3#4", "--output", "json"], &file);
     assert!(out.status.success());
     let env: Value = serde_json::from_slice(&out.stdout).expect("one envelope");
     assert_eq!(env["ok"], true);
@@ -147,11 +150,7 @@ fn output_contract_envelope_and_pretty() {
     let d = &env["data"];
     assert_eq!(d["runs"], serde_json::json!(["demo#4", "demo#3"]));
     assert_eq!((d["pairs"].as_u64(), d["charts"].as_u64()), (Some(1), Some(1)));
-    let out = cutline()
-        .args(["report", "demo#4", "--output", "pretty", "-o"])
-        .arg(&file)
-        .output()
-        .expect("run");
+    let out = report_to(&["demo#4", "--output", "pretty"], &file);
     let text = String::from_utf8(out.stdout).expect("utf-8");
     // Run 4 picked alone: its twin (run 3, same input and limit) joins it.
     let bytes = std::fs::metadata(&file).expect("file").len();
@@ -168,11 +167,7 @@ fn output_contract_envelope_and_pretty() {
 fn svg_format_writes_one_chart() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("c.svg");
-    let out = cutline()
-        .args(["report", "demo#2", "--format", "svg", "-o"])
-        .arg(&file)
-        .output()
-        .expect("run");
+    let out = report_to(&["demo#2", "--format", "svg"], &file);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let svg = std::fs::read_to_string(&file).expect("written");
     assert!(svg.starts_with(
@@ -201,11 +196,10 @@ fn svg_format_writes_one_chart() {
     assert_eq!(env["data"]["runs"], serde_json::json!(["demo#31", "demo#32"]));
     assert!(dir.path().join("demo-32.svg").is_file());
     // Two charts' worth of runs: a usage error, nothing written.
-    let out = cutline()
-        .args(["report", "demo#1-4", "--format", "svg", "--output", "json", "-o"])
-        .arg(dir.path().join("no.svg"))
-        .output()
-        .expect("run");
+    let out = report_to(
+        &["demo#1-4", "--format", "svg", "--output", "json"],
+        &dir.path().join("no.svg"),
+    );
     assert_eq!(out.status.code(), Some(2));
     let env: Value = serde_json::from_slice(&out.stdout).expect("envelope");
     assert_eq!(
@@ -357,11 +351,7 @@ fn demo_report_renders_in_headless_chromium() {
     };
     let dir = tempfile::tempdir().expect("tempdir").keep();
     let page = dir.join("r.html");
-    let out = cutline()
-        .args(["report", "demo", "-o"])
-        .arg(&page)
-        .output()
-        .expect("run");
+    let out = report_to(&["demo"], &page);
     assert!(out.status.success());
     let html = std::fs::read_to_string(&page).expect("written");
     assert_self_contained(&html);

@@ -82,17 +82,22 @@ fn mark(good: Option<bool>, text: String) -> Mark {
     Mark { good, text }
 }
 
-/// Lines of `text` with the marks the analysis puts on them, and the verdict.
-fn lines_and_summary(text: &str, analysis: &Analysis) -> (Vec<Line>, String) {
-    let mut lines: Vec<Line> = text
-        .split('\n')
+/// The lines of `text` (split at `\n`, as the JSONL analyser counts them),
+/// unmarked.
+fn plain_lines(text: &str) -> Vec<Line> {
+    text.split('\n')
         .enumerate()
         .map(|(i, t)| Line {
             n: i + 1,
             text: t.strip_suffix('\r').unwrap_or(t).to_owned(),
             marks: Vec::new(),
         })
-        .collect();
+        .collect()
+}
+
+/// Lines of `text` with the marks the analysis puts on them, and the verdict.
+fn lines_and_summary(text: &str, analysis: &Analysis) -> (Vec<Line>, String) {
+    let mut lines = plain_lines(text);
     let mut put = |n: usize, m: Mark| {
         if let Some(l) = n.checked_sub(1).and_then(|i| lines.get_mut(i)) {
             l.marks.push(m);
@@ -188,16 +193,7 @@ pub fn panel(run: &RunInput) -> RunPanel {
         input: run.input.clone(),
         analysis: None,
         summary: problem.clone(),
-        lines: rec
-            .text
-            .split('\n')
-            .enumerate()
-            .map(|(i, t)| Line {
-                n: i + 1,
-                text: t.to_owned(),
-                marks: Vec::new(),
-            })
-            .collect(),
+        lines: plain_lines(&rec.text),
         points: Vec::new(),
         estimated: false,
         problem: Some(problem),
