@@ -471,3 +471,37 @@ fn eval_session_has_the_eval_table_and_a_chart_per_prompt() {
         assert!(html.contains(&row), "no row {row}");
     }
 }
+
+#[test]
+fn a_failed_run_and_a_snapshot_that_does_not_load_are_shown_not_fatal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    definitions_prompts(dir.path());
+    session_from_demo(dir.path(), "broken", &[3, 4], |v| {
+        if v["response_type"] == "json" {
+            v["prompt"] = serde_json::json!({"prompt": "{{ text }}", "response-type": "bogus"});
+        } else {
+            v["text"] = "".into();
+            v["pieces"] = Value::Array(Vec::new());
+            v["finish"] = "error".into();
+            v["error"] = serde_json::json!({"kind": "server", "message": "boom"});
+        }
+    });
+    let out = cutline()
+        .current_dir(dir.path())
+        .args(["report", "broken", "-o", "b.html", "--output", "json"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let env: Value = serde_json::from_slice(&out.stdout).expect("envelope");
+    assert_eq!(
+        env["data"]["notes"],
+        serde_json::json!([
+            "broken#2: not analysed: session run broken#2.json:1: unknown response-type \"bogus\"; expected one of: text, json, jsonl"
+        ])
+    );
+    let html = std::fs::read_to_string(dir.path().join("b.html")).expect("written");
+    assert!(html.contains("<dt>error</dt><dd class=\"bad\">"));
+    assert!(
+        html.contains("<p class=\"verdict\">JSONL: 0 items kept; 0 invalid JSON, 0 schema-invalid, 0 truncated</p>")
+    );
+}

@@ -54,8 +54,8 @@ pub struct Input {
     pub notes: Vec<String>,
     /// Every run of the session, in order.
     pub runs: Vec<RunInput>,
-    /// Gold sets by prompt id (a JSON prompt's set is also filed under its
-    /// twin); each applies only to the input it annotates.
+    /// Gold sets by prompt id (a prompt's own file, else its twin's); each
+    /// applies only to the input it annotates.
     pub gold: BTreeMap<String, Gold>,
 }
 
