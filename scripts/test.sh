@@ -10,14 +10,21 @@ echo "== local model: llama-server + Gemma 3 270M (cached)"
 bash scripts/setup-local.sh
 export CUTLINE_REQUIRE_LOCAL=1
 
-if ! command -v tmux >/dev/null 2>&1; then
-    echo "== installing tmux (the TUI end-to-end test drives the real binary in it)"
-    if [ "$(id -u)" = 0 ]; then
-        (apt-get install -y -q tmux >/dev/null 2>&1) || (apt-get update -q >/dev/null && apt-get install -y -q tmux >/dev/null)
-    else
-        sudo apt-get install -y -q tmux >/dev/null
+# Install a Debian package once, when its command is missing.
+need() {
+    local cmd=$1 why=$2
+    if ! command -v "$cmd" >/dev/null 2>&1; then
+        echo "== installing $cmd ($why)"
+        if [ "$(id -u)" = 0 ]; then
+            (apt-get install -y -q "$cmd" >/dev/null 2>&1) || (apt-get update -q >/dev/null && apt-get install -y -q "$cmd" >/dev/null)
+        else
+            sudo apt-get install -y -q "$cmd" >/dev/null
+        fi
     fi
-fi
+}
+need tmux "the TUI end-to-end test drives the real binary in it"
+need chromium "the report test renders the HTML report in headless Chromium"
+export CUTLINE_REQUIRE_CHROMIUM=1
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

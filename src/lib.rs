@@ -9,6 +9,7 @@ pub mod eval;
 pub mod llm;
 pub mod output;
 pub mod prompt;
+pub mod report;
 pub mod run;
 pub mod session;
 pub mod store;

@@ -42,7 +42,8 @@ fn manifest_lists_every_command_streaming_by_default() {
     assert_eq!(
         names,
         [
-            "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "compare", "migrate", "eval"
+            "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "compare", "migrate", "eval",
+            "report"
         ]
     );
     for c in m["commands"].as_array().expect("commands") {

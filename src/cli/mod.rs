@@ -20,6 +20,7 @@ pub mod parse;
 pub mod prompts;
 pub mod render;
 pub mod replay;
+pub mod report;
 pub mod run;
 pub mod sessions;
 pub mod setup;
@@ -91,6 +92,8 @@ pub enum Command {
     Compare(compare::Args),
     /// Batch evaluation: prompts × inputs × max-token limits, concurrent and resumable, with a summary table.
     Eval(eval::Args),
+    /// Write a self-contained HTML report (or one SVG chart) of a session or some of its runs.
+    Report(report::Args),
 }
 
 impl Command {
@@ -107,6 +110,7 @@ impl Command {
             Self::Migrate(_) => "migrate",
             Self::Compare(_) => "compare",
             Self::Eval(_) => "eval",
+            Self::Report(_) => "report",
         }
     }
 }
@@ -156,6 +160,7 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Command::Migrate(a) => migrate::run(a, cli, &mut out),
         Command::Compare(a) => compare::run(a, cli, &mut out),
         Command::Eval(a) => eval::run(a, cli, &mut out),
+        Command::Report(a) => report::run(a, cli, &mut out),
     };
     match result {
         Ok(data) => match out.finish(&data) {
