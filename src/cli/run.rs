@@ -198,6 +198,7 @@ pub fn report<W: Write>(o: &Outcome, session: Option<&std::path::Path>, out: &mu
         "structured_path": r.structured_path,
         "params": r.params,
         "adjustments": r.adjustments,
+        "loop": crate::run::loop_of(r),
         "analysis": o.analysis.data(&r.text),
         "session": session_ref,
     });

@@ -311,6 +311,9 @@ pub struct RunSummary {
     /// The part of them spent reasoning, when the provider said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u32>,
+    /// Whole repeats of the runaway loop the limit cut (`run::loop_of`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_repeats: Option<usize>,
     /// Milliseconds the run took.
     pub total_ms: u64,
     /// The provider failure, if the run failed.
@@ -374,6 +377,7 @@ pub fn summarise(
         gold,
         completion_tokens: record.usage.completion_tokens,
         reasoning_tokens: record.usage.reasoning_tokens,
+        loop_repeats: crate::run::loop_of(record).map(|l| l.repeats),
         total_ms: record.total_ms,
         error: record.error.clone(),
         run_id: record.run_id.clone(),
@@ -439,6 +443,8 @@ pub struct Row {
     pub salvaged_total: usize,
     /// Gold scores, when any run had a gold set.
     pub gold: Option<GoldScore>,
+    /// Completed runs the limit cut in a runaway loop.
+    pub loops: usize,
     /// Share of the output tokens spent reasoning, over the completed runs
     /// whose provider reported both counts (reasoning models only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -539,6 +545,7 @@ pub fn table<'a>(
                 salvaged_total: done.iter().map(|s| s.salvaged).sum(),
                 gold,
                 reasoning_share: reasoning_share(&done),
+                loops: done.iter().filter(|s| s.loop_repeats.is_some()).count(),
             });
         }
     }
@@ -728,6 +735,7 @@ mod tests {
             }),
             completion_tokens: Some(100),
             reasoning_tokens: None,
+            loop_repeats: None,
             total_ms: 0,
             error: err.then(|| LlmError::new(crate::llm::ErrorKind::Server, "x")),
             run_id: String::new(),

@@ -7,9 +7,11 @@
 //! - [`stream`]: the same, incrementally, for a streaming response.
 //! - [`sweep`]: items recovered at every token cut, in one linear pass.
 //! - [`schema`]: schemas compiled once, union-aware errors.
+//! - [`loops`]: a runaway loop at the end of a text (period, repeats, waste).
 
 pub mod json;
 pub mod jsonl;
+pub mod loops;
 pub mod position;
 pub mod salvage;
 pub mod scan;

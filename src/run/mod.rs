@@ -383,6 +383,21 @@ pub fn budget_note(r: &RunRecord) -> Option<String> {
     Some(s)
 }
 
+/// The runaway loop of a run: a repeating tail in an answer the limit cut
+/// (`finish: length`). A run that repeated itself and then stopped on its
+/// own has no runaway loop.
+pub fn loop_of(r: &RunRecord) -> Option<crate::output::loops::Loop> {
+    if r.finish != FinishReason::Length {
+        return None;
+    }
+    let t = r.transcript();
+    let bounds = t.has_token_pieces().then(|| {
+        let pieces: Vec<&str> = r.pieces.iter().map(|p| p.text.as_str()).collect();
+        crate::output::tokens::boundaries_from_pieces(&pieces)
+    });
+    crate::output::loops::detect(&r.text, bounds.as_deref())
+}
+
 /// Whether a recorded run can be replayed exactly: greedy decoding
 /// (temperature 0 sent) on a server that reported its tokens.
 pub fn replay_exact(r: &RunRecord) -> bool {

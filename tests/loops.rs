@@ -1,0 +1,60 @@
+//! Runaway loops on the shipped demo recordings (real Gemma 3 270M runs at
+//! 768 tokens): the runs the limit cut while they repeated themselves are
+//! flagged, the runs that stopped on their own are not; and `data.loop` is
+//! in `run`, `replay` and `parse` output.
+
+use cutline::llm::FinishReason;
+use cutline::output::loops;
+use cutline::output::tokens::boundaries_from_pieces;
+
+#[test]
+fn demo_runs_cut_while_looping_are_flagged_and_finished_runs_are_not() {
+    let s = cutline::session::load(std::path::Path::new("sessions/demo.jsonl")).expect("demo session");
+    let (mut cut, mut stopped) = (0, 0);
+    for r in &s.runs {
+        let l = cutline::run::loop_of(r);
+        match r.finish {
+            FinishReason::Length => {
+                cut += 1;
+                let l = l.unwrap_or_else(|| panic!("run {} was cut by the limit while looping", r.run_id));
+                assert!(l.repeats >= loops::MIN_REPEATS && l.wasted_tokens.is_some(), "{l:?}");
+            }
+            _ => {
+                stopped += 1;
+                assert!(l.is_none(), "run {} stopped on its own but is flagged: {l:?}", r.run_id);
+            }
+        }
+    }
+    assert_eq!((cut, stopped), (15, 17));
+    // One exactly: demo#13, extract-definitions repeating one element.
+    let r13 = s.runs.iter().find(|r| r.run_id == "demo#13").expect("run 13");
+    let l = cutline::run::loop_of(r13).expect("loop");
+    assert_eq!((l.start_token, l.period_tokens, l.repeats), (Some(255), Some(32), 16));
+    assert_eq!(l.wasted_tokens, Some(768 - 255 - 32));
+    assert!(r13.text[l.start_byte..].starts_with(&l.unit));
+    // A run that repeated a line eleven times and then stopped is not a
+    // runaway loop (demo#30); the text alone shows the repetition.
+    let r30 = s.runs.iter().find(|r| r.run_id == "demo#30").expect("run 30");
+    assert!(cutline::run::loop_of(r30).is_none());
+    assert!(loops::detect(&r30.text, None).is_some_and(|l| l.repeats == 11));
+}
+
+#[test]
+fn replay_output_carries_the_loop_or_null() {
+    let out = assert_cmd::Command::cargo_bin("cutline")
+        .unwrap()
+        .args(["--sessions", "sessions", "replay", "demo#13", "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["data"]["loop"]["repeats"], 16);
+    assert_eq!(v["data"]["loop"]["period_tokens"], 32);
+    let out = assert_cmd::Command::cargo_bin("cutline")
+        .unwrap()
+        .args(["--sessions", "sessions", "replay", "demo#4", "--output", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["data"]["loop"].is_null(), "{}", v["data"]["loop"]);
+}
