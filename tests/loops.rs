@@ -5,7 +5,6 @@
 
 use cutline::llm::FinishReason;
 use cutline::output::loops;
-use cutline::output::tokens::boundaries_from_pieces;
 
 #[test]
 fn demo_runs_cut_while_looping_are_flagged_and_finished_runs_are_not() {
