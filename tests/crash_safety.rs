@@ -69,6 +69,7 @@ fn record(i: usize) -> RunRecord {
         total_ms: 2,
         structured_path: "none".into(),
         adjustments: Vec::new(),
+        checks: Vec::new(),
         thinking: String::new(),
         analysis: json!({"response_type": "jsonl", "items": i}),
     }

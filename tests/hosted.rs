@@ -481,3 +481,58 @@ async fn a_server_wait_over_the_cap_is_an_error_that_names_it() {
     assert!(msg.contains("asked to wait 3600.0 s, over the 5 s cap"), "{msg}");
     assert_eq!(server.requests().len(), 1, "no retry after a refused wait");
 }
+
+/// A provider that says `stop` for an answer the limit cut: the run says
+/// it was cut, with the evidence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_finish_reason_is_caught_by_the_evidence() {
+    let server = Server::handler(|_| {
+        let parts = [
+            chunk(
+                "[{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}, {\"entity\": \"chloro",
+            ),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).to_string(),
+            json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 40}}).to_string(),
+            "[DONE]".to_owned(),
+        ];
+        let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+        Reply::data(&refs)
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider_toml("liar", "openai-compatible", &format!("{}/v1", server.url()), "m", "");
+    let out = cutline(dir.path(), &config)
+        .args([
+            "run",
+            "extract-definitions",
+            "--provider",
+            "liar",
+            "--max-tokens",
+            "40",
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let env = envelope(&out);
+    assert_eq!(env["data"]["finish_reason"], "stop");
+    assert_eq!(
+        env["data"]["checks"],
+        json!([{"kind": "stop_but_cut", "reported": "stop", "tokens": 40, "limit": 40}])
+    );
+    assert!(
+        env["warnings"].to_string().contains("it was cut by the limit"),
+        "{}",
+        env["warnings"]
+    );
+    // The session keeps it with the run.
+    let session = std::fs::read_dir(dir.path().join("sessions"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let s = cutline::session::load(&session).unwrap();
+    assert_eq!(s.runs[0].checks.len(), 1);
+}

@@ -1457,6 +1457,7 @@ fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
         total_ms: 1,
         structured_path: "none".into(),
         adjustments: Vec::new(),
+        checks: Vec::new(),
         analysis: json!({}),
     };
     assert_eq!(

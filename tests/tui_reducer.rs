@@ -467,6 +467,7 @@ pub fn recorded_session() -> cutline::session::Session {
         total_ms: 40,
         structured_path: "none".into(),
         adjustments: Vec::new(),
+        checks: Vec::new(),
         thinking: String::new(),
         analysis: serde_json::json!({}),
     };

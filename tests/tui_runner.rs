@@ -77,6 +77,7 @@ fn record_session(dir: &std::path::Path) {
         total_ms: 10,
         structured_path: "none".into(),
         adjustments: Vec::new(),
+        checks: Vec::new(),
         thinking: String::new(),
         analysis: serde_json::json!({}),
     };

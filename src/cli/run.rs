@@ -199,6 +199,7 @@ pub fn report<W: Write>(o: &Outcome, session: Option<&std::path::Path>, out: &mu
         "params": r.params,
         "adjustments": r.adjustments,
         "loop": crate::run::loop_of(r),
+        "checks": r.checks,
         "analysis": o.analysis.data(&r.text),
         "session": session_ref,
     });
@@ -232,6 +233,9 @@ pub fn report<W: Write>(o: &Outcome, session: Option<&std::path::Path>, out: &mu
     }
     for a in &r.adjustments {
         out.warn(a.describe()).map_err(|e| io_err(&e))?;
+    }
+    for m in &r.checks {
+        out.warn(m.describe()).map_err(|e| io_err(&e))?;
     }
     if let Some(note) = crate::run::budget_note(r).filter(|n| n.contains("spent on reasoning")) {
         out.warn(note).map_err(|e| io_err(&e))?;

@@ -311,6 +311,10 @@ pub struct RunSummary {
     /// The part of them spent reasoning, when the provider said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u32>,
+    /// Where the reported finish disagrees with the evidence
+    /// (`run::evidence`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<crate::llm::mismatch::Mismatch>,
     /// Whole repeats of the runaway loop the limit cut (`run::loop_of`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loop_repeats: Option<usize>,
@@ -378,6 +382,7 @@ pub fn summarise(
         completion_tokens: record.usage.completion_tokens,
         reasoning_tokens: record.usage.reasoning_tokens,
         loop_repeats: crate::run::loop_of(record).map(|l| l.repeats),
+        checks: record.checks.clone(),
         total_ms: record.total_ms,
         error: record.error.clone(),
         run_id: record.run_id.clone(),
@@ -445,6 +450,8 @@ pub struct Row {
     pub gold: Option<GoldScore>,
     /// Completed runs the limit cut in a runaway loop.
     pub loops: usize,
+    /// Completed runs whose reported finish disagrees with their evidence.
+    pub finish_mismatches: usize,
     /// Share of the output tokens spent reasoning, over the completed runs
     /// whose provider reported both counts (reasoning models only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -546,6 +553,7 @@ pub fn table<'a>(
                 gold,
                 reasoning_share: reasoning_share(&done),
                 loops: done.iter().filter(|s| s.loop_repeats.is_some()).count(),
+                finish_mismatches: done.iter().filter(|s| !s.checks.is_empty()).count(),
             });
         }
     }
@@ -736,6 +744,7 @@ mod tests {
             completion_tokens: Some(100),
             reasoning_tokens: None,
             loop_repeats: None,
+            checks: Vec::new(),
             total_ms: 0,
             error: err.then(|| LlmError::new(crate::llm::ErrorKind::Server, "x")),
             run_id: String::new(),

@@ -19,6 +19,7 @@ pub mod gemini;
 pub mod http;
 pub mod llama_server;
 pub mod local;
+pub mod mismatch;
 pub mod ollama;
 pub mod openai;
 pub mod params;

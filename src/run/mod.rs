@@ -5,6 +5,7 @@
 //! client-side stop (`stream`), the answer analysed by its response type
 //! and structured output checked, and the run recorded in a session.
 
+pub mod evidence;
 pub mod plan;
 pub mod stop;
 pub mod target;
@@ -342,8 +343,13 @@ pub fn finish(
         total_ms: t.total_ms,
         structured_path: plan.path.as_str().into(),
         adjustments: plan.adjustments.clone(),
+        checks: Vec::new(),
         analysis: analysis.summary(),
     };
+    let structured_cut = structured_error
+        .as_ref()
+        .is_some_and(|e| e.failure.starts_with("truncated JSON"));
+    record.checks = evidence::check(&record, &analysis, structured_cut);
     if let Some(rec) = recorder {
         record.run_id = rec.next_run_id();
         if let Err(e) = rec.record(&record) {

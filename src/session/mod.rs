@@ -99,6 +99,9 @@ pub struct RunRecord {
     /// refused, client-side stop, wrapped schema), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adjustments: Vec<crate::llm::params::Adjustment>,
+    /// Where the reported finish disagrees with the run's evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<crate::llm::mismatch::Mismatch>,
     /// Reasoning / thinking text the provider streamed.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub thinking: String,

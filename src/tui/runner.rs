@@ -407,6 +407,13 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
         .iter()
         .map(crate::llm::params::Adjustment::describe)
         .collect();
+    notes.extend(
+        outcome
+            .record
+            .checks
+            .iter()
+            .map(crate::llm::mismatch::Mismatch::describe),
+    );
     notes.extend(crate::run::budget_note(&outcome.record));
     let records = matches!(
         (&job.provider, &job.source),
