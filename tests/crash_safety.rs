@@ -70,6 +70,7 @@ fn record(i: usize) -> RunRecord {
         structured_path: "none".into(),
         adjustments: Vec::new(),
         checks: Vec::new(),
+        prefill: String::new(),
         thinking: String::new(),
         analysis: json!({"response_type": "jsonl", "items": i}),
     }

@@ -1458,6 +1458,7 @@ fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
         structured_path: "none".into(),
         adjustments: Vec::new(),
         checks: Vec::new(),
+        prefill: String::new(),
         analysis: json!({}),
     };
     assert_eq!(

@@ -468,6 +468,7 @@ pub fn recorded_session() -> cutline::session::Session {
         structured_path: "none".into(),
         adjustments: Vec::new(),
         checks: Vec::new(),
+        prefill: String::new(),
         thinking: String::new(),
         analysis: serde_json::json!({}),
     };

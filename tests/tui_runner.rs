@@ -78,6 +78,7 @@ fn record_session(dir: &std::path::Path) {
         structured_path: "none".into(),
         adjustments: Vec::new(),
         checks: Vec::new(),
+        prefill: String::new(),
         thinking: String::new(),
         analysis: serde_json::json!({}),
     };

@@ -98,6 +98,14 @@ impl Anthropic {
             "messages": [{"role": "user", "content": p.prompt}],
             "stream": true,
         });
+        // A continuation: the answer so far as the assistant's turn (which
+        // may not end in whitespace), so Claude goes on from it.
+        let prefill = req.prefill.trim_end();
+        if !prefill.is_empty() {
+            if let Some(m) = body["messages"].as_array_mut() {
+                m.push(json!({"role": "assistant", "content": prefill}));
+            }
+        }
         if !p.system.is_empty() {
             body["system"] = json!(p.system);
         }
@@ -164,6 +172,11 @@ impl Provider for Anthropic {
             ..MessageDecoder::default()
         };
         self.endpoint.post(self.url(), body, h, Framing::Sse, decoder)
+    }
+
+    /// Assistant prefill, except with extended thinking (which refuses it).
+    fn prefills(&self) -> bool {
+        self.endpoint.thinking.is_none()
     }
 }
 

@@ -36,10 +36,12 @@ impl LlamaServer {
 
     /// The exact JSON body sent for `req`.
     pub fn body(&self, req: &Request) -> Value {
+        // A continuation's prefill follows the prompt verbatim: the model
+        // goes on from the exact text it had produced.
         let prompt = if req.system.is_empty() {
-            req.prompt.clone()
+            format!("{}{}", req.prompt, req.prefill)
         } else {
-            format!("{}\n\n{}", req.system, req.prompt)
+            format!("{}\n\n{}{}", req.system, req.prompt, req.prefill)
         };
         let mut body = json!({
             "prompt": prompt,
@@ -96,6 +98,10 @@ impl Provider for LlamaServer {
         };
         self.endpoint
             .post(url, self.body(&req), h, Framing::Sse, CompletionDecoder::default())
+    }
+
+    fn prefills(&self) -> bool {
+        true
     }
 }
 

@@ -54,6 +54,11 @@ pub struct Request {
     /// line's `--header`). `Debug` of a value is never logged.
     #[serde(skip)]
     pub headers: Vec<(String, String)>,
+    /// Text the answer already begins with (a continuation): a wire that
+    /// can prefill puts it where the answer starts and the model goes on
+    /// from there. Sent only to a provider whose `prefills()` is true.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prefill: String,
 }
 
 /// Why generation ended, normalised across providers.
@@ -231,6 +236,11 @@ pub trait Provider: Send + Sync {
     fn info(&self) -> ProviderInfo;
     /// Send `req` and stream the answer. Dropping the stream cancels it.
     fn stream(&self, req: Request) -> EventStream;
+    /// Whether `Request::prefill` is honoured (the answer continues from
+    /// it exactly); otherwise a continuation asks in a follow-up turn.
+    fn prefills(&self) -> bool {
+        false
+    }
 }
 
 /// Timeouts every HTTP provider honours.

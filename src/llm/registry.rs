@@ -256,4 +256,8 @@ impl Provider for Local {
             }
         })
     }
+
+    fn prefills(&self) -> bool {
+        true
+    }
 }

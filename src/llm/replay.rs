@@ -48,8 +48,31 @@ impl Provider for Replay {
         }
     }
 
+    /// A recording continues from any of its own prefixes that end on a
+    /// token: what a greedy model would say after that prefill.
+    fn prefills(&self) -> bool {
+        true
+    }
+
     fn stream(&self, req: Request) -> EventStream {
-        let (pieces, reason, _) = cut(&self.transcript, req.max_tokens);
+        let rest = if req.prefill.is_empty() {
+            Some(self.transcript.clone())
+        } else {
+            after_prefill(&self.transcript, &req.prefill)
+        };
+        let Some(rest) = rest else {
+            let e = super::LlmError::new(
+                super::ErrorKind::BadRequest,
+                format!(
+                    "the recording {} does not continue from the text given (it is not a prefix ending on a token)",
+                    self.source
+                ),
+            );
+            return spawn_stream(move |tx| async move {
+                let _ = tx.send(Event::Error(e)).await;
+            });
+        };
+        let (pieces, reason, _) = cut(&rest, req.max_tokens);
         let prompt_tokens = self.transcript.usage.prompt_tokens;
         spawn_stream(move |tx| async move {
             let n = pieces.len();
@@ -75,6 +98,30 @@ impl Provider for Replay {
                 .await;
         })
     }
+}
+
+/// The part of a recording after `prefill`, when `prefill` is its text up
+/// to a piece boundary.
+pub fn after_prefill(t: &Transcript, prefill: &str) -> Option<Transcript> {
+    let mut at = 0;
+    for (k, p) in t.pieces.iter().enumerate() {
+        if at == prefill.len() {
+            return Some(Transcript {
+                text: t.text.get(at..)?.to_owned(),
+                pieces: t.pieces[k..].to_vec(),
+                ..t.clone()
+            });
+        }
+        if !prefill[at..].starts_with(p.text.as_str()) {
+            return None;
+        }
+        at += p.text.len();
+    }
+    (at == prefill.len()).then(|| Transcript {
+        text: String::new(),
+        pieces: Vec::new(),
+        ..t.clone()
+    })
 }
 
 /// The recorded provider info, from a run's JSON (tolerant of old records).

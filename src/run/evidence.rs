@@ -96,6 +96,7 @@ mod tests {
             structured_path: "none".into(),
             adjustments: Vec::new(),
             checks: Vec::new(),
+            prefill: String::new(),
             analysis: serde_json::json!({}),
         }
     }

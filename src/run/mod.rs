@@ -343,6 +343,7 @@ pub fn finish(
         total_ms: t.total_ms,
         structured_path: plan.path.as_str().into(),
         adjustments: plan.adjustments.clone(),
+        prefill: plan.request.prefill.clone(),
         checks: Vec::new(),
         analysis: analysis.summary(),
     };

@@ -92,6 +92,7 @@ impl Plan {
                 top_p: rec.params.top_p,
                 response_schema: None,
                 headers: Vec::new(),
+                prefill: rec.prefill.clone(),
             },
             path: Path::parse(&rec.structured_path).unwrap_or(Path::None),
             client_stop: Vec::new(),
@@ -137,6 +138,7 @@ fn plan_with(spec: &Spec, target: &Target, info: &ProviderInfo) -> Result<Plan, 
         top_p: fitted.top_p,
         response_schema: fitted.native_schema,
         headers: spec.headers.clone(),
+        prefill: String::new(),
     };
     Ok(Plan {
         request,

@@ -99,6 +99,10 @@ pub struct RunRecord {
     /// refused, client-side stop, wrapped schema), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adjustments: Vec<crate::llm::params::Adjustment>,
+    /// For a continuation call: the answer so far it continued from
+    /// (prefilled, or quoted in a follow-up turn).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prefill: String,
     /// Where the reported finish disagrees with the run's evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<crate::llm::mismatch::Mismatch>,
