@@ -101,10 +101,10 @@ impl Anthropic {
         // A continuation: the answer so far as the assistant's turn (which
         // may not end in whitespace), so Claude goes on from it.
         let prefill = req.prefill.trim_end();
-        if !prefill.is_empty() {
-            if let Some(m) = body["messages"].as_array_mut() {
-                m.push(json!({"role": "assistant", "content": prefill}));
-            }
+        if !prefill.is_empty()
+            && let Some(m) = body["messages"].as_array_mut()
+        {
+            m.push(json!({"role": "assistant", "content": prefill}));
         }
         if !p.system.is_empty() {
             body["system"] = json!(p.system);
