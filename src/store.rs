@@ -17,7 +17,7 @@ use crate::prompt::{ConfigError, PromptConfig, SourceFormat, Warning, load_bytes
 /// Load every prompt of one file.
 pub fn load_file(path: &Path) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
     let label = path.display().to_string();
-    let bytes = fs::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
+    let bytes = crate::limits::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
     load_bytes(&label, &bytes)
 }
 
@@ -264,7 +264,7 @@ fn update_bundle(bundle: &mut serde_json::Map<String, Value>, p: &PromptConfig) 
 
 fn read_json(path: &Path) -> Result<Value, ConfigError> {
     let label = path.display().to_string();
-    let bytes = fs::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
+    let bytes = crate::limits::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
     serde_json::from_slice(&bytes)
         .map_err(|e| ConfigError::new(&label, format!("cannot save: the file is not JSON: {e}")))
 }

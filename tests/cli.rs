@@ -422,3 +422,155 @@ fn sweep_of_a_recorded_run_cuts_at_its_own_tokens() {
         "the sweep's full-length count equals the recorded analysis"
     );
 }
+
+/// A temporary sessions directory holding a copy of the demo session, and
+/// `run --provider replay` on it with `--session ID`.
+fn replay_run(sessions: &std::path::Path, session_id: &str) -> (Value, i32) {
+    envelope(&[
+        "run",
+        "extract-definitions-jsonl",
+        "--provider",
+        "replay",
+        "--max-tokens",
+        "64",
+        "--session",
+        session_id,
+        "--sessions",
+        sessions.to_str().expect("utf-8 path"),
+        "--prompts",
+        "prompts",
+    ])
+}
+
+/// `--session ../x` or an absolute path never appends to a `.jsonl`
+/// outside the sessions directory: a session id is a name, made safe by
+/// the same rule `eval` uses.
+#[test]
+fn run_session_id_is_a_name_never_a_path() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir(&sessions).expect("mkdir");
+    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let victim = tmp.path().join("victim.jsonl");
+    let abs_victim = tmp.path().join("abs.jsonl");
+    let header = "{\"type\":\"session\",\"version\":1,\"id\":\"victim\",\"created_ms\":0}\n";
+    std::fs::write(&victim, header).expect("victim");
+    std::fs::write(&abs_victim, header).expect("victim");
+    let (env, code) = replay_run(&sessions, "../victim");
+    assert_eq!(code, 0, "{env}");
+    assert_eq!(
+        env["data"]["session"]["path"],
+        sessions.join("---victim.jsonl").display().to_string()
+    );
+    let abs = tmp.path().join("abs").display().to_string();
+    let (env, code) = replay_run(&sessions, &abs);
+    assert_eq!(code, 0, "{env}");
+    let path = env["data"]["session"]["path"].as_str().expect("path");
+    assert_eq!(std::path::Path::new(path).parent(), Some(sessions.as_path()), "{path}");
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), header);
+    assert_eq!(std::fs::read_to_string(&abs_victim).expect("victim"), header);
+}
+
+/// A symlink in the sessions directory is never appended through.
+#[cfg(unix)]
+#[test]
+fn run_does_not_append_through_a_symlinked_session() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir(&sessions).expect("mkdir");
+    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let victim = tmp.path().join("gold.jsonl");
+    let header = "{\"type\":\"session\",\"version\":1,\"id\":\"gold\",\"created_ms\":0}\n";
+    std::fs::write(&victim, header).expect("victim");
+    std::os::unix::fs::symlink(&victim, sessions.join("gold.jsonl")).expect("symlink");
+    let (env, code) = replay_run(&sessions, "gold");
+    assert_eq!(code, 4, "{env}");
+    let link = sessions.join("gold.jsonl");
+    assert_eq!(
+        env["error"]["message"],
+        format!(
+            "{}: {}: not a regular file (a link is never appended through)",
+            sessions.display(),
+            link.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), header);
+}
+
+/// Files over the read cap are an error naming their size; a stray
+/// non-session `.jsonl` in `sessions/` is one warning, not one per line.
+#[test]
+fn reads_are_bounded_and_a_stray_jsonl_is_one_warning() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let prompts = tmp.path().join("prompts");
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir(&prompts).expect("mkdir");
+    std::fs::create_dir(&sessions).expect("mkdir");
+    let big = "x".repeat((2 << 20) + 1);
+    std::fs::write(prompts.join("big.toml"), &big).expect("write");
+    std::fs::write(sessions.join("big.jsonl"), &big).expect("write");
+    std::fs::write(sessions.join("stray.jsonl"), "{\"a\":1}\n".repeat(5000)).expect("write");
+    let out = cutline()
+        .env("CUTLINE_MAX_FILE_MIB", "1")
+        .args(["prompts", "--dir", prompts.to_str().expect("utf-8")])
+        .output()
+        .expect("run");
+    let recs = jsonl(&out.stdout);
+    let errors: Vec<&Value> = recs.iter().filter(|r| r["type"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{recs:?}");
+    assert_eq!(
+        errors[0]["message"],
+        format!(
+            "{}: cannot read: 2097153 bytes, over the 1 MiB limit for one file (set CUTLINE_MAX_FILE_MIB to raise it)",
+            prompts.join("big.toml").display()
+        )
+    );
+    let out = cutline()
+        .env("CUTLINE_MAX_FILE_MIB", "1")
+        .args(["sessions", "--sessions", sessions.to_str().expect("utf-8")])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let warnings: Vec<String> = jsonl(&out.stdout)
+        .iter()
+        .filter(|r| r["type"] == "warning")
+        .map(|r| r["message"].as_str().expect("message").to_owned())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "{}: 2097153 bytes, over the 1 MiB limit for one file (set CUTLINE_MAX_FILE_MIB to raise it)",
+                sessions.join("big.jsonl").display()
+            ),
+            format!(
+                "{}: not a session file (its first line is not a session header); skipped",
+                sessions.join("stray.jsonl").display()
+            ),
+        ]
+    );
+}
+
+/// A prompt file linked to `/proc/self/pagemap` (which reports no size and
+/// never ends) is read only up to the cap.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_prompt_linked_to_proc_pagemap_stops_at_the_cap() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink("/proc/self/pagemap", tmp.path().join("p.json")).expect("symlink");
+    let out = cutline()
+        .env("CUTLINE_MAX_FILE_MIB", "1")
+        .args(["prompts", "--dir", tmp.path().to_str().expect("utf-8")])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .expect("run");
+    let recs = jsonl(&out.stdout);
+    let errors: Vec<&Value> = recs.iter().filter(|r| r["type"] == "error").collect();
+    assert_eq!(
+        errors[0]["message"],
+        format!(
+            "{}: cannot read: more bytes than its size says, over the 1 MiB limit for one file (set CUTLINE_MAX_FILE_MIB to raise it)",
+            tmp.path().join("p.json").display()
+        )
+    );
+}

@@ -348,7 +348,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             .clone()
             .unwrap_or_else(|| eval::default_session_id(&identities)),
     );
-    let session_path = cli.sessions.join(format!("{session_id}.jsonl"));
+    let session_path = crate::session::file_for(&cli.sessions, &session_id);
     // Open (and lock) the session before reading what it holds, so a second
     // eval on the same session fails at once instead of repeating runs.
     let mut recorder = super::run::open_session(&cli.sessions, &session_id)

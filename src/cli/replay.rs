@@ -53,7 +53,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let prompt = prompt_of(rec)?;
     let max_tokens = args.max_tokens.or(rec.params.max_tokens);
     let replay = Replay {
-        source: format!("{}#{}", session.header.id, idx + 1),
+        source: session.reference(idx),
         transcript: rec.transcript(),
         original: rec.provider.clone(),
     };

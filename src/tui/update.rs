@@ -578,7 +578,7 @@ fn open_recording(s: &mut State) {
 }
 
 fn reference(s: &State, si: usize, ri: usize) -> String {
-    format!("{}#{}", s.sessions.sessions[si].header.id, ri + 1)
+    s.sessions.sessions[si].reference(ri)
 }
 
 /// A limit as people read it.
