@@ -160,6 +160,40 @@ pub fn resolve(reference: &str, dir: &Path) -> Result<PromptConfig, ConfigError>
     Err(ConfigError::new(reference, cause))
 }
 
+/// Save `p` like [`save`], only when its file lies directly inside `dir`,
+/// the directory it belongs to: a prompt id is a name, so a file built from
+/// an id like `../../x` is refused, never written.
+pub fn save_in(p: &PromptConfig, dir: &Path) -> Result<(), ConfigError> {
+    check_inside(Path::new(&p.origin.file), dir)?;
+    save(p)
+}
+
+/// `file` is a plain file name directly inside `dir` (compared after
+/// resolving links and `..`), else an error naming both.
+pub fn check_inside(file: &Path, dir: &Path) -> Result<(), ConfigError> {
+    let plain_name = matches!(file.components().next_back(), Some(std::path::Component::Normal(_)));
+    let parent = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let inside = plain_name
+        && match (fs::canonicalize(parent), fs::canonicalize(dir)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+    if inside {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            file.display().to_string(),
+            format!(
+                "not written: the file is not inside {} (a prompt id is a name, never a path)",
+                dir.display()
+            ),
+        ))
+    }
+}
+
 /// Write `p` back to `origin.file` in its own format, atomically.
 ///
 /// A TOML prompt is rewritten whole. A TrustGraph single prompt keeps the
