@@ -574,3 +574,96 @@ fn a_prompt_linked_to_proc_pagemap_stops_at_the_cap() {
         )
     );
 }
+
+/// `prompts --dir` on a directory that does not exist is an input error
+/// (exit 4) naming it, not an empty list.
+#[test]
+fn prompts_on_a_missing_directory_exits_4() {
+    let (env, code) = envelope(&["prompts", "--dir", "/nonexistent"]);
+    assert_eq!(code, 4, "{env}");
+    assert_eq!(env["error"]["category"], "input_error");
+    assert_eq!(
+        env["error"]["message"],
+        "/nonexistent: cannot read prompts directory: No such file or directory (os error 2)"
+    );
+}
+
+/// A write error on stdout (here a full disk, `/dev/full`) says what failed
+/// on stderr and exits 1, in every output format.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_says_so_and_exits_non_zero_in_every_format() {
+    for format in ["jsonl", "json", "pretty"] {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("cutline"))
+            .args(["prompts", "--prompts", "prompts", "--output", format])
+            .env_remove("CUTLINE_PROMPTS")
+            .stdout(std::fs::File::create("/dev/full").expect("/dev/full"))
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "error: writing output: No space left on device (os error 28)\n",
+            "{format}"
+        );
+    }
+}
+
+/// A closed pipe on stdout is said on stderr and exits 1 as well.
+#[test]
+fn a_closed_stdout_pipe_says_so_and_exits_non_zero() {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cutline"))
+        .args(["prompts", "--prompts", "prompts", "--output", "json"])
+        .env_remove("CUTLINE_PROMPTS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: writing output: Broken pipe (os error 32)\n"
+    );
+}
+
+/// `eval` whose session writes fail (here a file-size limit, as on a full
+/// disk) exits non-zero and says how many runs went unrecorded.
+#[cfg(target_os = "linux")]
+#[test]
+fn eval_with_unrecorded_runs_exits_non_zero_and_counts_them() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir(&sessions).expect("mkdir");
+    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let bin = assert_cmd::cargo::cargo_bin("cutline");
+    // SIGXFSZ ignored, so a write past the limit fails with EFBIG.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 100; exec '{}' eval --prompt extract-definitions --provider replay --max-tokens 32,64,96,128,none --prompts prompts --sessions '{}' --output json",
+        bin.display(),
+        sessions.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .env_remove("CUTLINE_PROMPTS")
+        .env_remove("CUTLINE_SESSIONS")
+        .env_remove("CUTLINE_CONFIG")
+        .output()
+        .expect("run");
+    let env: Value = serde_json::from_slice(&out.stdout).expect("one envelope");
+    assert_eq!(out.status.code(), Some(4), "{env}");
+    assert_eq!(env["error"]["category"], "input_error");
+    let msg = env["error"]["message"].as_str().expect("message");
+    let session = sessions.join("eval-77240638f661.jsonl");
+    let recorded = cutline::session::load(&session).expect("loads").runs.len();
+    assert!(recorded < 30, "{recorded}");
+    assert_eq!(
+        msg,
+        format!(
+            "{} of 30 runs were not recorded in {} (first: File too large (os error 27)); a rerun will run them again",
+            30 - recorded,
+            session.display()
+        )
+    );
+}
