@@ -667,3 +667,72 @@ fn eval_with_unrecorded_runs_exits_non_zero_and_counts_them() {
         )
     );
 }
+
+/// True while process `pid` runs (a zombie has ended).
+#[cfg(target_os = "linux")]
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+/// A `kill -9` of cutline while it holds a local server does not leave the
+/// server running: its watchdog stops it. The server is a fake (a script
+/// set through `CUTLINE_LLAMA_SERVER` that only sleeps), so no model is
+/// needed.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_local_server_never_outlives_a_kill_9_of_cutline() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pidfile = tmp.path().join("server.pid");
+    let server = tmp.path().join("fake-llama-server");
+    std::fs::write(
+        &server,
+        format!(
+            "#!/bin/sh\necho $$ > '{}.tmp'\nmv '{0}.tmp' '{0}'\nexec sleep 300\n",
+            pidfile.display()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let model = tmp.path().join("model.gguf");
+    std::fs::write(&model, "not a model").expect("model");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cutline"))
+        .args([
+            "run",
+            "extract-definitions-jsonl",
+            "--provider",
+            "local",
+            "--no-record",
+            "--prompts",
+            "prompts",
+        ])
+        .env("CUTLINE_LLAMA_SERVER", &server)
+        .env("CUTLINE_MODEL", &model)
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env_remove("CUTLINE_PROMPTS")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn cutline");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let pid = loop {
+        if let Ok(p) = std::fs::read_to_string(&pidfile) {
+            break p.trim().to_owned();
+        }
+        assert!(std::time::Instant::now() < deadline, "the fake server never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(alive(&pid), "the fake server runs");
+    child.kill().expect("kill -9 cutline");
+    child.wait().expect("reap cutline");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(&pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let survived = alive(&pid);
+    if survived {
+        let _ = std::process::Command::new("kill").args(["-9", &pid]).status();
+    }
+    assert!(!survived, "the local server outlived cutline");
+}
