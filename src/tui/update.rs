@@ -29,6 +29,7 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
     match ev {
         Event::Key(k) => key(s, k),
         Event::Mouse(m) => mouse(s, m),
+        Event::Paste(text) => super::paste::paste(s, &text),
         Event::Resize(w, h) => {
             s.size = (w, h);
             Vec::new()
