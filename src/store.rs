@@ -187,7 +187,7 @@ pub fn check_inside(file: &Path, dir: &Path) -> Result<(), ConfigError> {
         Err(ConfigError::new(
             file.display().to_string(),
             format!(
-                "not written: the file is not inside {} (a prompt id is a name, never a path)",
+                "the file is not inside {} (a prompt id is a name, never a path)",
                 dir.display()
             ),
         ))

@@ -328,12 +328,13 @@ schema = '{"type": "array", "items": {"type": "object", "properties": {"name": {
     let mut s = state();
     s.prompts_dir = prompts.clone();
     drive(&mut s, &mut runner, &mut rx, vec![Effect::LoadPrompts], |s| {
-        !s.prompts.prompts.is_empty() || !s.prompts.errors.is_empty()
+        s.prompts.prompts.len() == 1 || !s.prompts.errors.is_empty()
     })
     .await;
-    if s.prompts.prompts.is_empty() {
+    if s.prompts.prompts.len() != 1 {
         return; // The loader refuses the id: nothing to write.
     }
+    assert_eq!(s.prompts.prompts[0].id, "../../escape-target");
     let fx = send(&mut s, [ch('M'), ch('W')]);
     drive(&mut s, &mut runner, &mut rx, fx, |s| {
         s.message.as_ref().is_some_and(|m| m.text.starts_with("not written"))
@@ -343,7 +344,7 @@ schema = '{"type": "array", "items": {"type": "object", "properties": {"name": {
     assert_eq!(
         s.message.as_ref().unwrap().text,
         format!(
-            "not written: {}: not written: the file is not inside {} (a prompt id is a name, never a path)",
+            "not written: {}: the file is not inside {} (a prompt id is a name, never a path)",
             target.display(),
             prompts.display()
         )
