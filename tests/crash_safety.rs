@@ -273,3 +273,25 @@ fn a_torn_line_mid_session_shifts_no_reference() {
         format!("{}: no run #2 in the session (recorded: #1, #3, #4)", path.display())
     );
 }
+
+/// A run torn while it was written keeps its number: the next run does not
+/// reuse it (a `session#N` printed for the torn run never names another).
+#[test]
+fn a_torn_last_run_keeps_its_number() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rec = Recorder::create(dir.path(), "cut").unwrap();
+    for i in 0..3 {
+        let mut r = record(i);
+        r.run_id = rec.next_run_id();
+        rec.record(&r).unwrap();
+    }
+    let path = rec.path().to_owned();
+    drop(rec);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 40]).unwrap();
+    let mut rec = Recorder::open(&path).unwrap();
+    assert_eq!(rec.next_run_id(), "cut#4");
+}

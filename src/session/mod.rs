@@ -236,11 +236,12 @@ impl Recorder {
     }
 
     /// Open an existing session file to append more runs to it. New runs
-    /// are numbered after the highest run number on disk.
+    /// are numbered after the highest run number on disk, a torn run's
+    /// included.
     pub fn open(path: &Path) -> std::io::Result<Self> {
         let mut file = OpenOptions::new().append(true).read(true).open(path)?;
         lock(&file, path)?;
-        let existing = load(path)?;
+        let (existing, torn_max) = load_numbered(path)?;
         // A torn last line (no newline) must not swallow the next record.
         let len = file.metadata()?.len();
         if len > 0 {
@@ -257,7 +258,8 @@ impl Recorder {
             .enumerate()
             .map(|(i, r)| run_number(r, i))
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(torn_max);
         Ok(Self {
             path: path.to_owned(),
             file,
@@ -326,6 +328,20 @@ const MAX_LINE_WARNINGS: usize = 20;
 /// stray `.jsonl` costs one warning, not one per line), and a file over
 /// the read cap ([`crate::limits`]) is an error naming its size.
 pub fn load(path: &Path) -> std::io::Result<Session> {
+    load_numbered(path).map(|(s, _)| s)
+}
+
+/// The run number in a line cut short, when its run id arrived whole (a
+/// record's `run_id` is serialised right after its `type`).
+fn torn_run_number(line: &[u8]) -> Option<u64> {
+    let rest = line.strip_prefix(br#"{"type":"run","run_id":""#)?;
+    let id = &rest[..memchr::memchr(b'"', rest)?];
+    let n = &id[memchr::memrchr(b'#', id)? + 1..];
+    std::str::from_utf8(n).ok()?.parse().ok()
+}
+
+/// [`load`], plus the highest run number among lines that did not load.
+fn load_numbered(path: &Path) -> std::io::Result<(Session, u64)> {
     let (file, cap) = crate::limits::open(path)?;
     let mut reader = BufReader::new(file.take(cap + 1));
     let label = path.display().to_string();
@@ -340,6 +356,7 @@ pub fn load(path: &Path) -> std::io::Result<Session> {
             skipped += 1;
         }
     };
+    let mut torn_max = 0;
     let mut lines = (&mut reader).split(b'\n').peekable();
     let mut n = 0;
     while let Some(line) = lines.next() {
@@ -353,6 +370,7 @@ pub fn load(path: &Path) -> std::io::Result<Session> {
             Ok(v) => v,
             Err(_) if header.is_none() && !(last && runs.is_empty()) => return Err(not_a_session()),
             Err(e) => {
+                torn_max = torn_max.max(torn_run_number(&line).unwrap_or(0));
                 let what = if last && e.is_eof() {
                     "torn last line (the writer was interrupted); skipped"
                 } else {
@@ -394,12 +412,13 @@ pub fn load(path: &Path) -> std::io::Result<Session> {
             created_ms: 0,
         }
     });
-    Ok(Session {
+    let session = Session {
         path: path.to_owned(),
         header,
         runs,
         warnings,
-    })
+    };
+    Ok((session, torn_max))
 }
 
 fn not_a_session() -> std::io::Error {
