@@ -928,3 +928,34 @@ fn a_paste_is_inserted_in_one_step_and_a_save_after_it_has_it_all() {
     update(&mut s, Event::Paste("jsonl\rmore".into()));
     assert_eq!(s.prompts.filter, "jsonl");
 }
+
+/// Keys that only type (a paste in a terminal without bracketed paste) are
+/// joined by the event loop into one insertion; a key that does more (Ctrl-S)
+/// ends the run and is handled after it.
+#[test]
+fn a_run_of_typed_keys_is_one_insertion() {
+    use cutline::tui::paste::Typed;
+    let mut s = state();
+    send(&mut s, [key(KeyCode::Enter), ch('e')]);
+    let mut typed = Typed::default();
+    let mut handled = Vec::new();
+    for ev in [ch('a'), ch('B'), key(KeyCode::Enter), ch('c'), ctrl('s')] {
+        if let Some(ev) = typed.take(&s, ev) {
+            handled.push(typed.flush().expect("the run before Ctrl-S"));
+            handled.push(ev);
+        }
+    }
+    assert!(typed.flush().is_none());
+    assert!(matches!(&handled[0], Event::Paste(t) if t == "aB\nc"), "{handled:?}");
+    let mut fx = Vec::new();
+    for ev in handled {
+        fx.extend(update(&mut s, ev));
+    }
+    match fx.as_slice() {
+        [Effect::Save(p)] => assert!(p.template.starts_with("aB\ncExtract"), "{}", p.template),
+        other => panic!("{other:?}"),
+    }
+    // Outside insert mode keys are commands, never joined.
+    send(&mut s, [key(KeyCode::Esc)]);
+    assert!(typed.take(&s, ch('q')).is_some());
+}

@@ -318,20 +318,31 @@ async fn event_loop(
                 None => break Ok(()),
             },
         };
-        let mut effects = update(&mut state, ev);
-        // Coalesce a burst (a fast stream) into one frame; a signal that
-        // arrives meanwhile goes ahead of the rest.
+        // Coalesce a burst (a fast stream, typed keys) into one frame; a
+        // signal that arrives meanwhile goes ahead of the rest, and a run
+        // of typed keys is one insertion.
+        let mut effects = Vec::new();
+        let mut typed = paste::Typed::default();
+        let mut next = Some(ev);
         let mut n = 0;
-        while n < 2000 && !state.quit {
-            let ev = match sig_rx.try_recv() {
-                Ok(sig) => sig,
-                Err(_) => match rx.try_recv() {
-                    Ok(ev) => ev,
-                    Err(_) => break,
-                },
-            };
-            effects.extend(update(&mut state, ev));
+        while let Some(ev) = next.take() {
+            if let Some(ev) = typed.take(&state, ev) {
+                if let Some(t) = typed.flush() {
+                    effects.extend(update(&mut state, t));
+                }
+                effects.extend(update(&mut state, ev));
+            }
             n += 1;
+            if n >= 2000 || state.quit {
+                break;
+            }
+            next = match sig_rx.try_recv() {
+                Ok(sig) => Some(sig),
+                Err(_) => rx.try_recv().ok(),
+            };
+        }
+        if let Some(t) = typed.flush() {
+            effects.extend(update(&mut state, t));
         }
         for e in effects {
             if !runner.apply(e) {
