@@ -228,6 +228,17 @@ fn a_file_cut_at_any_byte_of_its_last_line_loses_only_that_line() {
     }
 }
 
+/// A session `stem` in `dir` with runs `stem#1` to `stem#3`; its file.
+fn three_numbered_runs(dir: &Path, stem: &str) -> PathBuf {
+    let mut rec = Recorder::create(dir, stem).unwrap();
+    for i in 0..3 {
+        let mut r = record(i);
+        r.run_id = rec.next_run_id();
+        rec.record(&r).unwrap();
+    }
+    rec.path().to_owned()
+}
+
 /// A torn line in the middle of a session (a crash, then a reopen that
 /// appended more) shifts nothing: `session#N` names the run recorded as
 /// `#N`, and the next run is numbered after the highest id on disk.
@@ -237,14 +248,7 @@ fn a_torn_line_mid_session_shifts_no_reference() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut rec = Recorder::create(dir.path(), "torn").unwrap();
-    for i in 0..3 {
-        let mut r = record(i);
-        r.run_id = rec.next_run_id();
-        rec.record(&r).unwrap();
-    }
-    let path = rec.path().to_owned();
-    drop(rec);
+    let path = three_numbered_runs(dir.path(), "torn");
     // Tear run #2's line in the middle.
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -282,14 +286,7 @@ fn a_torn_last_run_keeps_its_number() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut rec = Recorder::create(dir.path(), "cut").unwrap();
-    for i in 0..3 {
-        let mut r = record(i);
-        r.run_id = rec.next_run_id();
-        rec.record(&r).unwrap();
-    }
-    let path = rec.path().to_owned();
-    drop(rec);
+    let path = three_numbered_runs(dir.path(), "cut");
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() - 40]).unwrap();
     let mut rec = Recorder::open(&path).unwrap();
