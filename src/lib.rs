@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod compare;
 pub mod eval;
+pub mod limits;
 pub mod llm;
 pub mod output;
 pub mod prompt;

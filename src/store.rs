@@ -17,7 +17,7 @@ use crate::prompt::{ConfigError, PromptConfig, SourceFormat, Warning, load_bytes
 /// Load every prompt of one file.
 pub fn load_file(path: &Path) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
     let label = path.display().to_string();
-    let bytes = fs::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
+    let bytes = crate::limits::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
     load_bytes(&label, &bytes)
 }
 
@@ -160,6 +160,40 @@ pub fn resolve(reference: &str, dir: &Path) -> Result<PromptConfig, ConfigError>
     Err(ConfigError::new(reference, cause))
 }
 
+/// Save `p` like [`save`], only when its file lies directly inside `dir`,
+/// the directory it belongs to: a prompt id is a name, so a file built from
+/// an id like `../../x` is refused, never written.
+pub fn save_in(p: &PromptConfig, dir: &Path) -> Result<(), ConfigError> {
+    check_inside(Path::new(&p.origin.file), dir)?;
+    save(p)
+}
+
+/// `file` is a plain file name directly inside `dir` (compared after
+/// resolving links and `..`), else an error naming both.
+pub fn check_inside(file: &Path, dir: &Path) -> Result<(), ConfigError> {
+    let plain_name = matches!(file.components().next_back(), Some(std::path::Component::Normal(_)));
+    let parent = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let inside = plain_name
+        && match (fs::canonicalize(parent), fs::canonicalize(dir)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+    if inside {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            file.display().to_string(),
+            format!(
+                "the file is not inside {} (a prompt id is a name, never a path)",
+                dir.display()
+            ),
+        ))
+    }
+}
+
 /// Write `p` back to `origin.file` in its own format, atomically.
 ///
 /// A TOML prompt is rewritten whole. A TrustGraph single prompt keeps the
@@ -264,7 +298,7 @@ fn update_bundle(bundle: &mut serde_json::Map<String, Value>, p: &PromptConfig) 
 
 fn read_json(path: &Path) -> Result<Value, ConfigError> {
     let label = path.display().to_string();
-    let bytes = fs::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
+    let bytes = crate::limits::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
     serde_json::from_slice(&bytes)
         .map_err(|e| ConfigError::new(&label, format!("cannot save: the file is not JSON: {e}")))
 }

@@ -423,3 +423,317 @@ fn sweep_of_a_recorded_run_cuts_at_its_own_tokens() {
         "the sweep's full-length count equals the recorded analysis"
     );
 }
+
+/// A temporary sessions directory holding a copy of the demo session, and
+/// `run --provider replay` on it with `--session ID`.
+fn replay_run(sessions: &std::path::Path, session_id: &str) -> (Value, i32) {
+    envelope(&[
+        "run",
+        "extract-definitions-jsonl",
+        "--provider",
+        "replay",
+        "--max-tokens",
+        "64",
+        "--session",
+        session_id,
+        "--sessions",
+        sessions.to_str().expect("utf-8 path"),
+        "--prompts",
+        "prompts",
+    ])
+}
+
+/// `--session ../x` or an absolute path never appends to a `.jsonl`
+/// outside the sessions directory: a session id is a name, made safe by
+/// the same rule `eval` uses.
+#[test]
+fn run_session_id_is_a_name_never_a_path() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir(&sessions).expect("mkdir");
+    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let victim = tmp.path().join("victim.jsonl");
+    let abs_victim = tmp.path().join("abs.jsonl");
+    let header = "{\"type\":\"session\",\"version\":1,\"id\":\"victim\",\"created_ms\":0}\n";
+    std::fs::write(&victim, header).expect("victim");
+    std::fs::write(&abs_victim, header).expect("victim");
+    let (env, code) = replay_run(&sessions, "../victim");
+    assert_eq!(code, 0, "{env}");
+    assert_eq!(
+        env["data"]["session"]["path"],
+        sessions.join("---victim.jsonl").display().to_string()
+    );
+    let abs = tmp.path().join("abs").display().to_string();
+    let (env, code) = replay_run(&sessions, &abs);
+    assert_eq!(code, 0, "{env}");
+    let path = env["data"]["session"]["path"].as_str().expect("path");
+    assert_eq!(std::path::Path::new(path).parent(), Some(sessions.as_path()), "{path}");
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), header);
+    assert_eq!(std::fs::read_to_string(&abs_victim).expect("victim"), header);
+}
+
+/// A symlink in the sessions directory is never appended through.
+#[cfg(unix)]
+#[test]
+fn run_does_not_append_through_a_symlinked_session() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir(&sessions).expect("mkdir");
+    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let victim = tmp.path().join("gold.jsonl");
+    let header = "{\"type\":\"session\",\"version\":1,\"id\":\"gold\",\"created_ms\":0}\n";
+    std::fs::write(&victim, header).expect("victim");
+    std::os::unix::fs::symlink(&victim, sessions.join("gold.jsonl")).expect("symlink");
+    let (env, code) = replay_run(&sessions, "gold");
+    assert_eq!(code, 4, "{env}");
+    let link = sessions.join("gold.jsonl");
+    assert_eq!(
+        env["error"]["message"],
+        format!(
+            "{}: {}: not a regular file (a link is never appended through)",
+            sessions.display(),
+            link.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), header);
+}
+
+/// Files over the read cap are an error naming their size; a stray
+/// non-session `.jsonl` in `sessions/` is one warning, not one per line.
+#[test]
+fn reads_are_bounded_and_a_stray_jsonl_is_one_warning() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let prompts = tmp.path().join("prompts");
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir(&prompts).expect("mkdir");
+    std::fs::create_dir(&sessions).expect("mkdir");
+    let big = "x".repeat((2 << 20) + 1);
+    std::fs::write(prompts.join("big.toml"), &big).expect("write");
+    std::fs::write(sessions.join("big.jsonl"), &big).expect("write");
+    std::fs::write(sessions.join("stray.jsonl"), "{\"a\":1}\n".repeat(5000)).expect("write");
+    let out = cutline()
+        .env("CUTLINE_MAX_FILE_MIB", "1")
+        .args(["prompts", "--dir", prompts.to_str().expect("utf-8")])
+        .output()
+        .expect("run");
+    let recs = jsonl(&out.stdout);
+    let errors: Vec<&Value> = recs.iter().filter(|r| r["type"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{recs:?}");
+    assert_eq!(
+        errors[0]["message"],
+        format!(
+            "{}: cannot read: 2097153 bytes, over the 1 MiB limit for one file (set CUTLINE_MAX_FILE_MIB to raise it)",
+            prompts.join("big.toml").display()
+        )
+    );
+    let out = cutline()
+        .env("CUTLINE_MAX_FILE_MIB", "1")
+        .args(["sessions", "--sessions", sessions.to_str().expect("utf-8")])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let warnings: Vec<String> = jsonl(&out.stdout)
+        .iter()
+        .filter(|r| r["type"] == "warning")
+        .map(|r| r["message"].as_str().expect("message").to_owned())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "{}: 2097153 bytes, over the 1 MiB limit for one file (set CUTLINE_MAX_FILE_MIB to raise it)",
+                sessions.join("big.jsonl").display()
+            ),
+            format!(
+                "{}: not a session file (its first line is not a session header); skipped",
+                sessions.join("stray.jsonl").display()
+            ),
+        ]
+    );
+}
+
+/// A prompt file linked to `/proc/self/pagemap` (which reports no size and
+/// never ends) is read only up to the cap.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_prompt_linked_to_proc_pagemap_stops_at_the_cap() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink("/proc/self/pagemap", tmp.path().join("p.json")).expect("symlink");
+    let out = cutline()
+        .env("CUTLINE_MAX_FILE_MIB", "1")
+        .args(["prompts", "--dir", tmp.path().to_str().expect("utf-8")])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .expect("run");
+    let recs = jsonl(&out.stdout);
+    let errors: Vec<&Value> = recs.iter().filter(|r| r["type"] == "error").collect();
+    assert_eq!(
+        errors[0]["message"],
+        format!(
+            "{}: cannot read: more bytes than its size says, over the 1 MiB limit for one file (set CUTLINE_MAX_FILE_MIB to raise it)",
+            tmp.path().join("p.json").display()
+        )
+    );
+}
+
+/// `prompts --dir` on a directory that does not exist is an input error
+/// (exit 4) naming it, not an empty list.
+#[test]
+fn prompts_on_a_missing_directory_exits_4() {
+    let (env, code) = envelope(&["prompts", "--dir", "/nonexistent"]);
+    assert_eq!(code, 4, "{env}");
+    assert_eq!(env["error"]["category"], "input_error");
+    assert_eq!(
+        env["error"]["message"],
+        "/nonexistent: cannot read prompts directory: No such file or directory (os error 2)"
+    );
+}
+
+/// A write error on stdout (here a full disk, `/dev/full`) says what failed
+/// on stderr and exits 1, in every output format.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_says_so_and_exits_non_zero_in_every_format() {
+    for format in ["jsonl", "json", "pretty"] {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("cutline"))
+            .args(["prompts", "--prompts", "prompts", "--output", format])
+            .env_remove("CUTLINE_PROMPTS")
+            .stdout(std::fs::File::create("/dev/full").expect("/dev/full"))
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "error: writing output: No space left on device (os error 28)\n",
+            "{format}"
+        );
+    }
+}
+
+/// A closed pipe on stdout is said on stderr and exits 1 as well.
+#[test]
+fn a_closed_stdout_pipe_says_so_and_exits_non_zero() {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cutline"))
+        .args(["prompts", "--prompts", "prompts", "--output", "json"])
+        .env_remove("CUTLINE_PROMPTS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: writing output: Broken pipe (os error 32)\n"
+    );
+}
+
+/// `eval` whose session writes fail (here a file-size limit, as on a full
+/// disk) exits non-zero and says how many runs went unrecorded.
+#[cfg(target_os = "linux")]
+#[test]
+fn eval_with_unrecorded_runs_exits_non_zero_and_counts_them() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir(&sessions).expect("mkdir");
+    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let bin = assert_cmd::cargo::cargo_bin("cutline");
+    // SIGXFSZ ignored, so a write past the limit fails with EFBIG.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 100; exec '{}' eval --prompt extract-definitions --provider replay --max-tokens 32,64,96,128,none --prompts prompts --sessions '{}' --output json",
+        bin.display(),
+        sessions.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .env_remove("CUTLINE_PROMPTS")
+        .env_remove("CUTLINE_SESSIONS")
+        .env_remove("CUTLINE_CONFIG")
+        .output()
+        .expect("run");
+    let env: Value = serde_json::from_slice(&out.stdout).expect("one envelope");
+    assert_eq!(out.status.code(), Some(4), "{env}");
+    assert_eq!(env["error"]["category"], "input_error");
+    let msg = env["error"]["message"].as_str().expect("message");
+    let session = sessions.join("eval-77240638f661.jsonl");
+    let recorded = cutline::session::load(&session).expect("loads").runs.len();
+    assert!(recorded < 30, "{recorded}");
+    assert_eq!(
+        msg,
+        format!(
+            "{} of 30 runs were not recorded in {} (first: File too large (os error 27)); a rerun will run them again",
+            30 - recorded,
+            session.display()
+        )
+    );
+}
+
+/// True while process `pid` runs (a zombie has ended).
+#[cfg(target_os = "linux")]
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+/// A `kill -9` of cutline while it holds a local server does not leave the
+/// server running: its watchdog stops it. The server is a fake (a script
+/// set through `CUTLINE_LLAMA_SERVER` that only sleeps), so no model is
+/// needed.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_local_server_never_outlives_a_kill_9_of_cutline() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pidfile = tmp.path().join("server.pid");
+    let server = tmp.path().join("fake-llama-server");
+    std::fs::write(
+        &server,
+        format!(
+            "#!/bin/sh\necho $$ > '{}.tmp'\nmv '{0}.tmp' '{0}'\nexec sleep 300\n",
+            pidfile.display()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let model = tmp.path().join("model.gguf");
+    std::fs::write(&model, "not a model").expect("model");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cutline"))
+        .args([
+            "run",
+            "extract-definitions-jsonl",
+            "--provider",
+            "local",
+            "--no-record",
+            "--prompts",
+            "prompts",
+        ])
+        .env("CUTLINE_LLAMA_SERVER", &server)
+        .env("CUTLINE_MODEL", &model)
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env_remove("CUTLINE_PROMPTS")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn cutline");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let pid = loop {
+        if let Ok(p) = std::fs::read_to_string(&pidfile) {
+            break p.trim().to_owned();
+        }
+        assert!(std::time::Instant::now() < deadline, "the fake server never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(alive(&pid), "the fake server runs");
+    child.kill().expect("kill -9 cutline");
+    child.wait().expect("reap cutline");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(&pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let survived = alive(&pid);
+    if survived {
+        let _ = std::process::Command::new("kill").args(["-9", &pid]).status();
+    }
+    assert!(!survived, "the local server outlived cutline");
+}

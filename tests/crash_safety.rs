@@ -232,3 +232,68 @@ fn a_file_cut_at_any_byte_of_its_last_line_loses_only_that_line() {
         assert_eq!(v["run_id"], "crash#1");
     }
 }
+
+/// A session `stem` in `dir` with runs `stem#1` to `stem#3`; its file.
+fn three_numbered_runs(dir: &Path, stem: &str) -> PathBuf {
+    let mut rec = Recorder::create(dir, stem).unwrap();
+    for i in 0..3 {
+        let mut r = record(i);
+        r.run_id = rec.next_run_id();
+        rec.record(&r).unwrap();
+    }
+    rec.path().to_owned()
+}
+
+/// A torn line in the middle of a session (a crash, then a reopen that
+/// appended more) shifts nothing: `session#N` names the run recorded as
+/// `#N`, and the next run is numbered after the highest id on disk.
+#[test]
+fn a_torn_line_mid_session_shifts_no_reference() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = three_numbered_runs(dir.path(), "torn");
+    // Tear run #2's line in the middle.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let torn = format!(
+        "{}\n{}\n{}\n{}\n",
+        lines[0],
+        lines[1],
+        &lines[2][..lines[2].len() / 2],
+        lines[3]
+    );
+    std::fs::write(&path, torn).unwrap();
+    let mut rec = Recorder::open(&path).unwrap();
+    let mut r = record(3);
+    r.run_id = rec.next_run_id();
+    assert_eq!(r.run_id, "torn#4", "numbered after the highest id on disk");
+    rec.record(&r).unwrap();
+    drop(rec);
+    let (s, i) = session::resolve("torn#3", dir.path()).unwrap();
+    assert_eq!(s.runs[i].run_id, "torn#3");
+    assert_eq!(s.reference(i), "torn#3");
+    let (s, i) = session::resolve("torn#4", dir.path()).unwrap();
+    assert_eq!(s.runs[i].run_id, "torn#4");
+    let err = session::resolve("torn#2", dir.path()).unwrap_err();
+    assert_eq!(
+        err,
+        format!("{}: no run #2 in the session (recorded: #1, #3, #4)", path.display())
+    );
+}
+
+/// A run torn while it was written keeps its number: the next run does not
+/// reuse it (a `session#N` printed for the torn run never names another).
+#[test]
+fn a_torn_last_run_keeps_its_number() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = three_numbered_runs(dir.path(), "cut");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 40]).unwrap();
+    let mut rec = Recorder::open(&path).unwrap();
+    assert_eq!(rec.next_run_id(), "cut#4");
+}

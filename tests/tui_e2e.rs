@@ -2,6 +2,7 @@
 //! through tmux (send-keys to type, capture-pane to read the screen). Skips,
 //! saying why, when tmux is not installed.
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -234,19 +235,7 @@ fn sigterm_restores_the_terminal() {
     }
     t.wait_for("extract-definitions-jsonl");
     // The pane runs `sh -c …`; cutline is its child.
-    let shell = t.pane_pid();
-    let out = Command::new("pgrep")
-        .arg("-P")
-        .arg(shell.to_string())
-        .output()
-        .expect("pgrep");
-    let pid = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_owned();
-    assert!(!pid.is_empty(), "no child of the pane's shell");
+    let pid = cutline_pid(&t);
     let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(status.success());
     let s = t.wait_for("STTY_DONE");
@@ -470,4 +459,68 @@ fn migrate_write_run_the_pair_and_compare() {
     t.keys(&["q"]);
     let s = t.wait_for("STTY_DONE");
     assert!(s.contains("EXIT=0"), "{s}");
+}
+
+/// The pid of cutline, the child of the pane's shell.
+fn cutline_pid(t: &Tmux) -> String {
+    let out = Command::new("pgrep")
+        .arg("-P")
+        .arg(t.pane_pid().to_string())
+        .output()
+        .expect("pgrep");
+    let pid = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_owned();
+    assert!(!pid.is_empty(), "no child of the pane's shell");
+    pid
+}
+
+/// A 10 KB bracketed paste into the editor lands whole in one step, and a
+/// Ctrl-S sent right after it saves all of it without waiting for more
+/// keys. Then a 200 KB burst typed without bracketed paste (a million
+/// key events in the issue) does not hold a SIGTERM back.
+#[test]
+fn a_paste_lands_in_one_step_and_a_signal_goes_ahead_of_queued_keys() {
+    let Some(t) = Tmux::new("paste") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    launch(&t, dir.path());
+    if not_wired(&t) {
+        return;
+    }
+    t.wait_for("extract-definitions-jsonl");
+    t.keys(&["Enter", "e"]);
+    let paste = dir.path().join("paste.txt");
+    let mut text = String::new();
+    for i in 0..200 {
+        let _ = writeln!(text, "pasted line {i:03} of a ten kilobyte paste, fifty-one bytes");
+    }
+    text.push_str("PASTE-END ");
+    assert!(text.len() >= 10_000);
+    std::fs::write(&paste, &text).unwrap();
+    t.cmd(&["load-buffer", "-b", "p", paste.to_str().unwrap()]);
+    t.cmd(&["paste-buffer", "-p", "-b", "p", "-t", "e2e"]);
+    t.cmd(&["send-keys", "-t", "e2e", "C-s"]);
+    t.wait_for("saved prompts/extract-definitions-jsonl.toml");
+    let saved = std::fs::read_to_string(dir.path().join("prompts/extract-definitions-jsonl.toml")).unwrap();
+    assert!(saved.contains("pasted line 000"), "{saved}");
+    assert!(saved.contains("PASTE-END Define the terms in:"), "{saved}");
+    // A burst typed without bracketed paste, then SIGTERM at once.
+    let burst = dir.path().join("burst.txt");
+    std::fs::write(&burst, "x".repeat(200_000)).unwrap();
+    t.cmd(&["load-buffer", "-b", "k", burst.to_str().unwrap()]);
+    t.cmd(&["paste-buffer", "-b", "k", "-t", "e2e"]);
+    let pid = cutline_pid(&t);
+    let sent = Instant::now();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let s = t.wait_for_secs("STTY_DONE", 20);
+    assert!(s.contains("EXIT=143"), "{s}");
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "SIGTERM waited {:?}",
+        sent.elapsed()
+    );
 }

@@ -894,3 +894,73 @@ fn random_keys_and_sizes_never_panic() {
         let _ = screen(&s, 100, 30);
     }
 }
+
+/// A bracketed paste is one event, inserted in one step: a 10 KB paste
+/// (with the terminal's `\r` line ends) lands whole, and a Ctrl-S right
+/// after it saves all of it.
+#[test]
+fn a_paste_is_inserted_in_one_step_and_a_save_after_it_has_it_all() {
+    let mut s = state();
+    send(&mut s, [key(KeyCode::Enter), ch('e')]);
+    assert_eq!(s.mode, Mode::Insert);
+    let mut pasted = String::new();
+    for i in 0..200 {
+        let _ = writeln!(
+            pasted,
+            "pasted line {i:03} of a ten kilobyte paste, fifty-one bytes a line"
+        );
+    }
+    assert!(pasted.len() >= 10_000);
+    let fx = update(&mut s, Event::Paste(pasted.replace('\n', "\r")));
+    assert!(fx.is_empty(), "{fx:?}");
+    let e = s.editor.as_ref().unwrap();
+    assert!(e.dirty);
+    assert_eq!(
+        e.text(Field::Template),
+        format!("{pasted}Extract definitions from:\n{{{{ text }}}}\nJSON:")
+    );
+    let fx = send(&mut s, [ctrl('s')]);
+    match fx.as_slice() {
+        [Effect::Save(p)] => assert!(p.template.contains("pasted line 199"), "{}", p.template),
+        other => panic!("{other:?}"),
+    }
+    // In normal mode a paste is never taken as commands.
+    send(&mut s, [key(KeyCode::Esc)]);
+    let fx = update(&mut s, Event::Paste("qqq".into()));
+    assert!(fx.is_empty() && !s.quit);
+    // A filter takes the first line of a paste.
+    send(&mut s, [ch('/')]);
+    update(&mut s, Event::Paste("jsonl\rmore".into()));
+    assert_eq!(s.prompts.filter, "jsonl");
+}
+
+/// Keys that only type (a paste in a terminal without bracketed paste) are
+/// joined by the event loop into one insertion; a key that does more (Ctrl-S)
+/// ends the run and is handled after it.
+#[test]
+fn a_run_of_typed_keys_is_one_insertion() {
+    use cutline::tui::paste::Typed;
+    let mut s = state();
+    send(&mut s, [key(KeyCode::Enter), ch('e')]);
+    let mut typed = Typed::default();
+    let mut handled = Vec::new();
+    for ev in [ch('a'), ch('B'), key(KeyCode::Enter), ch('c'), ctrl('s')] {
+        if let Some(ev) = typed.take(&s, ev) {
+            handled.push(typed.flush().expect("the run before Ctrl-S"));
+            handled.push(ev);
+        }
+    }
+    assert!(typed.flush().is_none());
+    assert!(matches!(&handled[0], Event::Paste(t) if t == "aB\nc"), "{handled:?}");
+    let mut fx = Vec::new();
+    for ev in handled {
+        fx.extend(update(&mut s, ev));
+    }
+    match fx.as_slice() {
+        [Effect::Save(p)] => assert!(p.template.starts_with("aB\ncExtract"), "{}", p.template),
+        other => panic!("{other:?}"),
+    }
+    // Outside insert mode keys are commands, never joined.
+    send(&mut s, [key(KeyCode::Esc)]);
+    assert!(typed.take(&s, ch('q')).is_some());
+}

@@ -306,3 +306,57 @@ async fn the_gold_set_of_the_pair_is_found_and_scored() {
     assert!(err.contains("bad.jsonl:2:"), "{err}");
     assert_eq!(cutline::tui::runner::load_gold(&gold, &["none".into()]), Ok(None));
 }
+
+/// A prompt whose id is `../../escape-target` (the loader may let it
+/// through): the Migrate tab's `W` never writes outside the prompts
+/// directory, and says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_like_prompt_id_is_never_written_outside_the_prompts_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("a").join("b").join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("people.toml"),
+        r#"id = "../../escape-target"
+response-type = "json"
+prompt = """
+List the people as a JSON array.
+{{text}}
+"""
+schema = '{"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}'
+"#,
+    )
+    .unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, prompts.clone(), dir.path().to_owned(), Instant::now());
+    let mut s = state();
+    s.prompts_dir = prompts.clone();
+    drive(&mut s, &mut runner, &mut rx, vec![Effect::LoadPrompts], |s| {
+        s.prompts.prompts.len() == 1 || !s.prompts.errors.is_empty()
+    })
+    .await;
+    if s.prompts.prompts.len() != 1 {
+        return; // The loader refuses the id: nothing to write.
+    }
+    assert_eq!(s.prompts.prompts[0].id, "../../escape-target");
+    let fx = send(&mut s, [ch('M'), ch('W')]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.message.as_ref().is_some_and(|m| m.text.starts_with("not written"))
+    })
+    .await;
+    let target = prompts.join("../../escape-target-jsonl.toml");
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        format!(
+            "not written: {}: the file is not inside {} (a prompt id is a name, never a path)",
+            target.display(),
+            prompts.display()
+        )
+    );
+    assert!(!dir.path().join("a").join("escape-target-jsonl.toml").exists());
+    // The store refuses it too, whoever calls it.
+    let mut p = s.migrate.as_ref().unwrap().result.as_ref().unwrap().config.clone();
+    p.origin.file = target.display().to_string();
+    assert!(cutline::store::save_in(&p, &prompts).is_err());
+    assert!(!dir.path().join("a").join("escape-target-jsonl.toml").exists());
+}

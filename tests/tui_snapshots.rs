@@ -174,7 +174,9 @@ fn sweep_empty() {
 fn sessions_list() {
     let mut s = state();
     let mut sess = tui_reducer_session();
-    sess.runs.push(sess.runs[0].clone());
+    let mut second = sess.runs[0].clone();
+    second.run_id = "demo#2".into();
+    sess.runs.push(second);
     send(&mut s, [Event::SessionsLoaded(vec![sess]), ch('5'), key(KeyCode::Down)]);
     assert_snapshot!("sessions", screen(&s, 120, 20));
 }

@@ -79,7 +79,7 @@ fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliE
     let schema = run.prompt.get("schema").filter(|s| !s.is_null());
     let analysis = Analysis::of(kind, schema, &run.text).map_err(compile)?;
     Ok(Loaded {
-        label: format!("{}#{}", session.header.id, idx + 1),
+        label: session.reference(idx),
         analysis,
         finish_length: run.finish == crate::llm::FinishReason::Length,
         line_schema: line_schema(kind, schema),

@@ -331,7 +331,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             .clone()
             .unwrap_or_else(|| eval::default_session_id(&identities)),
     );
-    let session_path = cli.sessions.join(format!("{session_id}.jsonl"));
+    let session_path = crate::session::file_for(&cli.sessions, &session_id);
     // Open (and lock) the session before reading what it holds, so a second
     // eval on the same session fails at once instead of repeating runs.
     let mut recorder = super::run::open_session(&cli.sessions, &session_id)
@@ -417,7 +417,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     );
     let in_flight = Arc::new(AtomicUsize::new(0));
     let max_in_flight = Arc::new(AtomicUsize::new(0));
-    let mut record_warned = false;
+    // Runs whose session write failed (a full disk): said at once, counted,
+    // and the eval exits non-zero at the end.
+    let mut unrecorded: (usize, Option<String>) = (0, None);
     if !pending.is_empty() {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -456,16 +458,17 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 let input = &plan.inputs[f.planned.input].id;
                 let mut record = f.record;
                 record.run_id = recorder.next_run_id();
-                if let Err(e) = recorder.record(&record)
-                    && !record_warned
-                {
-                    record_warned = true;
-                    progress.clear();
-                    out.warn(format!(
-                        "could not record runs in {}: {e}; a rerun will run them again",
-                        recorder.path().display()
-                    ))
-                    .map_err(io)?;
+                if let Err(e) = recorder.record(&record) {
+                    unrecorded.0 += 1;
+                    if unrecorded.1.is_none() {
+                        unrecorded.1 = Some(e.to_string());
+                        progress.clear();
+                        out.warn(format!(
+                            "could not record runs in {}: {e}; a rerun will run them again",
+                            recorder.path().display()
+                        ))
+                        .map_err(io)?;
+                    }
                 }
                 let s = eval::summarise(f.planned.key, input, &record, &f.analysis, plan.gold.as_ref(), false);
                 drop(record);
@@ -528,6 +531,18 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         "twins": twin_recs,
         "totals": totals,
     });
+    if let (n @ 1.., Some(first)) = unrecorded {
+        let mut err = CliError::new(
+            Category::InputError,
+            format!(
+                "{n} of {} runs were not recorded in {} (first: {first}); a rerun will run them again",
+                summaries.len() - skipped,
+                recorder.path().display()
+            ),
+        );
+        err.detail = Some(if out.format() == Format::Json { data } else { totals });
+        return Err(err);
+    }
     if failed > 0 {
         let first = summaries
             .iter()

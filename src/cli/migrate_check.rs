@@ -222,13 +222,13 @@ fn recording_of(dir: &std::path::Path, system: &str, prompt: &str) -> Option<(Ru
     let mut best: Option<((bool, u64), RunRecord, String)> = None;
     for path in crate::session::list(dir) {
         let Ok(s) = crate::session::load(&path) else { continue };
-        for (i, r) in s.runs.into_iter().enumerate() {
+        for (i, r) in s.runs.iter().enumerate() {
             if r.rendered != prompt || r.system != system || r.pieces.is_empty() {
                 continue;
             }
             let rank = (r.finish != FinishReason::Length && r.error.is_none(), r.started_ms);
             if best.as_ref().is_none_or(|(b, _, _)| rank > *b) {
-                best = Some((rank, r, format!("{}#{}", s.header.id, i + 1)));
+                best = Some((rank, r.clone(), s.reference(i)));
             }
         }
     }

@@ -162,15 +162,21 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Command::Eval(a) => eval::run(a, cli, &mut out),
         Command::Report(a) => report::run(a, cli, &mut out),
     };
+    // When stdout itself fails (a closed pipe, a full disk), stderr says so
+    // and the exit code is not 0, in every output format.
     match result {
         Ok(data) => match out.finish(&data) {
             Ok(()) => 0,
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-            Err(_) => 1,
+            Err(e) => {
+                eprintln!("error: {}", io_err(&e));
+                Category::Internal.exit_code()
+            }
         },
         Err(err) => {
             let code = err.category.exit_code();
-            let _ = out.fail(&err);
+            if out.fail(&err).is_err() {
+                eprintln!("error: {err}");
+            }
             code
         }
     }

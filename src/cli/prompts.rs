@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::out::{CliError, Out};
+use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
 use crate::prompt::PromptConfig;
 
@@ -64,6 +64,13 @@ fn record(cfg: &PromptConfig) -> Value {
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let dir = args.dir.as_ref().unwrap_or(&cli.prompts);
     let (prompts, errors, warnings) = crate::store::load_dir(dir);
+    // A directory that cannot be read is an input error, not an empty list.
+    if let [e] = errors.as_slice()
+        && prompts.is_empty()
+        && e.file == dir.display().to_string()
+    {
+        return Err(CliError::new(Category::InputError, e.to_string()));
+    }
     for w in &warnings {
         out.warn(w.to_string()).map_err(|e| io_err(&e))?;
     }

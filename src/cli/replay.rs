@@ -40,7 +40,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let rec = &session.runs[idx];
     let prompt = prompt_of(rec)?;
     let max_tokens = args.max_tokens.or(rec.params.max_tokens);
-    let source = format!("{}#{}", session.header.id, idx + 1);
+    let source = session.reference(idx);
     let (_, _, known) = crate::llm::replay::cut(&rec.transcript(), max_tokens);
     if !known {
         out.warn(format!(

@@ -166,14 +166,10 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     }
 }
 
-/// Open (append to) an existing session by id, or create a new one.
+/// Open (append to) an existing session by id, or create a new one; the id
+/// is a name inside `dir`, never a path ([`crate::session::file_for`]).
 pub fn open_session(dir: &std::path::Path, stem: &str) -> std::io::Result<Recorder> {
-    let existing = dir.join(format!("{stem}.jsonl"));
-    if existing.is_file() {
-        Recorder::open(&existing)
-    } else {
-        Recorder::create(dir, stem)
-    }
+    Recorder::open_or_create(dir, stem)
 }
 
 /// Print a finished run's records and build its envelope data.

@@ -34,7 +34,7 @@ pub fn run<W: Write>(_args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value,
             .enumerate()
             .map(|(i, r)| {
                 json!({
-                    "ref": format!("{}#{}", s.header.id, i + 1),
+                    "ref": s.reference(i),
                     "prompt": r.prompt_id,
                     "response_type": r.response_type,
                     "provider": r.provider.name,

@@ -4,7 +4,9 @@
 //!
 //! One server per process, started on first use and reused across runs; it
 //! is stopped by [`shutdown`], which the CLI and TUI call on every exit path
-//! (normal return, error, panic hook, Ctrl-C/SIGTERM).
+//! (normal return, error, panic hook, Ctrl-C/SIGTERM). A `kill -9` of
+//! cutline runs none of those, so a watchdog process (see [`watchdog`])
+//! stops the server when cutline is gone, however it ended.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -64,7 +66,49 @@ pub fn installed() -> Result<Install, LlmError> {
 
 struct Running {
     child: Child,
+    /// Holds the write end of its stdin pipe: closed when cutline ends.
+    watchdog: Option<Child>,
     url: String,
+}
+
+impl Drop for Running {
+    /// Stop the watchdog first (so it never signals a reused pid), then the
+    /// server.
+    fn drop(&mut self) {
+        if let Some(mut w) = self.watchdog.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The watchdog's script: block reading stdin, a pipe whose only writer is
+/// cutline; the read returns when cutline ends (any way, `kill -9`
+/// included), then stop the server `$1`: TERM, and KILL after 5 s.
+const WATCHDOG: &str = r#"read -r line; kill -TERM "$1" 2>/dev/null || exit 0; i=0; while kill -0 "$1" 2>/dev/null && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i+1)); done; kill -KILL "$1" 2>/dev/null"#;
+
+/// Start the watchdog of server `pid`: a shell in its own process group (a
+/// Ctrl-C meant for cutline does not end it) blocked on a pipe from this
+/// process. A parent-death signal would need an `unsafe` `pre_exec` hook
+/// and fires when the spawning *thread* ends; the pipe needs neither.
+#[cfg(unix)]
+fn watchdog(pid: u32) -> Option<Child> {
+    use std::os::unix::process::CommandExt;
+    Command::new("sh")
+        .args(["-c", WATCHDOG, "cutline-watchdog", &pid.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()
+}
+
+#[cfg(not(unix))]
+fn watchdog(_pid: u32) -> Option<Child> {
+    None
 }
 
 static SERVER: Mutex<Option<Running>> = Mutex::new(None);
@@ -129,9 +173,11 @@ async fn start_once(inst: &Install) -> Result<String, LlmError> {
         )
     })?;
     let url = format!("http://127.0.0.1:{port}");
+    let watchdog = watchdog(child.id());
     if let Ok(mut g) = SERVER.lock() {
         *g = Some(Running {
             child,
+            watchdog,
             url: url.clone(),
         });
     }
@@ -196,10 +242,7 @@ fn stop(remove_log: bool) {
         Ok(mut g) => g.take(),
         Err(poisoned) => poisoned.into_inner().take(),
     };
-    if let Some(mut r) = taken {
-        let _ = r.child.kill();
-        let _ = r.child.wait();
-    }
+    drop(taken);
     if remove_log {
         let _ = std::fs::remove_file(
             cache_dir()

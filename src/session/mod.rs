@@ -1,10 +1,13 @@
 //! Recorded runs. A session is one JSONL file in `sessions/`: a header line,
 //! then one line per run, appended and flushed as each run ends. A torn last
 //! line (crash, kill -9) is skipped with a warning on load; nothing before it
-//! is lost.
+//! is lost. A run is referred to as `session#N` by the number in its recorded
+//! run id, never by its position, so a torn line shifts no reference. Every
+//! writer names its file through [`file_for`], so a session id is a name,
+//! never a path, and every read is bounded by [`crate::limits`].
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -157,6 +160,18 @@ pub struct Session {
     pub warnings: Vec<String>,
 }
 
+impl Session {
+    /// The number of run `index` (see [`run_number`]).
+    pub fn number(&self, index: usize) -> u64 {
+        run_number(&self.runs[index], index)
+    }
+
+    /// How run `index` is referred to: `session#N`, `N` from its run id.
+    pub fn reference(&self, index: usize) -> String {
+        format!("{}#{}", self.header.id, self.number(index))
+    }
+}
+
 /// Unix time in ms.
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
@@ -176,6 +191,21 @@ pub fn safe_stem(stem: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The one rule for where a session is written: `dir/<safe_stem(id)>.jsonl`,
+/// always directly inside `dir` (`../x` or `/abs/x` become plain names).
+pub fn file_for(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{}.jsonl", safe_stem(id)))
+}
+
+/// The number of a recorded run: the `N` of its run id `session#N`, else
+/// its position (`index + 1`) for a run id without one.
+pub fn run_number(run: &RunRecord, index: usize) -> u64 {
+    run.run_id
+        .rsplit_once('#')
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(index as u64 + 1)
 }
 
 /// Take the session file's exclusive advisory lock, so two processes never
@@ -202,7 +232,8 @@ pub struct Recorder {
     path: PathBuf,
     file: File,
     id: String,
-    runs: usize,
+    /// The highest run number on disk.
+    runs: u64,
 }
 
 impl Recorder {
@@ -213,7 +244,7 @@ impl Recorder {
         let mut n = 0;
         let (path, file) = loop {
             let id = if n == 0 { safe.clone() } else { format!("{safe}-{n}") };
-            let path = dir.join(format!("{id}.jsonl"));
+            let path = file_for(dir, &id);
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(f) => break (path, f),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => n += 1,
@@ -241,25 +272,56 @@ impl Recorder {
         Ok(rec)
     }
 
-    /// Open an existing session file to append more runs to it.
+    /// Open an existing session file to append more runs to it. New runs
+    /// are numbered after the highest run number on disk, a torn run's
+    /// included.
     pub fn open(path: &Path) -> std::io::Result<Self> {
-        let mut file = OpenOptions::new().append(true).open(path)?;
+        let mut file = OpenOptions::new().append(true).read(true).open(path)?;
         lock(&file, path)?;
-        let existing = load(path)?;
+        let (existing, torn_max) = load_numbered(path)?;
         // A torn last line (no newline) must not swallow the next record.
         let len = file.metadata()?.len();
         if len > 0 {
-            let bytes = std::fs::read(path)?;
-            if bytes.last() != Some(&b'\n') {
+            let mut last = [0u8];
+            file.seek(SeekFrom::Start(len - 1))?;
+            file.read_exact(&mut last)?;
+            if last[0] != b'\n' {
                 file.write_all(b"\n")?;
             }
         }
+        let runs = existing
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| run_number(r, i))
+            .max()
+            .unwrap_or(0)
+            .max(torn_max);
         Ok(Self {
             path: path.to_owned(),
             file,
             id: existing.header.id,
-            runs: existing.runs.len(),
+            runs,
         })
+    }
+
+    /// Open the session `id` in `dir` to append to it, or create it: the
+    /// file is [`file_for`] (a name inside `dir`, never a path), and a
+    /// symlink there is never appended through.
+    pub fn open_or_create(dir: &Path, id: &str) -> std::io::Result<Self> {
+        let path = file_for(dir, id);
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_file() => Self::open(&path),
+            Ok(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{}: not a regular file (a link is never appended through)",
+                    path.display()
+                ),
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::create(dir, id),
+            Err(e) => Err(e),
+        }
     }
 
     /// The session file.
@@ -294,16 +356,45 @@ impl Recorder {
     }
 }
 
+/// At most this many line warnings per file; the rest are counted in one.
+const MAX_LINE_WARNINGS: usize = 20;
+
 /// Load a session file. A torn or unreadable line is skipped with a warning
-/// that names the file and line; every good line is kept.
+/// that names the file and line; every good line is kept. A file whose
+/// first line is not a session header is not a session (an error, so a
+/// stray `.jsonl` costs one warning, not one per line), and a file over
+/// the read cap ([`crate::limits`]) is an error naming its size.
 pub fn load(path: &Path) -> std::io::Result<Session> {
-    let file = File::open(path)?;
-    let reader = BufReader::new(file);
+    load_numbered(path).map(|(s, _)| s)
+}
+
+/// The run number in a line cut short, when its run id arrived whole (a
+/// record's `run_id` is serialised right after its `type`).
+fn torn_run_number(line: &[u8]) -> Option<u64> {
+    let rest = line.strip_prefix(br#"{"type":"run","run_id":""#)?;
+    let id = &rest[..memchr::memchr(b'"', rest)?];
+    let n = &id[memchr::memrchr(b'#', id)? + 1..];
+    std::str::from_utf8(n).ok()?.parse().ok()
+}
+
+/// [`load`], plus the highest run number among lines that did not load.
+fn load_numbered(path: &Path) -> std::io::Result<(Session, u64)> {
+    let (file, cap) = crate::limits::open(path)?;
+    let mut reader = BufReader::new(file.take(cap + 1));
     let label = path.display().to_string();
     let mut header = None;
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
-    let mut lines = reader.split(b'\n').peekable();
+    let mut skipped = 0usize;
+    let mut warn = |w: String| {
+        if warnings.len() < MAX_LINE_WARNINGS {
+            warnings.push(w);
+        } else {
+            skipped += 1;
+        }
+    };
+    let mut torn_max = 0;
+    let mut lines = (&mut reader).split(b'\n').peekable();
     let mut n = 0;
     while let Some(line) = lines.next() {
         n += 1;
@@ -314,27 +405,37 @@ pub fn load(path: &Path) -> std::io::Result<Session> {
         }
         let value: Value = match serde_json::from_slice(&line) {
             Ok(v) => v,
+            Err(_) if header.is_none() && !(last && runs.is_empty()) => return Err(not_a_session()),
             Err(e) => {
+                torn_max = torn_max.max(torn_run_number(&line).unwrap_or(0));
                 let what = if last && e.is_eof() {
                     "torn last line (the writer was interrupted); skipped"
                 } else {
                     "unreadable line; skipped"
                 };
-                warnings.push(format!("{label}:{n}: {what}: {e}"));
+                warn(format!("{label}:{n}: {what}: {e}"));
                 continue;
             }
         };
         match value.get("type").and_then(Value::as_str) {
             Some("session") => match serde_json::from_value::<Header>(value) {
                 Ok(h) => header = Some(h),
-                Err(e) => warnings.push(format!("{label}:{n}: bad session header: {e}")),
+                Err(e) => warn(format!("{label}:{n}: bad session header: {e}")),
             },
+            _ if header.is_none() => return Err(not_a_session()),
             Some("run") => match serde_json::from_value::<RunRecord>(value) {
                 Ok(r) => runs.push(r),
-                Err(e) => warnings.push(format!("{label}:{n}: bad run record; skipped: {e}")),
+                Err(e) => warn(format!("{label}:{n}: bad run record; skipped: {e}")),
             },
-            _ => warnings.push(format!("{label}:{n}: unknown record type; skipped")),
+            _ => warn(format!("{label}:{n}: unknown record type; skipped")),
         }
+    }
+    drop(lines);
+    if reader.get_ref().limit() == 0 {
+        return Err(crate::limits::over_cap(cap));
+    }
+    if skipped > 0 {
+        warnings.push(format!("{label}: {skipped} more bad line(s) skipped"));
     }
     let header = header.unwrap_or_else(|| {
         warnings.push(format!("{label}: no session header"));
@@ -348,12 +449,20 @@ pub fn load(path: &Path) -> std::io::Result<Session> {
             created_ms: 0,
         }
     });
-    Ok(Session {
+    let session = Session {
         path: path.to_owned(),
         header,
         runs,
         warnings,
-    })
+    };
+    Ok((session, torn_max))
+}
+
+fn not_a_session() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "not a session file (its first line is not a session header); skipped",
+    )
 }
 
 /// Every `*.jsonl` session in `dir`, sorted by file name.
@@ -406,15 +515,20 @@ pub fn resolve(reference: &str, dir: &Path) -> Result<(Session, usize), String> 
     let idx = match run_part {
         None => session.runs.len() - 1,
         Some(r) => {
-            let k: usize = r.parse().unwrap_or(0);
-            if k == 0 || k > session.runs.len() {
-                return Err(format!(
-                    "{}: run #{k} does not exist (runs 1..{})",
-                    path.display(),
-                    session.runs.len()
-                ));
+            let k: u64 = r.parse().unwrap_or(0);
+            let numbers: Vec<u64> = (0..session.runs.len()).map(|i| session.number(i)).collect();
+            match numbers.iter().position(|&n| n == k) {
+                Some(i) => i,
+                None => {
+                    let listed: Vec<String> = numbers.iter().take(20).map(|n| format!("#{n}")).collect();
+                    let more = if numbers.len() > 20 { ", …" } else { "" };
+                    return Err(format!(
+                        "{}: no run #{k} in the session (recorded: {}{more})",
+                        path.display(),
+                        listed.join(", ")
+                    ));
+                }
             }
-            k - 1
         }
     };
     Ok((session, idx))
@@ -428,7 +542,7 @@ pub fn find_recording(dir: &Path, prompt_id: &str, vars: Option<&Map<String, Val
     let mut best: Option<(bool, u64, RunRecord, String)> = None;
     for path in list(dir) {
         let Ok(s) = load(&path) else { continue };
-        for (i, r) in s.runs.into_iter().enumerate() {
+        for (i, r) in s.runs.iter().enumerate() {
             if r.prompt_id != prompt_id || vars.is_some_and(|v| *v != r.variables) || r.pieces.is_empty() {
                 continue;
             }
@@ -437,8 +551,7 @@ pub fn find_recording(dir: &Path, prompt_id: &str, vars: Option<&Map<String, Val
                 .as_ref()
                 .is_none_or(|(bf, bt, _, _)| (full, r.started_ms) > (*bf, *bt));
             if better {
-                let reference = format!("{}#{}", s.header.id, i + 1);
-                best = Some((full, r.started_ms, r, reference));
+                best = Some((full, r.started_ms, r.clone(), s.reference(i)));
             }
         }
     }

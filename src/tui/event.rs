@@ -24,6 +24,8 @@ pub enum Event {
     Key(KeyEvent),
     /// The mouse scrolled or clicked.
     Mouse(MouseEvent),
+    /// Text pasted (bracketed paste): inserted in one step.
+    Paste(String),
     /// The terminal was resized to (columns, rows).
     Resize(u16, u16),
     /// Time passed: milliseconds since the workbench started.

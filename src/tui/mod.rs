@@ -21,7 +21,9 @@ use std::time::{Duration, Instant};
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use ratatui::crossterm::event::{self as ct, DisableMouseCapture, EnableMouseCapture};
+use ratatui::crossterm::event::{
+    self as ct, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
@@ -31,6 +33,7 @@ pub mod keymap;
 pub mod layout;
 pub mod log;
 pub mod panes;
+pub mod paste;
 pub mod run_view;
 pub mod runner;
 pub mod state;
@@ -103,6 +106,7 @@ pub fn restore_terminal() {
     let _ = disable_raw_mode();
     let _ = execute!(
         std::io::stdout(),
+        DisableBracketedPaste,
         DisableMouseCapture,
         LeaveAlternateScreen,
         ratatui::crossterm::cursor::Show
@@ -117,7 +121,12 @@ impl TerminalGuard {
         enable_raw_mode()?;
         TERMINAL_ENTERED.store(true, Ordering::SeqCst);
         let guard = Self;
-        execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+        execute!(
+            std::io::stdout(),
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        )?;
         Ok(guard)
     }
 }
@@ -213,6 +222,7 @@ fn spawn_input(tx: UnboundedSender<Event>, stop: Arc<AtomicBool>) {
                 Ok(ct::Event::Key(k)) => Event::Key(k),
                 Ok(ct::Event::Mouse(m)) => Event::Mouse(m),
                 Ok(ct::Event::Resize(w, h)) => Event::Resize(w, h),
+                Ok(ct::Event::Paste(text)) => Event::Paste(text),
                 Ok(_) => continue,
                 Err(e) => {
                     log::log(format!("input: {e}"));
@@ -273,9 +283,11 @@ async fn event_loop(
 ) -> std::io::Result<()> {
     let start = Instant::now();
     let (tx, mut rx) = unbounded_channel();
+    // Signals have their own channel, read ahead of queued input.
+    let (sig_tx, mut sig_rx) = unbounded_channel();
     let stop = Arc::new(AtomicBool::new(false));
     spawn_input(tx.clone(), stop.clone());
-    spawn_signals(tx.clone());
+    spawn_signals(sig_tx);
     {
         let tx = tx.clone();
         tokio::spawn(async move {
@@ -298,14 +310,39 @@ async fn event_loop(
     terminal.draw(|f| view::draw(f, &state))?;
     test_panic_hook();
     let result = 'outer: loop {
-        let Some(ev) = rx.recv().await else { break Ok(()) };
-        let mut effects = update(&mut state, ev);
-        // Coalesce a burst (a fast stream) into one frame.
+        let ev = tokio::select! {
+            biased;
+            Some(sig) = sig_rx.recv() => sig,
+            ev = rx.recv() => match ev {
+                Some(ev) => ev,
+                None => break Ok(()),
+            },
+        };
+        // Coalesce a burst (a fast stream, typed keys) into one frame; a
+        // signal that arrives meanwhile goes ahead of the rest, and a run
+        // of typed keys is one insertion.
+        let mut effects = Vec::new();
+        let mut typed = paste::Typed::default();
+        let mut next = Some(ev);
         let mut n = 0;
-        while n < 2000 && !state.quit {
-            let Ok(ev) = rx.try_recv() else { break };
-            effects.extend(update(&mut state, ev));
+        while let Some(ev) = next.take() {
+            if let Some(ev) = typed.take(&state, ev) {
+                if let Some(t) = typed.flush() {
+                    effects.extend(update(&mut state, t));
+                }
+                effects.extend(update(&mut state, ev));
+            }
             n += 1;
+            if n >= 2000 || state.quit {
+                break;
+            }
+            next = match sig_rx.try_recv() {
+                Ok(sig) => Some(sig),
+                Err(_) => rx.try_recv().ok(),
+            };
+        }
+        if let Some(t) = typed.flush() {
+            effects.extend(update(&mut state, t));
         }
         for e in effects {
             if !runner.apply(e) {

@@ -151,8 +151,9 @@ impl Runner {
             }
             Effect::Save(p) => {
                 let tx = self.tx.clone();
+                let dir = self.prompts_dir.clone();
                 tokio::task::spawn_blocking(move || {
-                    let r = crate::store::save(&p)
+                    let r = crate::store::save_in(&p, &dir)
                         .map(|()| p.origin.file.clone())
                         .map_err(|e| e.to_string());
                     log(format!("save {}: {r:?}", p.id));
@@ -204,8 +205,9 @@ impl Runner {
 
     fn spawn_write_migrated(&self, config: Box<crate::prompt::PromptConfig>, overwrite: bool) {
         let tx = self.tx.clone();
+        let dir = self.prompts_dir.clone();
         tokio::task::spawn_blocking(move || {
-            let outcome = write_migrated(&config, overwrite);
+            let outcome = write_migrated(&config, &dir, overwrite);
             log(format!("write migrated {}: {outcome:?}", config.id));
             let _ = tx.send(Event::MigrateWritten(outcome));
         });
@@ -241,13 +243,17 @@ fn entries(registry: &Registry) -> Vec<ProviderEntry> {
 }
 
 /// Write a migrated prompt to its `origin.file` (atomically, through the
-/// store); an existing file is only replaced when `overwrite`.
-pub fn write_migrated(config: &crate::prompt::PromptConfig, overwrite: bool) -> WriteOutcome {
+/// store), which must lie inside the prompts directory `dir`; an existing
+/// file is only replaced when `overwrite`.
+pub fn write_migrated(config: &crate::prompt::PromptConfig, dir: &std::path::Path, overwrite: bool) -> WriteOutcome {
     let file = config.origin.file.clone();
+    if let Err(e) = crate::store::check_inside(std::path::Path::new(&file), dir) {
+        return WriteOutcome::Failed(e.to_string());
+    }
     if !overwrite && std::path::Path::new(&file).exists() {
         return WriteOutcome::Exists(file);
     }
-    match crate::store::save(config) {
+    match crate::store::save_in(config, dir) {
         Ok(()) => WriteOutcome::Written(file),
         Err(e) => WriteOutcome::Failed(e.to_string()),
     }

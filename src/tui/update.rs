@@ -30,6 +30,7 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
     match ev {
         Event::Key(k) => key(s, k),
         Event::Mouse(m) => mouse(s, m),
+        Event::Paste(text) => super::paste::paste(s, &text),
         Event::Resize(w, h) => {
             s.size = (w, h);
             Vec::new()
@@ -579,7 +580,7 @@ fn open_recording(s: &mut State) {
 }
 
 fn reference(s: &State, si: usize, ri: usize) -> String {
-    format!("{}#{}", s.sessions.sessions[si].header.id, ri + 1)
+    s.sessions.sessions[si].reference(ri)
 }
 
 /// A limit as people read it.

@@ -10,10 +10,10 @@ use crate::session::RunRecord;
 use super::super::state::{Scroll, State};
 use super::super::text;
 
-fn run_row(i: usize, r: &RunRecord) -> String {
+fn run_row(n: u64, r: &RunRecord) -> String {
     format!(
         "  #{:<3} {} {} ≤{} → {} {} tok",
-        i + 1,
+        n,
         r.prompt_id,
         r.provider.name,
         r.params.max_tokens.map_or_else(|| "∞".into(), |n| n.to_string()),
@@ -38,7 +38,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         let sess = &sessions[si];
         let body = match ri {
             None => format!("▸ {} ({} runs)", sess.header.id, sess.runs.len()),
-            Some(r) => run_row(r, &sess.runs[r]),
+            Some(r) => run_row(sess.number(r), &sess.runs[r]),
         };
         let style = if i == selected {
             theme.selected()
@@ -73,10 +73,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     match s.sessions.selected_row() {
         Some((si, Some(ri))) => {
             let r = &sessions[si].runs[ri];
-            lines.push(Line::styled(
-                format!("{}#{}", sessions[si].header.id, ri + 1),
-                theme.accent(),
-            ));
+            lines.push(Line::styled(sessions[si].reference(ri), theme.accent()));
             lines.push(Line::from(format!("prompt {} ({})", r.prompt_id, r.response_type)));
             lines.push(Line::from(format!(
                 "provider {} · model {}",
