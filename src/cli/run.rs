@@ -50,6 +50,11 @@ pub struct Args {
     /// prompt's `structured`, the provider's, else off).
     #[arg(long, value_enum)]
     pub structured: Option<StructuredArg>,
+    /// When a JSONL answer is cut by the limit, keep its complete lines and
+    /// ask for the rest, up to N more calls (prefilled where the provider
+    /// can, else a follow-up turn); items are stitched without duplicates.
+    #[arg(long = "continue", value_name = "N")]
+    pub continue_calls: Option<u32>,
     /// Temperature, top_p, stop sequences, extra headers.
     #[command(flatten)]
     pub sampling: Sampling,
@@ -151,8 +156,24 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         }
         Ok::<Outcome, CliError>(result)
     })?;
+    let continued = match args.continue_calls {
+        Some(n) if outcome.record.error.is_none() => Some(
+            rt.block_on(crate::run::continuation::run(
+                &target,
+                &spec,
+                &outcome,
+                n,
+                recorder.as_mut(),
+            ))
+            .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?,
+        ),
+        _ => None,
+    };
     drop(rt);
-    let data = report(&outcome, recorder.as_ref().map(Recorder::path), out)?;
+    let mut data = report(&outcome, recorder.as_ref().map(Recorder::path), out)?;
+    if let Some(c) = continued {
+        stitched(&mut data, &c, &spec, out)?;
+    }
     // A provider failure is exit 5 (`provider_error`), with everything that
     // arrived before it still in the error's detail, analysed and recorded.
     match &outcome.record.error {
@@ -164,6 +185,35 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         }
         None => Ok(data),
     }
+}
+
+/// A continued run's report: one `continuation` record per call after the
+/// first; the envelope's `analysis` is the stitched answer's, its `items`
+/// the deduplicated items of every call, and `continuation` says how.
+fn stitched<W: Write>(
+    data: &mut Value,
+    c: &crate::run::continuation::Continued,
+    spec: &Spec,
+    out: &mut Out<W>,
+) -> Result<(), CliError> {
+    for call in c.calls.iter().skip(1) {
+        let mut rec = serde_json::to_value(call).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut rec {
+            m.insert("type".into(), "continuation".into());
+        }
+        out.record(&rec).map_err(|e| io_err(&e))?;
+    }
+    let p = &spec.prompt;
+    let analysis = crate::run::Analysis::of(p.response_type, p.schema.as_ref(), &c.text)
+        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let mut a = analysis.data(&c.text);
+    a["items"] = serde_json::to_value(&c.items).unwrap_or(Value::Null);
+    data["analysis"] = a;
+    data["text"] = Value::String(c.text.clone());
+    data["continuation"] = json!({"ended": c.ended, "calls": c.calls, "items": c.items.len()});
+    out.record(&json!({"type": "continued", "ended": c.ended, "calls": c.calls.len(), "items": c.items.len()}))
+        .map_err(|e| io_err(&e))?;
+    Ok(())
 }
 
 /// Open (append to) an existing session by id, or create a new one; the id

@@ -64,7 +64,7 @@ impl Provider for Replay {
             let e = super::LlmError::new(
                 super::ErrorKind::BadRequest,
                 format!(
-                    "the recording {} does not continue from the text given (it is not a prefix ending on a token)",
+                    "the recording {} does not begin with the text given to continue from",
                     self.source
                 ),
             );
@@ -100,19 +100,25 @@ impl Provider for Replay {
     }
 }
 
-/// The part of a recording after `prefill`, when `prefill` is its text up
-/// to a piece boundary.
+/// The part of a recording after `prefill`, when `prefill` is a prefix of
+/// its text. A prefill that ends inside a token (`}\n{` is one token for
+/// many vocabularies) leaves that token's remainder as the first piece.
 pub fn after_prefill(t: &Transcript, prefill: &str) -> Option<Transcript> {
     let mut at = 0;
     for (k, p) in t.pieces.iter().enumerate() {
-        if at == prefill.len() {
+        let want = &prefill[at..];
+        if want.is_empty() || (want.len() < p.text.len() && p.text.starts_with(want)) {
+            let mut pieces = t.pieces[k..].to_vec();
+            if let Some(first) = pieces.first_mut() {
+                first.text = first.text[want.len()..].to_owned();
+            }
             return Some(Transcript {
-                text: t.text.get(at..)?.to_owned(),
-                pieces: t.pieces[k..].to_vec(),
+                text: t.text.get(prefill.len()..)?.to_owned(),
+                pieces,
                 ..t.clone()
             });
         }
-        if !prefill[at..].starts_with(p.text.as_str()) {
+        if !want.starts_with(p.text.as_str()) {
             return None;
         }
         at += p.text.len();

@@ -1,0 +1,209 @@
+//! Continuing a JSONL answer the limit cut: keep its complete lines and ask
+//! for the rest, call after call, until the model ends on its own, a call
+//! adds nothing new, a loop starts, or the calls run out.
+//!
+//! Where the provider can prefill (llama-server and the local model, Claude,
+//! a replay), the next call starts from the exact text kept so far, so a
+//! greedy model goes on as if it had never been cut. Elsewhere the next call
+//! is a follow-up: the prompt with the last kept lines quoted and a request
+//! to continue after them without repeating. Items are stitched and
+//! deduplicated by the schema's key fields, as `compare` matches them.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Analysis, Outcome, Spec, StartError};
+use crate::compare::Keys;
+use crate::llm::registry::Target;
+use crate::llm::{Event, FinishReason, Transcript};
+use crate::prompt::ResponseType;
+use crate::session::Recorder;
+
+/// How one continuation call was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum How {
+    /// The first call: the prompt as it is.
+    First,
+    /// The kept text prefilled as the start of the answer.
+    Prefill,
+    /// A follow-up quoting the last kept lines.
+    FollowUp,
+}
+
+/// One call of a continued run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Call {
+    /// How it was asked.
+    pub how: How,
+    /// Its run id in the session (empty when not recorded).
+    pub run_id: String,
+    /// New items it added.
+    pub items_added: usize,
+    /// Items it repeated, dropped.
+    pub duplicates_dropped: usize,
+    /// Input tokens billed, when reported.
+    pub prompt_tokens: Option<u32>,
+    /// Output tokens billed, when reported.
+    pub completion_tokens: Option<u32>,
+    /// Why it ended.
+    pub finish_reason: FinishReason,
+}
+
+/// Why the continuation stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    /// The model ended its answer (`stop`).
+    Finished,
+    /// A call added no new item.
+    NothingNew,
+    /// A call ran into a loop (`run::loop_of`).
+    Loop,
+    /// The allowed calls ran out while still cut.
+    OutOfCalls,
+    /// A call failed.
+    Failed,
+    /// Not a JSONL answer: nothing to continue line by line.
+    NotJsonl,
+}
+
+/// A continued run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Continued {
+    /// Every call, the first included.
+    pub calls: Vec<Call>,
+    /// The stitched items, deduplicated, in order.
+    pub items: Vec<Value>,
+    /// The stitched answer: every call's complete lines, then the last
+    /// call's whole text.
+    pub text: String,
+    /// Why it stopped.
+    pub ended: Ended,
+}
+
+/// The answer's complete lines: up to and including its last newline.
+fn complete_lines(text: &str) -> &str {
+    text.rfind('\n').map_or("", |i| &text[..=i])
+}
+
+/// The follow-up prompt: the original, the last kept lines, the request.
+fn follow_up(prompt: &str, kept: &str) -> String {
+    let lines: Vec<&str> = kept.lines().filter(|l| !l.trim().is_empty()).collect();
+    let last = &lines[lines.len().saturating_sub(20)..];
+    format!(
+        "{prompt}\n\nYour answer so far was cut off. Its last complete lines were:\n{}\n\nContinue the answer \
+         after the last of those lines, in the same format, one JSON object per line. Do not repeat any line \
+         you already wrote.\n",
+        last.join("\n")
+    )
+}
+
+/// The distinct items of a stitched answer, in order, by the schema's keys.
+fn distinct(spec: &Spec, keys: &Keys, text: &str) -> Result<Vec<Value>, StartError> {
+    let p = &spec.prompt;
+    let a = Analysis::of(p.response_type, p.schema.as_ref(), text).map_err(|e| StartError::Config(e.to_string()))?;
+    let mut seen = std::collections::HashSet::new();
+    Ok(a.items().iter().filter(|i| seen.insert(keys.key(i))).cloned().collect())
+}
+
+/// Continue `first` (a run of `spec` on `target`) for up to `more` calls.
+/// Only a JSONL answer the limit cut is continued; anything else comes
+/// back as its one call.
+///
+/// With prefill the answer so far is sent whole, the cut line included, so
+/// the model finishes that line first; with a follow-up only its complete
+/// lines are kept. Either way the items are those of the stitched answer.
+pub async fn run(
+    target: &Target,
+    spec: &Spec,
+    first: &Outcome,
+    more: u32,
+    mut recorder: Option<&mut Recorder>,
+) -> Result<Continued, StartError> {
+    let keys = Keys::of(spec.prompt.schema.as_ref(), &[]);
+    let call_of = |how, o: &Outcome, items_added, duplicates_dropped| Call {
+        how,
+        run_id: o.record.run_id.clone(),
+        items_added,
+        duplicates_dropped,
+        prompt_tokens: o.record.usage.prompt_tokens,
+        completion_tokens: o.record.usage.completion_tokens,
+        finish_reason: o.record.finish,
+    };
+    let mut stitched = first.record.text.clone();
+    let mut items = distinct(spec, &keys, &stitched)?;
+    let dup = first.analysis.items().len().saturating_sub(items.len());
+    let mut calls = vec![call_of(How::First, first, items.len(), dup)];
+    let continuable = spec.prompt.response_type == ResponseType::Jsonl;
+    let mut ended = end_of(first, continuable);
+    let prefill = target.provider.prefills();
+    while ended.is_none() && calls.len() <= usize::try_from(more).unwrap_or(usize::MAX) {
+        let mut plan = super::plan(spec, target)?;
+        let how = if prefill {
+            plan.request.prefill.clone_from(&stitched);
+            How::Prefill
+        } else {
+            stitched = complete_lines(&stitched).to_owned();
+            plan.request.prompt = follow_up(&plan.request.prompt, &stitched);
+            How::FollowUp
+        };
+        let started = crate::session::now_ms();
+        let t: Transcript = super::stream(target, &mut plan, &mut |_: &Event, _: &Transcript| {}).await;
+        let o = super::finish(
+            target.provider.info(),
+            spec,
+            &plan,
+            started,
+            &t,
+            recorder.as_deref_mut(),
+        )?;
+        stitched.push_str(&o.record.text);
+        let now = distinct(spec, &keys, &stitched)?;
+        let added = now.len().saturating_sub(items.len());
+        // With prefill the cut line's rest counts with the new lines.
+        let produced = distinct(spec, &keys, complete_lines(&o.record.text))?.len();
+        calls.push(call_of(how, &o, added, produced.saturating_sub(added)));
+        items = now;
+        let completed_a_line = o.record.text.contains('\n');
+        ended = if added == 0
+            && (completed_a_line || o.record.text.is_empty())
+            && o.record.finish == FinishReason::Length
+        {
+            Some(Ended::NothingNew)
+        } else {
+            end_of(&o, true)
+        };
+    }
+    Ok(Continued {
+        calls,
+        items,
+        text: stitched,
+        ended: ended.unwrap_or(Ended::OutOfCalls),
+    })
+}
+
+/// Whether a call ends the continuation, and why.
+fn end_of(o: &Outcome, continuable: bool) -> Option<Ended> {
+    match o.record.finish {
+        FinishReason::Length if !continuable => Some(Ended::NotJsonl),
+        FinishReason::Length if super::loop_of(&o.record).is_some() => Some(Ended::Loop),
+        FinishReason::Length => None,
+        FinishReason::Error => Some(Ended::Failed),
+        _ => Some(Ended::Finished),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn complete_lines_and_the_follow_up() {
+        assert_eq!(complete_lines("{\"a\":1}\n{\"a\":2}\n{\"a\""), "{\"a\":1}\n{\"a\":2}\n");
+        assert_eq!(complete_lines("{\"a\""), "");
+        let f = follow_up("List terms.", "{\"a\":1}\n\n{\"a\":2}\n");
+        assert!(f.starts_with("List terms.\n\nYour answer so far was cut off."), "{f}");
+        assert!(f.contains("\n{\"a\":1}\n{\"a\":2}\n\nContinue"), "{f}");
+    }
+}
