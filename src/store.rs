@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::prompt::trustgraph::{bundle_entry, encode, to_trustgraph_prompt};
+use crate::prompt::trustgraph::{put_in_bundle, to_trustgraph_prompt};
 use crate::prompt::{ConfigError, PromptConfig, SourceFormat, Warning, load_bytes, to_toml};
 
 /// Load every prompt of one file.
@@ -205,23 +205,9 @@ pub fn save(p: &PromptConfig) -> Result<(), ConfigError> {
             set_or_clear(&mut obj, "twin", p.twin.clone().map(Value::String));
             pretty(&Value::Object(obj))
         }
-        SourceFormat::TrustgraphBundle => {
+        SourceFormat::TrustgraphBundle | SourceFormat::TrustgraphConfig => {
             let mut root = read_json(path)?;
-            let nested = root
-                .get("prompt")
-                .is_some_and(|v| v.as_object().is_some_and(|o| o.contains_key("template-index")));
-            let bundle = if nested {
-                root.get_mut("prompt")
-            } else {
-                Some(&mut root)
-            };
-            let Some(Value::Object(bundle)) = bundle else {
-                return Err(ConfigError::new(
-                    file,
-                    "cannot save: the file is no longer a TrustGraph bundle",
-                ));
-            };
-            update_bundle(bundle, p);
+            put_in_bundle(&mut root, p, true).map_err(|e| ConfigError::new(file, format!("cannot save: {e}")))?;
             pretty(&root)
         }
     };
@@ -236,29 +222,6 @@ fn set_or_clear(obj: &mut serde_json::Map<String, Value>, key: &str, value: Opti
         None => {
             obj.remove(key);
         }
-    }
-}
-
-fn update_bundle(bundle: &mut serde_json::Map<String, Value>, p: &PromptConfig) {
-    bundle.insert(format!("template.{}", p.id), Value::String(encode(&bundle_entry(p))));
-    let mut index: Vec<Value> = bundle
-        .get("template-index")
-        .and_then(Value::as_str)
-        .and_then(|s| serde_json::from_str::<Value>(s).ok())
-        .and_then(|v| v.as_array().cloned())
-        .unwrap_or_default();
-    if !index.iter().any(|v| v.as_str() == Some(p.id.as_str())) {
-        index.push(Value::String(p.id.clone()));
-        bundle.insert("template-index".into(), Value::String(encode(&Value::Array(index))));
-    }
-    let system = bundle
-        .get("system")
-        .and_then(Value::as_str)
-        .and_then(|s| serde_json::from_str::<Value>(s).ok())
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    if system != p.system {
-        bundle.insert("system".into(), Value::String(encode(&Value::String(p.system.clone()))));
     }
 }
 

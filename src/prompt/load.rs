@@ -50,7 +50,7 @@ pub fn load_bytes(label: &str, bytes: &[u8]) -> Result<(Vec<PromptConfig>, Vec<W
     let text = check_bytes(label, bytes)?;
     match extension(label).as_deref() {
         Some("toml") => load_toml_checked(label, text).map(|(p, w)| (vec![p], w)),
-        Some("json") => super::trustgraph::load_json(label, text),
+        Some("json") => super::tg_load::load_json(label, text),
         Some(ext) => Err(ConfigError::new(
             label,
             format!("unsupported file type `.{ext}`; expected .toml (cutline) or .json (TrustGraph)"),
@@ -447,6 +447,7 @@ fn load_toml_checked(label: &str, text: &str) -> Result<(PromptConfig, Vec<Warni
                 if p.id.trim().is_empty() {
                     return Err(doc.err(&value.span(), "`id` must not be empty"));
                 }
+                super::check_id(&p.id).map_err(|cause| doc.err(&value.span(), cause))?;
             }
             "description" => p.description = doc.string(k, value)?,
             "response-type" => {
