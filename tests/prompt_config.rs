@@ -342,7 +342,11 @@ fn render_with_pycompat_items_and_precedence() {
 #[test]
 fn undefined_variable_names_variable_prompt_and_file_line() {
     let p = load_one(GOOD, "extract-definitions.toml");
-    let e = render(&p, &Map::new(), &Map::new()).unwrap_err();
+    // TrustGraph's (ibis's) semantics by default: empty, and listed.
+    let r = render(&p, &Map::new(), &Map::new()).unwrap();
+    assert_eq!(r.undefined, ["text"]);
+    assert!(r.prompt.contains("Text:\n\nOutput"), "{}", r.prompt);
+    let e = cutline::prompt::render_with(&p, &Map::new(), &Map::new(), cutline::prompt::Undefined::Strict).unwrap_err();
     assert_eq!(
         e.to_string(),
         "tests/fixtures/prompts/good/extract-definitions.toml:16: prompt \"extract-definitions\": undefined \

@@ -74,3 +74,68 @@ fn single_prompt_shape_is_named() {
     assert_eq!(v["data"]["prompts"][0]["id"], "ask");
     assert_eq!(v["data"]["prompts"][0]["shape"], "trustgraph-prompt");
 }
+
+fn write_configurator(dir: &std::path::Path) -> String {
+    let path = dir.join("config.json");
+    fs::write(
+        &path,
+        serde_json::to_string_pretty(&tg_support::configurator(true)).unwrap(),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn render_with_vars_file_equals_ibis_and_lists_undefined() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_configurator(dir.path());
+    let vars = serde_json::json!({"classes": {"person": {"comment": "A human."}, "river": {}}, "text": "Rivers run."});
+    let vars_path = dir.path().join("v.json");
+    fs::write(&vars_path, vars.to_string()).unwrap();
+    let reference = format!("{config}#extract-with-ontologies");
+    let (v, code) = envelope(&["render", &reference, "--vars", vars_path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    let template = tg_support::templates()
+        .into_iter()
+        .find(|(k, _)| k == "extract-with-ontologies")
+        .unwrap()
+        .1;
+    let case = serde_json::json!([{"template": template["prompt"], "vars": vars}]);
+    let ibis = tg_support::reference(&["render"], &case.to_string());
+    assert_eq!(v["data"]["prompt"], ibis[0]);
+    assert_eq!(v["data"]["prompt"], "- person: A human.\n- river\nRivers run.");
+    assert_eq!(v["data"]["system"], tg_support::SYSTEM);
+    assert_eq!(v["data"]["undefined"], serde_json::json!(["classes.river.comment"]));
+    assert_eq!(
+        v["warnings"],
+        serde_json::json!([
+            "prompt \"extract-with-ontologies\": `classes.river.comment` is undefined; rendered empty (false in `if`), as TrustGraph (ibis) does"
+        ])
+    );
+    let (v, code) = envelope(&[
+        "render",
+        &reference,
+        "--vars",
+        vars_path.to_str().unwrap(),
+        "--strict-vars",
+    ]);
+    assert_ne!(code, 0);
+    assert_eq!(v["error"]["category"], "config_invalid", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("undefined variable `c.comment`"),
+        "{v}"
+    );
+    fs::write(&vars_path, "[1]").unwrap();
+    let (v, code) = envelope(&["render", &reference, "--vars", vars_path.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert_eq!(
+        v["error"]["message"],
+        format!(
+            "{}: --vars expects a JSON object of variables, found an array",
+            vars_path.display()
+        )
+    );
+}

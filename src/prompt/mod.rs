@@ -18,7 +18,7 @@ pub mod trustgraph;
 pub use error::{ConfigError, Warning};
 pub use load::{load_bytes, load_toml, to_toml};
 pub use migrate::{Flag, Migration, Unconvertible, migrate};
-pub use render::{Rendered, input_vars, render};
+pub use render::{Rendered, Undefined, input_vars, render, render_with};
 pub use tg_load::DEFAULT_SYSTEM;
 pub use trustgraph::{to_trustgraph_bundle, to_trustgraph_prompt};
 

@@ -188,3 +188,71 @@ pub fn show_config_text(indexed: bool) -> String {
     serde::Serialize::serialize(&config_store(indexed), &mut ser).expect("serialise");
     format!("Version: 7\n{}\n", String::from_utf8(buf).expect("utf-8"))
 }
+
+/// Python with `ibis` and `jsonschema` (pinned), in a venv under the user
+/// cache dir, made on first use, as `scripts/bench-reference.sh` makes its
+/// own. Fails the test (with why) when the venv cannot be made.
+pub fn python() -> std::path::PathBuf {
+    use std::path::PathBuf;
+    use std::process::Command;
+    use std::sync::OnceLock;
+    static PY: OnceLock<PathBuf> = OnceLock::new();
+    PY.get_or_init(|| {
+        let cache = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .expect("HOME or XDG_CACHE_HOME");
+        let venv = cache.join("cutline/tg-reference-venv");
+        let py = venv.join("bin/python");
+        let ready = Command::new(&py)
+            .args(["-c", "import ibis, jsonschema; assert ibis.__version__ == '3.3.0'"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ready {
+            let ok = Command::new("python3")
+                .arg("-m")
+                .arg("venv")
+                .arg(&venv)
+                .status()
+                .is_ok_and(|s| s.success())
+                && Command::new(venv.join("bin/pip"))
+                    .args(["install", "-q", "ibis==3.3.0", "jsonschema==4.26.0"])
+                    .status()
+                    .is_ok_and(|s| s.success());
+            assert!(
+                ok,
+                "cannot make the reference venv {} (python3 -m venv; pip install ibis jsonschema)",
+                venv.display()
+            );
+        }
+        py
+    })
+    .clone()
+}
+
+/// Run `scripts/reference_tg.py` with `args`, `stdin` fed in; its JSON output.
+pub fn reference(args: &[&str], stdin: &str) -> Value {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(python())
+        .arg("scripts/reference_tg.py")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn python");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("python");
+    assert!(
+        out.status.success(),
+        "reference_tg.py {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("reference output is JSON")
+}
