@@ -139,3 +139,86 @@ fn render_with_vars_file_equals_ibis_and_lists_undefined() {
         )
     );
 }
+
+fn migrate_tg(source: &str, extra: &[&str]) -> (Value, i32) {
+    let mut args = vec!["migrate", source, "--format", "trustgraph"];
+    args.extend_from_slice(extra);
+    envelope(&args)
+}
+
+#[test]
+fn in_place_migration_inside_a_bundle_deploys_in_trustgraphs_loader() {
+    for (name, text) in [
+        (
+            "configurator",
+            serde_json::to_string_pretty(&tg_support::configurator(true)).unwrap(),
+        ),
+        ("config-store", tg_support::show_config_text(true)),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("config.json");
+        fs::write(&src, &text).unwrap();
+        let out = dir.path().join("out.json");
+        let reference = format!("{}#plan-create", src.display());
+        let (v, code) = migrate_tg(&reference, &["--id", "plan-create", "--write", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{name}: {v}");
+        let before = tg_support::reference(&["load", src.to_str().unwrap()], "");
+        let after = tg_support::reference(&["load", out.to_str().unwrap()], "");
+        assert_eq!(after["ids"], before["ids"], "{name}: index order kept");
+        assert_eq!(after["ids"].as_array().unwrap().len(), 24, "{name}");
+        assert_eq!(after["system"], tg_support::SYSTEM, "{name}");
+        assert_eq!(after["raw"]["system"], before["raw"]["system"], "{name}");
+        for (key, value) in before["raw"].as_object().unwrap() {
+            if key != "template.plan-create" {
+                assert_eq!(&after["raw"][key], value, "{name}: {key} byte-identical");
+            }
+        }
+        let migrated = &after["prompts"]["plan-create"];
+        assert_eq!(migrated["response-type"], "jsonl", "{name}");
+        assert_eq!(migrated["schema"]["required"], serde_json::json!(["goal"]), "{name}");
+        let written = fs::read_to_string(&out).unwrap();
+        assert!(!written.starts_with("Version:"), "{name}: the export is JSON");
+    }
+}
+
+#[test]
+fn object_returning_prompt_is_unconvertible() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_configurator(dir.path());
+    let (v, code) = migrate_tg(&format!("{config}#graphql-generation"), &[]);
+    assert_eq!(code, 9, "{v}");
+    assert_eq!(v["error"]["category"], "unconvertible");
+    assert_eq!(
+        v["error"]["message"],
+        "unconvertible: the schema of `graphql-generation` is neither an array nor an object of arrays (property \
+         `query` is not an array of objects); its callers expect one value, not a list of lines, so a JSONL twin is \
+         a different contract (--force migrates anyway)"
+    );
+    let (v, code) = migrate_tg(&format!("{config}#graphql-generation"), &["--force"]);
+    assert_eq!(code, 0, "{v}");
+}
+
+#[test]
+fn single_prompt_exports_as_a_single_prompt_and_ids_are_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("plan.json");
+    let entry = &tg_support::templates()[19].1;
+    fs::write(&src, entry.to_string()).unwrap();
+    let (v, code) = migrate_tg(src.to_str().unwrap(), &[]);
+    assert_eq!(code, 0, "{v}");
+    let exported: Value = serde_json::from_str(v["data"]["trustgraph"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        exported,
+        serde_json::json!({
+            "prompt": "Plan {{question}} as JSONL: one JSON object per line of steps.",
+            "response-type": "jsonl",
+            "schema": {"type": "object", "properties": {"goal": {"type": "string"}}, "required": ["goal"]}
+        })
+    );
+    let (v, code) = migrate_tg(src.to_str().unwrap(), &["--id", "../x"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        v["error"]["message"],
+        "--id: \"../x\" is not a prompt id: it holds a path separator (an id is a name, never a path)"
+    );
+}
