@@ -222,3 +222,67 @@ fn single_prompt_exports_as_a_single_prompt_and_ids_are_names() {
         "--id: \"../x\" is not a prompt id: it holds a path separator (an id is a name, never a path)"
     );
 }
+
+#[test]
+fn object_schema_is_ignored_as_trustgraph_ignores_it_and_its_rejects_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompt = dir.path().join("defs.json");
+    let schema = serde_json::json!({"type": "object", "properties": {"entity": {"type": "string"}, "definition": {"type": "string"}}, "required": ["entity", "definition"]});
+    fs::write(
+        &prompt,
+        serde_json::json!({"prompt": "{{text}}", "response-type": "jsonl", "object-schema": schema}).to_string(),
+    )
+    .unwrap();
+    let response = dir.path().join("r.txt");
+    fs::write(
+        &response,
+        "{\"entity\":\"a\"}\n{\"entity\":\"b\",\"definition\":\"c\"}\n",
+    )
+    .unwrap();
+    let (v, code) = envelope(&[
+        "parse",
+        response.to_str().unwrap(),
+        "--prompt",
+        prompt.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["data"]["items"],
+        serde_json::json!([{"entity": "a"}, {"entity": "b", "definition": "c"}])
+    );
+    assert_eq!(v["data"]["object_schema"]["ignored_by_trustgraph"], true);
+    let rejects = v["data"]["object_schema"]["would_reject"].as_array().unwrap();
+    assert_eq!(rejects.len(), 1);
+    assert_eq!(rejects[0]["line"], 1);
+    assert_eq!(rejects[0]["errors"][0]["pointer"], "/definition");
+    assert!(
+        v["warnings"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("`object-schema` would reject line(s) 1; TrustGraph ignores"),
+        "{v}"
+    );
+    // The JSONL stream: the line record and the summary say it too.
+    let out = cutline()
+        .args([
+            "parse",
+            response.to_str().unwrap(),
+            "--prompt",
+            prompt.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let records: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let line1 = records.iter().find(|r| r["type"] == "line" && r["line"] == 1).unwrap();
+    assert_eq!(line1["status"], "ok");
+    assert_eq!(line1["object_schema_errors"][0]["pointer"], "/definition");
+    let line2 = records.iter().find(|r| r["type"] == "line" && r["line"] == 2).unwrap();
+    assert!(line2.get("object_schema_errors").is_none());
+    let summary = records.iter().find(|r| r["type"] == "summary").unwrap();
+    assert_eq!(summary["object_schema_rejects"], serde_json::json!([1]));
+    assert_eq!(summary["items"], 2);
+}

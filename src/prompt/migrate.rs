@@ -137,6 +137,7 @@ fn migrated_config(
         template,
         response_type: ResponseType::Jsonl,
         schema,
+        object_schema: None,
         stop: src.stop.clone(),
         variables: src.variables.clone(),
         inputs: src.inputs.clone(),

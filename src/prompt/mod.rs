@@ -11,8 +11,10 @@ use serde_json::{Map, Value};
 pub mod error;
 pub mod load;
 pub mod migrate;
+mod pyfmt;
 pub mod render;
 pub mod tg_load;
+mod toml_out;
 pub mod trustgraph;
 
 pub use error::{ConfigError, Warning};
@@ -160,6 +162,10 @@ pub struct PromptConfig {
     pub response_type: ResponseType,
     /// JSON Schema: of the whole value for `json`, of each line for `jsonl`.
     pub schema: Option<Value>,
+    /// A per-line schema under `object-schema`, which TrustGraph's loader
+    /// ignores (it reads only `schema`): kept so results can say which
+    /// lines it would reject, never applied, exactly as in production.
+    pub object_schema: Option<Value>,
     /// Stop sequences sent with the request.
     pub stop: Vec<String>,
     /// Prompt terms: variables with defaults, below input variables.

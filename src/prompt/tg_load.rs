@@ -182,26 +182,19 @@ fn prompt_fields(
             )
         })?;
     }
-    let schema = match (obj.get("schema"), obj.get("object-schema")) {
-        (Some(s), None) if !s.is_null() => Some(("schema", s)),
-        (None | Some(Value::Null), Some(s)) => {
-            warnings.push(site.warn("object-schema", OBJECT_SCHEMA_WARNING));
-            (!s.is_null()).then_some(("object-schema", s))
-        }
-        (Some(_), Some(_)) => {
-            return Err(site.err(
-                "object-schema",
-                "both `schema` and `object-schema` are set; keep only `schema`",
-            ));
-        }
-        _ => None,
-    };
-    if let Some((key, s)) = schema {
-        CompiledSchema::compile(s).map_err(|e| site.err(key, e.to_string()))?;
+    if let Some(s) = obj.get("schema").filter(|s| !s.is_null()) {
+        CompiledSchema::compile(s).map_err(|e| site.err("schema", e.to_string()))?;
         if p.response_type == ResponseType::Jsonl && describes_array(s) {
-            warnings.push(site.warn(key, super::load::JSONL_ARRAY_WARNING));
+            warnings.push(site.warn("schema", super::load::JSONL_ARRAY_WARNING));
         }
         p.schema = Some(s.clone());
+    }
+    if let Some(s) = obj.get("object-schema") {
+        warnings.push(site.warn("object-schema", OBJECT_SCHEMA_WARNING));
+        match CompiledSchema::compile(s) {
+            Ok(_) => p.object_schema = Some(s.clone()),
+            Err(e) => warnings.push(site.warn("object-schema", format!("`object-schema` ({e}) is left out"))),
+        }
     }
     syntax_check(&p.template).map_err(|e| site.err("prompt", syntax_cause(Part::Prompt, &e)))?;
     Ok(p)

@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use super::PromptConfig;
 
 /// A TrustGraph single-prompt object `{"prompt","response-type","schema"}`
+/// (plus an `object-schema` the prompt kept, so a round trip changes nothing)
 /// (`schema` left out when the prompt has none).
 pub fn to_trustgraph_prompt(p: &PromptConfig) -> Value {
     let mut m = Map::new();
@@ -23,6 +24,9 @@ pub fn to_trustgraph_prompt(p: &PromptConfig) -> Value {
     m.insert("response-type".into(), Value::String(p.response_type.as_str().into()));
     if let Some(s) = &p.schema {
         m.insert("schema".into(), s.clone());
+    }
+    if let Some(s) = &p.object_schema {
+        m.insert("object-schema".into(), s.clone());
     }
     Value::Object(m)
 }
@@ -241,7 +245,8 @@ mod tests {
     fn single_object_schema_warns() {
         let text = "{\n\"prompt\": \"x\",\n\"response-type\": \"jsonl\",\n\"object-schema\": {\"type\": \"object\"}\n}";
         let (ps, w) = load_bytes("a.json", text.as_bytes()).unwrap();
-        assert_eq!(ps[0].schema, Some(json!({"type": "object"})));
+        assert_eq!(ps[0].schema, None);
+        assert_eq!(ps[0].object_schema, Some(json!({"type": "object"})));
         assert_eq!(w[0].to_string(), format!("a.json:4: {OBJECT_SCHEMA_WARNING}"));
     }
 
