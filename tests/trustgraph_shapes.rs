@@ -286,3 +286,55 @@ fn object_schema_is_ignored_as_trustgraph_ignores_it_and_its_rejects_are_named()
     assert_eq!(summary["object_schema_rejects"], serde_json::json!([1]));
     assert_eq!(summary["items"], 2);
 }
+
+#[test]
+fn python_json_lines_are_kept_and_output_stays_strict_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("s.json");
+    fs::write(
+        &schema,
+        r#"{"type": "object", "properties": {"confidence": {"type": "number"}}, "required": ["confidence"]}"#,
+    )
+    .unwrap();
+    let response = dir.path().join("r.txt");
+    let deep = format!("{{\"confidence\": 1, \"x\": {}{}}}", "[".repeat(996), "]".repeat(996));
+    fs::write(
+        &response,
+        format!("{{\"confidence\": NaN, \"w\": \"\\ud800\"}}\n{{\"confidence\": -Infinity}}\n{deep}\n"),
+    )
+    .unwrap();
+    let args = [
+        "parse",
+        response.to_str().unwrap(),
+        "--as",
+        "jsonl",
+        "--schema",
+        schema.to_str().unwrap(),
+    ];
+    let (v, code) = envelope(&args);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["data"]["items"],
+        serde_json::json!([{"confidence": null, "w": "\u{fffd}"}, {"confidence": null}])
+    );
+    assert_eq!(
+        v["data"]["lines"][0]["not_standard"],
+        serde_json::json!(["NaN", "\\ud800"])
+    );
+    assert_eq!(v["data"]["lines"][1]["not_standard"], serde_json::json!(["-Infinity"]));
+    assert_eq!(v["data"]["lines"][2]["status"], "invalid_json");
+    assert_eq!(
+        v["data"]["lines"][2]["message"],
+        "nesting depth 997 is past Python's limit (995): TrustGraph's json.loads raises RecursionError, which \
+         parse_jsonl does not catch, so the whole response fails there"
+    );
+    // JSONL records are strict JSON too (the helper parses each one).
+    let out = cutline().args(args).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("strict JSON"))
+        .collect();
+    let line1 = first.iter().find(|r| r["type"] == "line" && r["line"] == 1).unwrap();
+    assert_eq!(line1["not_standard"], serde_json::json!(["NaN", "\\ud800"]));
+}

@@ -323,6 +323,9 @@ impl Serialize for LineRecord<'_> {
             }
             LineStatus::SchemaInvalid { errors } => m.serialize_entry("errors", errors)?,
         }
+        if !self.outcome.not_standard.is_empty() {
+            m.serialize_entry("not_standard", &self.outcome.not_standard)?;
+        }
         if let Some(errors) = self.ignored {
             m.serialize_entry("object_schema_errors", errors)?;
         }

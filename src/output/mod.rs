@@ -7,10 +7,12 @@
 //! - [`stream`]: the same, incrementally, for a streaming response.
 //! - [`sweep`]: items recovered at every token cut, in one linear pass.
 //! - [`schema`]: schemas compiled once, union-aware errors.
+//! - [`pyjson`]: what Python's `json.loads` accepts beyond JSON.
 
 pub mod json;
 pub mod jsonl;
 pub mod position;
+pub mod pyjson;
 pub mod salvage;
 pub mod scan;
 pub mod schema;
