@@ -338,3 +338,38 @@ fn python_json_lines_are_kept_and_output_stays_strict_json() {
     let line1 = first.iter().find(|r| r["type"] == "line" && r["line"] == 1).unwrap();
     assert_eq!(line1["not_standard"], serde_json::json!(["NaN", "\\ud800"]));
 }
+
+#[test]
+fn sidecar_sample_inputs_hold_structured_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_configurator(dir.path());
+    let inputs = serde_json::json!({
+        "extract-with-ontologies": {"rivers": {"classes": {"river": {"comment": "Flows."}}, "text": "The Nile."}},
+        "no-such-prompt": {}
+    });
+    fs::write(dir.path().join("config.inputs.json"), inputs.to_string()).unwrap();
+    let (v, code) = envelope(&["prompts", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["data"]["prompts"].as_array().unwrap().len(),
+        24,
+        "the sidecar is not a prompt file"
+    );
+    let p = v["data"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "extract-with-ontologies")
+        .unwrap();
+    assert_eq!(p["inputs"], serde_json::json!(["rivers"]));
+    assert!(
+        v["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .ends_with("config.inputs.json: no prompt `no-such-prompt` in the file beside it (ignored)")),
+        "{v}"
+    );
+    let (v, code) = envelope(&["render", &format!("{config}#extract-with-ontologies")]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["prompt"], "- river: Flows.\nThe Nile.");
+}

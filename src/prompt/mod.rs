@@ -13,6 +13,7 @@ pub mod load;
 pub mod migrate;
 mod pyfmt;
 pub mod render;
+pub mod sidecar;
 pub mod tg_load;
 mod toml_out;
 pub mod trustgraph;
