@@ -11,15 +11,7 @@ use crate::output::schema::kind_of;
 /// Add the sidecar's inputs to `prompts`; an id no prompt has is a warning.
 pub fn apply(label: &str, bytes: &[u8], prompts: &mut [PromptConfig]) -> Result<Vec<Warning>, ConfigError> {
     let text = super::load::check_bytes(label, bytes)?;
-    let root: Value = serde_json::from_str(text).map_err(|e| {
-        let offset = crate::output::position::offset_of(text.as_bytes(), e.line(), e.column());
-        ConfigError::at_offset(
-            label,
-            text.as_bytes(),
-            offset,
-            format!("invalid JSON: {}", super::load::json_message(&e)),
-        )
-    })?;
+    let root = super::tg_load::parse_json(label, text)?;
     let shape = |what: &str, v: &Value| {
         ConfigError::new(
             label,

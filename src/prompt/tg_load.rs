@@ -61,15 +61,7 @@ pub(crate) fn load_json(label: &str, text: &str) -> Result<(Vec<PromptConfig>, V
     } else {
         text
     };
-    let root: Value = serde_json::from_str(text).map_err(|e| {
-        let offset = crate::output::position::offset_of(text.as_bytes(), e.line(), e.column());
-        ConfigError::at_offset(
-            label,
-            text.as_bytes(),
-            offset,
-            format!("invalid JSON: {}", json_message(&e)),
-        )
-    })?;
+    let root = parse_json(label, text)?;
     let Value::Object(obj) = root else {
         let offset = text.len() - text.trim_start().len();
         return Err(ConfigError::at_offset(
@@ -106,6 +98,19 @@ pub(crate) fn load_json(label: &str, text: &str) -> Result<(Vec<PromptConfig>, V
              `template.<id>` keys (a config bundle)",
         )),
     }
+}
+
+/// `text` as JSON; a syntax error names the file, line and column.
+pub(crate) fn parse_json(label: &str, text: &str) -> Result<Value, ConfigError> {
+    serde_json::from_str(text).map_err(|e| {
+        let offset = crate::output::position::offset_of(text.as_bytes(), e.line(), e.column());
+        ConfigError::at_offset(
+            label,
+            text.as_bytes(),
+            offset,
+            format!("invalid JSON: {}", json_message(&e)),
+        )
+    })
 }
 
 fn is_bundle(obj: &Map<String, Value>) -> bool {
