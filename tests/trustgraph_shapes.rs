@@ -373,3 +373,37 @@ fn sidecar_sample_inputs_hold_structured_values() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["data"]["prompt"], "- river: Flows.\nThe Nile.");
 }
+
+#[test]
+fn schema_that_does_not_compile_loads_and_rejects_every_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompt = dir.path().join("p.json");
+    fs::write(
+        &prompt,
+        "{\"prompt\": \"x\",\n\"response-type\": \"jsonl\",\n\"schema\": {\"type\": \"strin\"}}",
+    )
+    .unwrap();
+    let (v, code) = envelope(&["prompts", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["prompts"].as_array().unwrap().len(), 1);
+    let w = v["warnings"][0].as_str().unwrap();
+    assert!(
+        w.starts_with(&format!("{}:3: schema does not compile at /type: ", prompt.display())),
+        "{w}"
+    );
+    assert!(
+        w.ends_with("; TrustGraph loads it and rejects every value at run time, and so does cutline"),
+        "{w}"
+    );
+    let response = dir.path().join("r.txt");
+    fs::write(&response, "{\"a\": 1}\n\"s\"\n").unwrap();
+    let (v, code) = envelope(&[
+        "parse",
+        response.to_str().unwrap(),
+        "--prompt",
+        prompt.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["items"], serde_json::json!([]));
+    assert_eq!(v["data"]["counts"]["schema_invalid"], 2);
+}

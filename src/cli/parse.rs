@@ -94,8 +94,19 @@ pub fn kind_and_schema(
 
 /// Run `parse`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let (kind, schema, origin, object_schema) =
+    let (kind, mut schema, origin, object_schema) =
         kind_and_schema(args.as_, args.schema.as_ref(), args.prompt.as_deref(), cli)?;
+    // A prompt's schema that does not compile rejects every value, as
+    // TrustGraph's `validate` does at run time; a --schema file is an error.
+    if args.prompt.is_some()
+        && let Some(Err(e)) = schema.as_ref().map(CompiledSchema::compile)
+    {
+        out.warn(format!(
+            "{origin}: {e}; every value is rejected, as TrustGraph rejects them"
+        ))
+        .map_err(|e| io_err(&e))?;
+        schema = Some(Value::Bool(false));
+    }
     let label = if args.file == "-" {
         "<stdin>"
     } else {

@@ -188,7 +188,14 @@ fn prompt_fields(
         })?;
     }
     if let Some(s) = obj.get("schema").filter(|s| !s.is_null()) {
-        CompiledSchema::compile(s).map_err(|e| site.err("schema", e.to_string()))?;
+        // TrustGraph loads it unchecked and `validate` raises on every value
+        // at run time: loaded, said, and every value rejected (see `parse`).
+        if let Err(e) = CompiledSchema::compile(s) {
+            warnings.push(site.warn(
+                "schema",
+                format!("{e}; TrustGraph loads it and rejects every value at run time, and so does cutline"),
+            ));
+        }
         if p.response_type == ResponseType::Jsonl && describes_array(s) {
             warnings.push(site.warn("schema", super::load::JSONL_ARRAY_WARNING));
         }
