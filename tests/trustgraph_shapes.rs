@@ -407,3 +407,15 @@ fn schema_that_does_not_compile_loads_and_rejects_every_line() {
     assert_eq!(v["data"]["items"], serde_json::json!([]));
     assert_eq!(v["data"]["counts"]["schema_invalid"], 2);
 }
+
+#[test]
+fn python_json_value_for_the_json_response_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let response = dir.path().join("r.txt");
+    fs::write(&response, "```json\n[{\"c\": NaN}, {\"c\": 1}]\n```\n").unwrap();
+    let (v, code) = envelope(&["parse", response.to_str().unwrap(), "--as", "json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["status"], "ok");
+    assert_eq!(v["data"]["items"], serde_json::json!([{"c": null}, {"c": 1}]));
+    assert_eq!(v["data"]["not_standard"], serde_json::json!(["NaN"]));
+}
