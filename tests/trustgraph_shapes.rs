@@ -419,3 +419,35 @@ fn python_json_value_for_the_json_response_type() {
     assert_eq!(v["data"]["items"], serde_json::json!([{"c": null}, {"c": 1}]));
     assert_eq!(v["data"]["not_standard"], serde_json::json!(["NaN"]));
 }
+
+#[test]
+fn migrate_check_reads_vars_through_the_shared_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("plan.json");
+    fs::write(&src, tg_support::templates()[19].1.to_string()).unwrap();
+    let vars = dir.path().join("v.json");
+    fs::write(&vars, "[1]").unwrap();
+    let (v, code) = envelope(&[
+        "migrate",
+        src.to_str().unwrap(),
+        "--check",
+        "--provider",
+        "replay",
+        "--vars",
+        vars.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        v["error"]["message"],
+        format!(
+            "{}: --vars expects a JSON object of variables, found an array",
+            vars.display()
+        )
+    );
+    // --vars belongs to --check.
+    let out = cutline()
+        .args(["migrate", src.to_str().unwrap(), "--vars", vars.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -53,6 +53,10 @@ pub struct Args {
     /// With --check: only this sample input (default: every one).
     #[arg(long, requires = "check")]
     pub input: Option<String>,
+    /// With --check: a JSON object of variables (any JSON type) laid over
+    /// every sample input, or the only input when the prompt has none.
+    #[arg(long = "vars", value_name = "FILE.json", requires = "check")]
+    pub vars_file: Option<PathBuf>,
     /// With --check: key fields that identify an item (default: the
     /// per-line schema's required string fields).
     #[arg(long = "key", value_name = "FIELD", requires = "check")]
@@ -222,6 +226,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             input: args.input.as_deref(),
             keys: &args.keys,
             record: !args.no_record,
+            vars: args.vars_file.as_deref(),
         };
         match super::migrate_check::run(&src, &m.config, &check, cli, out) {
             Ok(c) => data["check"] = c,
