@@ -55,6 +55,12 @@ fn prompts_lists_all_24_in_every_shape() {
         let got: Vec<&str> = prompts.iter().map(|p| p["id"].as_str().unwrap()).collect();
         assert_eq!(got, ids(), "{name}");
         assert!(prompts.iter().all(|p| p["shape"] == shape), "{name}: {prompts:?}");
+        let defs = prompts.iter().find(|p| p["id"] == "extract-definitions").unwrap();
+        assert_eq!(
+            (&defs["schema"], &defs["object_schema"]),
+            (&Value::from("none"), &Value::from("{entity, definition}")),
+            "{name}"
+        );
         let types: Vec<&str> = prompts.iter().map(|p| p["response_type"].as_str().unwrap()).collect();
         assert_eq!(types.iter().filter(|t| **t == "jsonl").count(), 6, "{name}");
         assert_eq!(types.iter().filter(|t| **t == "json").count(), 9, "{name}");

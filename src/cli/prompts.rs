@@ -68,6 +68,7 @@ fn record(cfg: &PromptConfig) -> Value {
         "shape": shape(cfg),
         "description": cfg.description,
         "schema": schema_summary(cfg.schema.as_ref()),
+        "object_schema": cfg.object_schema.as_ref().map(|s| schema_summary(Some(s))),
         "twin": cfg.twin,
         "inputs": cfg.inputs.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
     })
@@ -104,11 +105,15 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     for p in &prompts {
         let _ = writeln!(
             text,
-            "{:<32} {:<6} {:<24} {}",
+            "{:<32} {:<6} {:<24} {}{}",
             p.id,
             p.response_type.to_string(),
             shape(p),
-            schema_summary(p.schema.as_ref())
+            schema_summary(p.schema.as_ref()),
+            p.object_schema
+                .as_ref()
+                .map(|s| format!(" (object-schema, ignored by TrustGraph: {})", schema_summary(Some(s))))
+                .unwrap_or_default()
         );
     }
     for e in &errors {
