@@ -21,6 +21,16 @@ fn envelope(args: &[&str]) -> (Value, i32) {
     (v, out.status.code().unwrap_or(-1))
 }
 
+/// `cutline parse RESPONSE --prompt PROMPT`, as an envelope.
+fn parse_with_prompt(response: &std::path::Path, prompt: &std::path::Path) -> (Value, i32) {
+    envelope(&[
+        "parse",
+        response.to_str().unwrap(),
+        "--prompt",
+        prompt.to_str().unwrap(),
+    ])
+}
+
 fn ids() -> Vec<String> {
     tg_support::templates().into_iter().map(|(k, _)| k).collect()
 }
@@ -245,12 +255,7 @@ fn object_schema_is_ignored_as_trustgraph_ignores_it_and_its_rejects_are_named()
         "{\"entity\":\"a\"}\n{\"entity\":\"b\",\"definition\":\"c\"}\n",
     )
     .unwrap();
-    let (v, code) = envelope(&[
-        "parse",
-        response.to_str().unwrap(),
-        "--prompt",
-        prompt.to_str().unwrap(),
-    ]);
+    let (v, code) = parse_with_prompt(&response, &prompt);
     assert_eq!(code, 0, "{v}");
     assert_eq!(
         v["data"]["items"],
@@ -403,12 +408,7 @@ fn schema_that_does_not_compile_loads_and_rejects_every_line() {
     );
     let response = dir.path().join("r.txt");
     fs::write(&response, "{\"a\": 1}\n\"s\"\n").unwrap();
-    let (v, code) = envelope(&[
-        "parse",
-        response.to_str().unwrap(),
-        "--prompt",
-        prompt.to_str().unwrap(),
-    ]);
+    let (v, code) = parse_with_prompt(&response, &prompt);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["data"]["items"], serde_json::json!([]));
     assert_eq!(v["data"]["counts"]["schema_invalid"], 2);
