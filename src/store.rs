@@ -11,14 +11,34 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::prompt::trustgraph::{bundle_entry, encode, to_trustgraph_prompt};
+use crate::prompt::trustgraph::{put_in_bundle, to_trustgraph_prompt};
 use crate::prompt::{ConfigError, PromptConfig, SourceFormat, Warning, load_bytes, to_toml};
 
-/// Load every prompt of one file.
+/// The suffix of a TrustGraph-format prompt file's sample-input sidecar:
+/// `config.json` has its inputs in `config.inputs.json`.
+pub const SIDECAR_SUFFIX: &str = ".inputs.json";
+
+/// Load every prompt of one file, with the sample inputs of its sidecar
+/// (a `.json` file only: TOML prompts hold their own `[[input]]`s).
 pub fn load_file(path: &Path) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
     let label = path.display().to_string();
     let bytes = crate::limits::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
-    load_bytes(&label, &bytes)
+    let (mut prompts, mut warnings) = load_bytes(&label, &bytes)?;
+    let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if let Some(sidecar) = is_json.then(|| sidecar_of(path)).flatten()
+        && sidecar.is_file()
+    {
+        let side = sidecar.display().to_string();
+        let bytes = crate::limits::read(&sidecar).map_err(|e| ConfigError::new(&side, format!("cannot read: {e}")))?;
+        warnings.extend(crate::prompt::sidecar::apply(&side, &bytes, &mut prompts)?);
+    }
+    Ok((prompts, warnings))
+}
+
+/// `dir/config.json` → `dir/config.inputs.json`.
+fn sidecar_of(path: &Path) -> Option<PathBuf> {
+    let stem = path.file_stem()?.to_str()?;
+    Some(path.with_file_name(format!("{stem}{SIDECAR_SUFFIX}")))
 }
 
 /// The prompt files of `dir` (`*.toml`, `*.json`; not recursive), sorted by
@@ -32,7 +52,10 @@ fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, ConfigError> {
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
             let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-            !name.starts_with('.') && matches!(ext.as_deref(), Some("toml" | "json")) && p.is_file()
+            !name.starts_with('.')
+                && !name.to_ascii_lowercase().ends_with(SIDECAR_SUFFIX)
+                && matches!(ext.as_deref(), Some("toml" | "json"))
+                && p.is_file()
         })
         .collect();
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
@@ -239,23 +262,9 @@ pub fn save(p: &PromptConfig) -> Result<(), ConfigError> {
             set_or_clear(&mut obj, "twin", p.twin.clone().map(Value::String));
             pretty(&Value::Object(obj))
         }
-        SourceFormat::TrustgraphBundle => {
+        SourceFormat::TrustgraphBundle | SourceFormat::TrustgraphConfig => {
             let mut root = read_json(path)?;
-            let nested = root
-                .get("prompt")
-                .is_some_and(|v| v.as_object().is_some_and(|o| o.contains_key("template-index")));
-            let bundle = if nested {
-                root.get_mut("prompt")
-            } else {
-                Some(&mut root)
-            };
-            let Some(Value::Object(bundle)) = bundle else {
-                return Err(ConfigError::new(
-                    file,
-                    "cannot save: the file is no longer a TrustGraph bundle",
-                ));
-            };
-            update_bundle(bundle, p);
+            put_in_bundle(&mut root, p, true).map_err(|e| ConfigError::new(file, format!("cannot save: {e}")))?;
             pretty(&root)
         }
     };
@@ -270,29 +279,6 @@ fn set_or_clear(obj: &mut serde_json::Map<String, Value>, key: &str, value: Opti
         None => {
             obj.remove(key);
         }
-    }
-}
-
-fn update_bundle(bundle: &mut serde_json::Map<String, Value>, p: &PromptConfig) {
-    bundle.insert(format!("template.{}", p.id), Value::String(encode(&bundle_entry(p))));
-    let mut index: Vec<Value> = bundle
-        .get("template-index")
-        .and_then(Value::as_str)
-        .and_then(|s| serde_json::from_str::<Value>(s).ok())
-        .and_then(|v| v.as_array().cloned())
-        .unwrap_or_default();
-    if !index.iter().any(|v| v.as_str() == Some(p.id.as_str())) {
-        index.push(Value::String(p.id.clone()));
-        bundle.insert("template-index".into(), Value::String(encode(&Value::Array(index))));
-    }
-    let system = bundle
-        .get("system")
-        .and_then(Value::as_str)
-        .and_then(|s| serde_json::from_str::<Value>(s).ok())
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    if system != p.system {
-        bundle.insert("system".into(), Value::String(encode(&Value::String(p.system.clone()))));
     }
 }
 

@@ -245,3 +245,43 @@ fn migrate_check_runs_both_prompts_on_the_real_model() {
         assert_eq!(input["report"][side]["kept"], a.items().len(), "{side}");
     }
 }
+
+/// On the local model (greedy), a JSONL answer cut at several limits and
+/// continued by prefill keeps exactly the items of the uncut run.
+#[test]
+fn a_continued_run_keeps_exactly_the_uncut_items() {
+    if !model_or_skip() {
+        return;
+    }
+    let run = |extra: &[&str]| -> Value {
+        let out = Command::cargo_bin("cutline")
+            .unwrap()
+            .args([
+                "run",
+                "extract-definitions-jsonl",
+                "--provider",
+                "local",
+                "--no-record",
+                "--output",
+                "json",
+            ])
+            .args(extra)
+            .timeout(std::time::Duration::from_secs(900))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["data"].clone()
+    };
+    let uncut = run(&[]);
+    assert_eq!(uncut["finish_reason"], "stop");
+    for limit in ["40", "64"] {
+        let d = run(&["--max-tokens", limit, "--continue", "6"]);
+        assert_eq!(d["analysis"]["items"], uncut["analysis"]["items"], "at {limit}");
+        let calls = d["continuation"]["calls"].as_array().unwrap();
+        assert!(calls.len() >= 2, "at {limit}");
+        assert!(
+            calls.iter().all(|c| c["duplicates_dropped"] == 0),
+            "at {limit}: {calls:?}"
+        );
+    }
+}

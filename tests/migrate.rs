@@ -479,9 +479,9 @@ fn cli_refuses_to_write_an_unconvertible_migration() {
         "--write",
         target.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(9));
     let env: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(env["error"]["category"], json!("config_invalid"));
+    assert_eq!(env["error"]["category"], json!("unconvertible"));
     assert_eq!(
         env["error"]["detail"]["unconvertible"][0]["message"],
         json!("the root type \"string\" is neither an array nor an object of arrays")
@@ -681,4 +681,16 @@ fn check_flags_need_check_and_limits_are_validated() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn common_array_wording_becomes_jsonl_wording() {
+    let schema = json!({"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}});
+    let template = "Find things in {{text}}.\nReturn a list of objects with `a`.\nOutput only the array.\nOutput only the JSON array, nothing else.\n";
+    let m = prompt::migrate(&json_prompt(schema, template), None).unwrap();
+    assert_eq!(
+        m.config.template,
+        "Find things in {{text}}.\nReturn JSONL: one JSON object per line with `a`.\nOutput only the JSON lines, one object per line.\nOutput only the JSON lines, one object per line, nothing else.\n"
+    );
+    assert_eq!(m.flags, vec![]);
 }

@@ -134,11 +134,16 @@ fn template_syntax_error_names_file_and_template_line() {
 
 #[test]
 fn schema_and_object_schema_together() {
-    assert_eq!(
-        bad("both-schemas.toml"),
-        "tests/fixtures/prompts/bad/both-schemas.toml:3:1: both `schema` and `object-schema` are set; keep only \
-         `schema`"
-    );
+    // TrustGraph reads `schema` and ignores `object-schema`: so does cutline.
+    let (ps, w) = load_bytes(
+        "both.toml",
+        b"prompt = \"x\"\nschema = \"{}\"\nobject-schema = '{\"required\": [\"a\"]}'\n",
+    )
+    .unwrap();
+    assert_eq!(ps[0].schema, Some(json!({})));
+    assert_eq!(ps[0].object_schema, Some(json!({"required": ["a"]})));
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].line, Some(3));
 }
 
 #[test]
@@ -224,23 +229,32 @@ fn object_schema_alias_warns() {
     let (ps, warnings) = load_bytes(&label, &bytes).unwrap();
     assert_eq!(ps[0].id, "legacy-relationships");
     assert_eq!(
-        ps[0].schema.as_ref().and_then(|s| s.get("type")),
+        ps[0].schema, None,
+        "TrustGraph validates nothing against `object-schema`"
+    );
+    assert_eq!(
+        ps[0].object_schema.as_ref().and_then(|s| s.get("type")),
         Some(&json!("object"))
     );
     let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     assert_eq!(
         text,
         [format!(
-            "{label}:4: `object-schema` is read as `schema`, but TrustGraph's runtime ignores `object-schema`, so \
-             lines went unvalidated there; rename it to `schema`"
+            "{label}:4: `object-schema` is ignored by TrustGraph's loader (it reads only `schema`), so no line is \
+             validated against it there, nor here; results list the lines it would reject; rename it to `schema` \
+             to have them rejected (`migrate` writes `schema`)"
         )]
     );
     // The TrustGraph JSON form warns the same way.
     let json = br#"{"prompt": "x", "response-type": "jsonl", "object-schema": {"type": "object"}}"#;
     let (ps, warnings) = load_bytes("legacy.json", json).unwrap();
-    assert!(ps[0].schema.is_some());
+    assert!(ps[0].schema.is_none() && ps[0].object_schema.is_some());
     assert_eq!(warnings.len(), 1);
-    assert!(warnings[0].message.starts_with("`object-schema` is read as `schema`"));
+    assert!(
+        warnings[0]
+            .message
+            .starts_with("`object-schema` is ignored by TrustGraph's loader")
+    );
 }
 
 #[test]
@@ -342,7 +356,11 @@ fn render_with_pycompat_items_and_precedence() {
 #[test]
 fn undefined_variable_names_variable_prompt_and_file_line() {
     let p = load_one(GOOD, "extract-definitions.toml");
-    let e = render(&p, &Map::new(), &Map::new()).unwrap_err();
+    // TrustGraph's (ibis's) semantics by default: empty, and listed.
+    let r = render(&p, &Map::new(), &Map::new()).unwrap();
+    assert_eq!(r.undefined, ["text"]);
+    assert!(r.prompt.contains("Text:\n\nOutput"), "{}", r.prompt);
+    let e = cutline::prompt::render_with(&p, &Map::new(), &Map::new(), cutline::prompt::Undefined::Strict).unwrap_err();
     assert_eq!(
         e.to_string(),
         "tests/fixtures/prompts/good/extract-definitions.toml:16: prompt \"extract-definitions\": undefined \
@@ -394,7 +412,6 @@ fn load_dir_reports_every_bad_file_and_skips_others() {
         [
             "bad-response-type.toml",
             "bom.toml",
-            "both-schemas.toml",
             "bundle-encoded.json",
             "conflict.toml",
             "invalid-utf8.toml",

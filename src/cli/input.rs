@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::out::{Category, CliError};
 
@@ -38,7 +38,7 @@ pub fn lossy(label: &str, bytes: &[u8]) -> (String, Option<String>) {
     }
 }
 
-/// Load a JSON Schema file; a syntax error names the file, line and column.
+/// Load a JSON file (a schema, `--vars`); a syntax error names the file, line and column.
 pub fn schema_file(path: &Path) -> Result<Value, CliError> {
     let label = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| CliError::new(Category::InputError, format!("{label}: {e}")))?;
@@ -58,4 +58,70 @@ pub fn schema_file(path: &Path) -> Result<Value, CliError> {
 /// A schema-compile failure as a CLI error naming where the schema came from.
 pub fn compile_err(origin: &str, e: &crate::output::schema::SchemaCompileError) -> CliError {
     CliError::new(Category::ConfigInvalid, format!("{origin}: {e}"))
+}
+
+/// Parse `--var` flags into variables; `k=@file` reads the file.
+pub fn parse_vars(vars: &[String]) -> Result<Map<String, Value>, CliError> {
+    let mut out = Map::new();
+    for v in vars {
+        let Some((k, val)) = v.split_once('=') else {
+            return Err(CliError::new(
+                Category::Usage,
+                format!("--var {v:?}: expected K=V or K=@FILE"),
+            ));
+        };
+        let value = if let Some(path) = val.strip_prefix('@') {
+            let bytes = std::fs::read(path).map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?;
+            String::from_utf8(bytes).map_err(|e| {
+                let (line, col) = crate::output::position::line_col(e.as_bytes(), e.utf8_error().valid_up_to());
+                CliError::new(Category::InputError, format!("{path}:{line}:{col}: invalid UTF-8"))
+            })?
+        } else {
+            val.to_owned()
+        };
+        out.insert(k.to_owned(), Value::String(value));
+    }
+    Ok(out)
+}
+
+/// The variables for a render or run: the chosen sample input, overlaid
+/// with the `--vars FILE.json` object, overlaid with `--var`s. One helper
+/// for every command that renders, so they read variables alike.
+pub fn vars(
+    cfg: &crate::prompt::PromptConfig,
+    input: Option<&str>,
+    vars: &[String],
+    vars_file: Option<&Path>,
+) -> Result<Map<String, Value>, CliError> {
+    let mut merged = if cfg.inputs.is_empty() && input.is_none() {
+        Map::new()
+    } else {
+        crate::prompt::input_vars(cfg, input).map_err(|e| CliError::new(Category::Usage, e.to_string()))?
+    };
+    if let Some(path) = vars_file {
+        merged.extend(vars_object(path)?);
+    }
+    merged.extend(parse_vars(vars)?);
+    Ok(merged)
+}
+
+/// Read `--vars FILE.json`: one JSON object of variables of any JSON type;
+/// syntax errors name the file, line and column.
+pub fn vars_object(path: &Path) -> Result<Map<String, Value>, CliError> {
+    match schema_file(path)? {
+        Value::Object(m) => Ok(m),
+        other => Err(CliError::new(
+            Category::Usage,
+            format!(
+                "{}: --vars expects a JSON object of variables, found {}",
+                path.display(),
+                crate::output::schema::kind_of(&other)
+            ),
+        )),
+    }
+}
+
+/// The warning for an undefined name a render touched.
+pub fn undefined_warning(id: &str, name: &str) -> String {
+    format!("prompt {id:?}: `{name}` is undefined; rendered empty (false in `if`), as TrustGraph (ibis) does")
 }

@@ -30,8 +30,14 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = MigrateFormat::Toml)]
     pub format: MigrateFormat,
     /// Id of the migrated prompt (default: the source id with `-jsonl`).
+    /// The source's own id migrates in place: a TrustGraph bundle export
+    /// then replaces the prompt where it stands, so clients keep calling it.
     #[arg(long)]
     pub id: Option<String>,
+    /// Migrate (and write) even when the schema is neither an array nor an
+    /// object of arrays, or parts of it have no per-line form.
+    #[arg(long)]
+    pub force: bool,
     /// Run the original and the migrated prompt on the sample inputs and
     /// report whether they extract the same items (exit 8 when not).
     #[arg(long)]
@@ -47,6 +53,10 @@ pub struct Args {
     /// With --check: only this sample input (default: every one).
     #[arg(long, requires = "check")]
     pub input: Option<String>,
+    /// With --check: a JSON object of variables (any JSON type) laid over
+    /// every sample input, or the only input when the prompt has none.
+    #[arg(long = "vars", value_name = "FILE.json", requires = "check")]
+    pub vars_file: Option<PathBuf>,
     /// With --check: key fields that identify an item (default: the
     /// per-line schema's required string fields).
     #[arg(long = "key", value_name = "FIELD", requires = "check")]
@@ -77,24 +87,87 @@ fn parse_limit(s: &str) -> Result<Limit, String> {
 pub enum MigrateFormat {
     /// cutline TOML.
     Toml,
-    /// A TrustGraph config bundle holding the one prompt.
+    /// TrustGraph, in the source's shape: a single prompt stays a single
+    /// prompt; a prompt from a bundle (config store or configurator) gives
+    /// the whole bundle with the prompt added or replaced in place; a TOML
+    /// prompt gives a config-store bundle holding it.
     Trustgraph,
+}
+
+/// The TrustGraph export of `m` in `src`'s shape (see [`MigrateFormat::Trustgraph`]).
+fn trustgraph_export(src: &crate::prompt::PromptConfig, m: &crate::prompt::PromptConfig) -> Result<String, CliError> {
+    use crate::prompt::SourceFormat;
+    let value = match src.origin.format {
+        SourceFormat::TrustgraphPrompt => crate::prompt::to_trustgraph_prompt(m),
+        SourceFormat::TrustgraphBundle | SourceFormat::TrustgraphConfig => {
+            let file = &src.origin.file;
+            let bytes = super::input::read_all(file)?;
+            let text = String::from_utf8_lossy(&bytes);
+            // A `tg-show-config` dump starts with a `Version:` line; the export is the JSON.
+            let json = text
+                .strip_prefix("Version:")
+                .and_then(|rest| rest.split_once('\n'))
+                .map_or(&*text, |(_, rest)| rest);
+            let mut root: Value = serde_json::from_str(json)
+                .map_err(|e| CliError::new(Category::ConfigInvalid, format!("{file}: cannot export: {e}")))?;
+            crate::prompt::trustgraph::put_in_bundle(&mut root, m, false)
+                .map_err(|e| CliError::new(Category::ConfigInvalid, format!("{file}: cannot export: {e}")))?;
+            root
+        }
+        SourceFormat::Toml => crate::prompt::to_trustgraph_bundle(std::slice::from_ref(m), &m.system),
+    };
+    let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();
+    s.push('\n');
+    Ok(s)
+}
+
+/// An `unconvertible` error when the schema's root has no per-line form
+/// (one object is a different contract than a list of lines).
+fn refuse_unconvertible(src: &crate::prompt::PromptConfig, m: &crate::prompt::Migration) -> Result<(), CliError> {
+    if src.schema.is_none() || m.config.schema.is_some() {
+        return Ok(());
+    }
+    let why: Vec<&str> = m.unconvertible.iter().map(|u| u.message.as_str()).collect();
+    let mut err = CliError::new(
+        Category::Unconvertible,
+        format!(
+            "unconvertible: the schema of `{}` is neither an array nor an object of arrays ({}); its callers \
+                 expect one value, not a list of lines, so a JSONL twin is a different contract (--force migrates \
+                 anyway)",
+            src.id,
+            why.join("; ")
+        ),
+    );
+    err.detail = Some(json!({"unconvertible": m.unconvertible}));
+    Err(err)
 }
 
 /// Run `migrate`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let src = crate::store::resolve(&args.prompt, &cli.prompts)
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    if let Some(id) = &args.id {
+        crate::prompt::check_id(id).map_err(|e| CliError::new(Category::Usage, format!("--id: {e}")))?;
+    }
     let m = crate::prompt::migrate(&src, args.id.as_deref()).map_err(|e| CliError::new(Category::Usage, e))?;
+    if !args.force {
+        refuse_unconvertible(&src, &m)?;
+    }
     let (key, text) = match args.format {
         MigrateFormat::Toml => ("toml", crate::prompt::to_toml(&m.config)),
-        MigrateFormat::Trustgraph => {
-            let bundle = crate::prompt::to_trustgraph_bundle(std::slice::from_ref(&m.config), &m.config.system);
-            let mut s = serde_json::to_string_pretty(&bundle).unwrap_or_default();
-            s.push('\n');
-            ("trustgraph", s)
-        }
+        MigrateFormat::Trustgraph => ("trustgraph", trustgraph_export(&src, &m.config)?),
     };
+    let bundled = matches!(
+        src.origin.format,
+        crate::prompt::SourceFormat::TrustgraphBundle | crate::prompt::SourceFormat::TrustgraphConfig
+    );
+    if args.format == MigrateFormat::Trustgraph && bundled && m.config.system != src.system {
+        out.warn(
+            "the migration rewrote array wording in the bundle's shared `system`; the export keeps `system` \
+             unchanged (it is every prompt's), so check it by hand",
+        )
+        .map_err(|e| io_err(&e))?;
+    }
     for u in &m.unconvertible {
         out.record(&json!({"type": "unconvertible", "pointer": u.pointer, "message": u.message}))
             .map_err(|e| io_err(&e))?;
@@ -115,7 +188,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     }
     let mut written = None;
     if let Some(path) = &args.write {
-        if !m.unconvertible.is_empty() {
+        if !m.unconvertible.is_empty() && !args.force {
             let mut err = CliError::new(
                 Category::ConfigInvalid,
                 format!(
@@ -153,6 +226,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             input: args.input.as_deref(),
             keys: &args.keys,
             record: !args.no_record,
+            vars: args.vars_file.as_deref(),
         };
         match super::migrate_check::run(&src, &m.config, &check, cli, out) {
             Ok(c) => data["check"] = c,

@@ -41,6 +41,41 @@ pub struct CheckArgs<'a> {
     pub keys: &'a [String],
     /// Record both runs in a session.
     pub record: bool,
+    /// `--vars FILE.json`: variables laid over every sample input (or the
+    /// only input, named `vars`, when the prompt has none).
+    pub vars: Option<&'a std::path::Path>,
+}
+
+/// Named inputs: (name, variables).
+type Inputs = Vec<(String, Map<String, Value>)>;
+
+/// The inputs to check on: the sample inputs (or the one named), with
+/// `--vars` laid over each.
+fn check_inputs(src: &PromptConfig, args: &CheckArgs<'_>) -> Result<Inputs, CliError> {
+    let overlay = args.vars.map(super::input::vars_object).transpose()?;
+    let mut inputs: Inputs = match args.input {
+        Some(name) => vec![(
+            name.to_owned(),
+            crate::prompt::input_vars(src, Some(name)).map_err(|e| CliError::new(Category::Usage, e.to_string()))?,
+        )],
+        None if src.inputs.is_empty() && overlay.is_some() => vec![("vars".to_owned(), Map::new())],
+        None if src.inputs.is_empty() => {
+            return Err(CliError::new(
+                Category::Usage,
+                format!(
+                    "prompt {:?} has no sample inputs to check on; add an [[inputs]] entry",
+                    src.id
+                ),
+            ));
+        }
+        None => src.inputs.iter().map(|i| (i.name.clone(), i.vars.clone())).collect(),
+    };
+    if let Some(o) = &overlay {
+        for (_, vars) in &mut inputs {
+            vars.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+    }
+    Ok(inputs)
 }
 
 /// One input's verdict.
@@ -105,22 +140,7 @@ pub fn run<W: Write>(
     cli: &Cli,
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
-    let inputs: Vec<(String, Map<String, Value>)> = match args.input {
-        Some(name) => vec![(
-            name.to_owned(),
-            crate::prompt::input_vars(src, Some(name)).map_err(|e| CliError::new(Category::Usage, e.to_string()))?,
-        )],
-        None if src.inputs.is_empty() => {
-            return Err(CliError::new(
-                Category::Usage,
-                format!(
-                    "prompt {:?} has no sample inputs to check on; add an [[inputs]] entry",
-                    src.id
-                ),
-            ));
-        }
-        None => src.inputs.iter().map(|i| (i.name.clone(), i.vars.clone())).collect(),
-    };
+    let inputs = check_inputs(src, args)?;
     let mut recorder = if args.record {
         let stem = format!("migrate-check-{}-{}", src.id, crate::session::now_ms());
         Some(

@@ -41,6 +41,9 @@ pub enum Category {
     SetupRequired,
     /// A check ran and found a difference (`migrate --check`).
     CheckFailed,
+    /// `migrate` of a prompt whose schema is neither an array nor an object
+    /// of arrays: one object is a different contract than a list of lines.
+    Unconvertible,
     /// Anything else.
     Internal,
 }
@@ -56,6 +59,7 @@ impl Category {
             Self::StructuredOutputInvalid => 6,
             Self::SetupRequired => 7,
             Self::CheckFailed => 8,
+            Self::Unconvertible => 9,
             Self::Internal => 1,
         }
     }

@@ -57,18 +57,28 @@ impl From<ResponseType> for As {
     }
 }
 
+/// How to read a response: the kind, the schema applied, where it came
+/// from (for messages), and a prompt's `object-schema`, which TrustGraph
+/// ignores and so is only reported against, never applied.
+type Reading = (As, Option<Value>, String, Option<Value>);
+
 /// Resolve `--as` and the schema from the flags.
 pub fn kind_and_schema(
     as_: Option<As>,
     schema: Option<&PathBuf>,
     prompt: Option<&str>,
     cli: &Cli,
-) -> Result<(As, Option<Value>, String), CliError> {
+) -> Result<Reading, CliError> {
     if let Some(p) = prompt {
         let cfg = crate::store::resolve(p, &cli.prompts)
             .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
         let kind = as_.unwrap_or_else(|| cfg.response_type.into());
-        return Ok((kind, cfg.schema.clone(), format!("prompt {:?}", cfg.id)));
+        return Ok((
+            kind,
+            cfg.schema.clone(),
+            format!("prompt {:?}", cfg.id),
+            cfg.object_schema,
+        ));
     }
     let kind = as_.ok_or_else(|| {
         CliError::new(
@@ -77,14 +87,26 @@ pub fn kind_and_schema(
         )
     })?;
     match schema {
-        Some(path) => Ok((kind, Some(input::schema_file(path)?), path.display().to_string())),
-        None => Ok((kind, None, String::new())),
+        Some(path) => Ok((kind, Some(input::schema_file(path)?), path.display().to_string(), None)),
+        None => Ok((kind, None, String::new(), None)),
     }
 }
 
 /// Run `parse`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let (kind, schema, origin) = kind_and_schema(args.as_, args.schema.as_ref(), args.prompt.as_deref(), cli)?;
+    let (kind, mut schema, origin, object_schema) =
+        kind_and_schema(args.as_, args.schema.as_ref(), args.prompt.as_deref(), cli)?;
+    // A prompt's schema that does not compile rejects every value, as
+    // TrustGraph's `validate` does at run time; a --schema file is an error.
+    if args.prompt.is_some()
+        && let Some(Err(e)) = schema.as_ref().map(CompiledSchema::compile)
+    {
+        out.warn(format!(
+            "{origin}: {e}; every value is rejected, as TrustGraph rejects them"
+        ))
+        .map_err(|e| io_err(&e))?;
+        schema = Some(Value::Bool(false));
+    }
     let label = if args.file == "-" {
         "<stdin>"
     } else {
@@ -130,9 +152,23 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 .map(CompiledSchema::compile)
                 .transpose()
                 .map_err(|e| input::compile_err(&origin, &e))?;
+            let ignored = object_schema.as_ref().and_then(|s| CompiledSchema::compile(s).ok());
             if out.format() == Format::Json {
                 let bytes = input::read_all(&args.file)?;
                 let analysis = jsonl::analyse(&bytes, compiled.as_ref());
+                let rejects = ignored.as_ref().map(|s| {
+                    analysis
+                        .lines
+                        .iter()
+                        .filter_map(|o| match o.status {
+                            LineStatus::Ok { item } => Some((o.line, s.validate(&analysis.items[item]).err()?)),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                });
+                if let Some(r) = &rejects {
+                    out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
+                }
                 // Serialised straight into the envelope: no `Value` copy of
                 // the items and outcomes (the bytes are pinned by
                 // tests/output_bytes.rs).
@@ -141,28 +177,60 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                     items: &analysis.items,
                     lines: &analysis.lines,
                     counts: analysis.counts,
+                    object_schema: rejects.as_ref().map(ignored_report),
                 });
                 return Ok(Value::Null);
             }
-            let analysis = stream_jsonl(&args.file, compiled.as_ref(), out)?;
+            let (analysis, rejects) = stream_jsonl(&args.file, compiled.as_ref(), ignored.as_ref(), out)?;
             if out.format() == Format::Pretty {
                 out.pretty(&pretty_jsonl(&analysis)).map_err(|e| io_err(&e))?;
             }
             let c = analysis.counts;
-            out.record(&json!({"type": "summary", "response_type": "jsonl", "items": c.ok, "counts": c}))
-                .map_err(|e| io_err(&e))?;
-            Ok(json!({"response_type": "jsonl", "items": analysis.items, "lines": analysis.lines, "counts": c}))
+            let mut summary = json!({"type": "summary", "response_type": "jsonl", "items": c.ok, "counts": c});
+            let mut data =
+                json!({"response_type": "jsonl", "items": analysis.items, "lines": analysis.lines, "counts": c});
+            if let Some(r) = &rejects {
+                summary["object_schema_rejects"] = r.iter().map(|(l, _)| json!(l)).collect();
+                data["object_schema"] = ignored_report(r);
+                out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
+            }
+            out.record(&summary).map_err(|e| io_err(&e))?;
+            Ok(data)
         }
     }
 }
 
 /// Read a JSONL response line by line, emitting each line's record as it is
 /// judged; only the counts are kept (and, for pretty output, the outcomes).
+/// The lines a prompt's `object-schema` would reject, with why.
+type Rejects = Vec<(usize, Vec<crate::output::schema::Violation>)>;
+
+/// The warning naming the lines `object-schema` would reject.
+fn ignored_warning(rejects: &Rejects) -> String {
+    let lines: Vec<String> = rejects.iter().map(|(l, _)| l.to_string()).collect();
+    let which = if lines.is_empty() {
+        "no line".to_owned()
+    } else {
+        format!("line(s) {}", lines.join(", "))
+    };
+    format!(
+        "`object-schema` would reject {which}; TrustGraph ignores `object-schema` (it reads only `schema`), so \
+         every parsed line is kept, here as there"
+    )
+}
+
+/// `data.object_schema`: that TrustGraph ignores it, and what it would reject.
+fn ignored_report(rejects: &Rejects) -> Value {
+    let would: Vec<Value> = rejects.iter().map(|(l, e)| json!({"line": l, "errors": e})).collect();
+    json!({"ignored_by_trustgraph": true, "would_reject": would})
+}
+
 fn stream_jsonl<W: Write>(
     path: &str,
     schema: Option<&CompiledSchema>,
+    ignored: Option<&CompiledSchema>,
     out: &mut Out<W>,
-) -> Result<JsonlAnalysis, CliError> {
+) -> Result<(JsonlAnalysis, Option<Rejects>), CliError> {
     let reader: Box<dyn Read> = if path == "-" {
         Box::new(std::io::stdin())
     } else {
@@ -173,14 +241,23 @@ fn stream_jsonl<W: Write>(
     let mut analysis = JsonlAnalysis::default();
     let mut judge = jsonl::LineJudge::new(schema);
     let mut write_err: Option<std::io::Error> = None;
+    let mut rejects: Rejects = Vec::new();
     let mut emit = |outcome: LineOutcome, value: Option<Value>| {
+        let errors = match (ignored, &value, &outcome.status) {
+            (Some(s), Some(v), LineStatus::Ok { .. }) => s.validate(v).err(),
+            _ => None,
+        };
         if write_err.is_none()
             && let Err(e) = out.record(&LineRecord {
                 outcome: &outcome,
                 item: value.as_ref(),
+                ignored: errors.as_deref(),
             })
         {
             write_err = Some(e);
+        }
+        if let Some(e) = errors {
+            rejects.push((outcome.line, e));
         }
         if keep {
             analysis.push(outcome, value);
@@ -206,7 +283,7 @@ fn stream_jsonl<W: Write>(
     if let Some(e) = write_err {
         return Err(io_err(&e));
     }
-    Ok(analysis)
+    Ok((analysis, ignored.map(|_| rejects)))
 }
 
 /// The `data` of a jsonl envelope, in its key order.
@@ -216,6 +293,8 @@ struct JsonlData<'a> {
     items: &'a [Value],
     lines: &'a [LineOutcome],
     counts: LineCounts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object_schema: Option<Value>,
 }
 
 /// The `data` of a json envelope: the analysis, then `response_type`.
@@ -233,6 +312,8 @@ struct JsonData<'a> {
 struct LineRecord<'a> {
     outcome: &'a LineOutcome,
     item: Option<&'a Value>,
+    /// What the ignored `object-schema` would reject in a kept line.
+    ignored: Option<&'a [crate::output::schema::Violation]>,
 }
 
 impl Serialize for LineRecord<'_> {
@@ -252,6 +333,12 @@ impl Serialize for LineRecord<'_> {
                 m.serialize_entry("message", message)?;
             }
             LineStatus::SchemaInvalid { errors } => m.serialize_entry("errors", errors)?,
+        }
+        if !self.outcome.not_standard.is_empty() {
+            m.serialize_entry("not_standard", &self.outcome.not_standard)?;
+        }
+        if let Some(errors) = self.ignored {
+            m.serialize_entry("object_schema_errors", errors)?;
         }
         m.serialize_entry("type", "line")?;
         if let (Some(v), false) = (self.item, matches!(self.outcome.status, LineStatus::Ok { .. })) {

@@ -48,13 +48,27 @@ pub fn schema_summary(schema: Option<&Value>) -> String {
     }
 }
 
+/// The shape a prompt came from: `toml`, `trustgraph-prompt`,
+/// `config-store` or `configurator`, the bundle shapes suffixed
+/// `/no-index` when the bundle has no `template-index` (TrustGraph 2.8).
+pub fn shape(cfg: &PromptConfig) -> String {
+    let word = cfg.origin.format.as_str();
+    if cfg.origin.indexed == Some(false) {
+        format!("{word}/no-index")
+    } else {
+        word.to_owned()
+    }
+}
+
 fn record(cfg: &PromptConfig) -> Value {
     json!({
         "id": cfg.id,
         "response_type": cfg.response_type.to_string(),
         "path": cfg.origin.file,
+        "shape": shape(cfg),
         "description": cfg.description,
         "schema": schema_summary(cfg.schema.as_ref()),
+        "object_schema": cfg.object_schema.as_ref().map(|s| schema_summary(Some(s))),
         "twin": cfg.twin,
         "inputs": cfg.inputs.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
     })
@@ -98,10 +112,15 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     for p in &prompts {
         let _ = writeln!(
             text,
-            "{:<32} {:<6} {}",
+            "{:<32} {:<6} {:<24} {}{}",
             p.id,
             p.response_type.to_string(),
-            schema_summary(p.schema.as_ref())
+            shape(p),
+            schema_summary(p.schema.as_ref()),
+            p.object_schema
+                .as_ref()
+                .map(|s| format!(" (object-schema, ignored by TrustGraph: {})", schema_summary(Some(s))))
+                .unwrap_or_default()
         );
     }
     for e in &errors {

@@ -1,11 +1,17 @@
-//! `cutline render PROMPT [--var k=v | --var k=@file] [--input NAME]`
+//! `cutline render PROMPT [--var k=v | --var k=@file] [--vars FILE.json] [--input NAME] [--strict-vars]`
 //!
 //! Prints the rendered system and prompt text. Variables: the prompt's
-//! defaults, then the named sample input (default: the first), then `--var`.
+//! defaults, then the named sample input (default: the first), then
+//! `--vars`, then `--var`. Rendering follows TrustGraph (ibis): an undefined
+//! name is empty, and each one touched is a warning and listed in
+//! `undefined`; `--strict-vars` makes it an error.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
+
+use crate::prompt::Undefined;
 
 use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
@@ -18,63 +24,41 @@ pub struct Args {
     /// A variable: `k=v`, or `k=@file` to read the value from a file.
     #[arg(long = "var", value_name = "K=V")]
     pub vars: Vec<String>,
+    /// A JSON file holding an object of variables of any JSON type
+    /// (lists and objects for templates that loop over them).
+    #[arg(long = "vars", value_name = "FILE.json")]
+    pub vars_file: Option<PathBuf>,
     /// A named sample input of the prompt (default: the first one).
     #[arg(long)]
     pub input: Option<String>,
-}
-
-/// Parse `--var` flags into variables; `k=@file` reads the file.
-pub fn parse_vars(vars: &[String]) -> Result<Map<String, Value>, CliError> {
-    let mut out = Map::new();
-    for v in vars {
-        let Some((k, val)) = v.split_once('=') else {
-            return Err(CliError::new(
-                Category::Usage,
-                format!("--var {v:?}: expected K=V or K=@FILE"),
-            ));
-        };
-        let value = if let Some(path) = val.strip_prefix('@') {
-            let bytes = std::fs::read(path).map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?;
-            String::from_utf8(bytes).map_err(|e| {
-                let (line, col) = crate::output::position::line_col(e.as_bytes(), e.utf8_error().valid_up_to());
-                CliError::new(Category::InputError, format!("{path}:{line}:{col}: invalid UTF-8"))
-            })?
-        } else {
-            val.to_owned()
-        };
-        out.insert(k.to_owned(), Value::String(value));
-    }
-    Ok(out)
-}
-
-/// The variables for a run: the chosen sample input overlaid with `--var`s.
-pub fn input_vars(
-    cfg: &crate::prompt::PromptConfig,
-    input: Option<&str>,
-    vars: &[String],
-) -> Result<Map<String, Value>, CliError> {
-    let mut merged = if cfg.inputs.is_empty() && input.is_none() {
-        Map::new()
-    } else {
-        crate::prompt::input_vars(cfg, input).map_err(|e| CliError::new(Category::Usage, e.to_string()))?
-    };
-    merged.extend(parse_vars(vars)?);
-    Ok(merged)
+    /// An undefined variable is an error (TrustGraph renders it empty).
+    #[arg(long)]
+    pub strict_vars: bool,
 }
 
 /// Run `render`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let cfg = crate::store::resolve(&args.prompt, &cli.prompts)
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
-    let vars = input_vars(&cfg, args.input.as_deref(), &args.vars)?;
-    let rendered = crate::prompt::render(&cfg, &Map::new(), &vars)
+    let vars = super::input::vars(&cfg, args.input.as_deref(), &args.vars, args.vars_file.as_deref())?;
+    let undefined = if args.strict_vars {
+        Undefined::Strict
+    } else {
+        Undefined::Ibis
+    };
+    let rendered = crate::prompt::render_with(&cfg, &Map::new(), &vars, undefined)
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    for name in &rendered.undefined {
+        out.warn(super::input::undefined_warning(&cfg.id, name))
+            .map_err(|e| io_err(&e))?;
+    }
     let data = json!({
         "id": cfg.id,
         "response_type": cfg.response_type.to_string(),
         "system": rendered.system,
         "prompt": rendered.prompt,
         "stop": cfg.stop,
+        "undefined": rendered.undefined,
     });
     let mut rec = data.clone();
     if let Value::Object(m) = &mut rec {

@@ -36,6 +36,9 @@ pub struct Args {
     /// A variable: `k=v`, or `k=@file` to read the value from a file.
     #[arg(long = "var", value_name = "K=V")]
     pub vars: Vec<String>,
+    /// A JSON file holding an object of variables of any JSON type.
+    #[arg(long = "vars", value_name = "FILE.json")]
+    pub vars_file: Option<std::path::PathBuf>,
     /// A named sample input of the prompt (default: the first one).
     #[arg(long)]
     pub input: Option<String>,
@@ -115,7 +118,7 @@ pub fn llm_err(e: &LlmError) -> CliError {
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let cfg = crate::store::resolve(&args.prompt, &cli.prompts)
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
-    let vars = super::render::input_vars(&cfg, args.input.as_deref(), &args.vars)?;
+    let vars = super::input::vars(&cfg, args.input.as_deref(), &args.vars, args.vars_file.as_deref())?;
     let mut spec = Spec::new(cfg, vars);
     spec.cli = args
         .sampling

@@ -86,6 +86,11 @@ pub struct JsonAnalysis {
     /// Where salvage stopped, when the array never closed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub salvage_stop: Option<SalvageStop>,
+    /// Tokens of the strict value that Python's `json.loads` accepts and
+    /// JSON does not (see [`super::pyjson`]); the value has `null` / U+FFFD
+    /// in their place.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_standard: Vec<String>,
 }
 
 /// Where salvage stopped and why.
@@ -220,26 +225,38 @@ pub fn analyse(text: &str, schemas: &JsonSchemas) -> JsonAnalysis {
 pub fn analyse_with(text: &str, schemas: &JsonSchemas, elements: Vec<Element>, stop: Option<Stop>) -> JsonAnalysis {
     let bytes = text.as_bytes();
     let region = strict_region(text);
-    let (status, value, error, violations) = match serde_json::from_str::<Value>(&text[region.clone()]) {
-        Ok(v) => match schemas.whole.as_ref().map(|s| s.validate(&v)) {
+    let judged =
+        |v: Value, checked: Option<&Value>| match schemas.whole.as_ref().map(|s| s.validate(checked.unwrap_or(&v))) {
             Some(Err(errs)) => (JsonStatus::SchemaInvalid, Some(v), None, errs),
             _ => (JsonStatus::Ok, Some(v), None, Vec::new()),
+        };
+    let mut not_standard = Vec::new();
+    let strict = &bytes[region.clone()];
+    let (status, value, error, violations) = match serde_json::from_slice::<Value>(strict) {
+        Ok(v) => judged(v, None),
+        Err(e) => match super::pyjson::with_stack(strict, || {
+            super::pyjson::loads(strict).map(|p| (judged(p.value, Some(&p.checked)), p.raw))
+        }) {
+            Some(Ok((verdict, raw))) => {
+                not_standard = raw;
+                verdict
+            }
+            _ => {
+                let at = if e.is_eof() {
+                    region.end
+                } else {
+                    region.start + offset_of(&bytes[region.clone()], e.line(), e.column())
+                };
+                let (line, column) = line_col(bytes, at);
+                let stop = ParseStop {
+                    line,
+                    column,
+                    truncated: e.is_eof(),
+                    message: strip_position(&e.to_string()),
+                };
+                (JsonStatus::InvalidJson, None, Some(stop), Vec::new())
+            }
         },
-        Err(e) => {
-            let at = if e.is_eof() {
-                region.end
-            } else {
-                region.start + offset_of(&bytes[region.clone()], e.line(), e.column())
-            };
-            let (line, column) = line_col(bytes, at);
-            let stop = ParseStop {
-                line,
-                column,
-                truncated: e.is_eof(),
-                message: strip_position(&e.to_string()),
-            };
-            (JsonStatus::InvalidJson, None, Some(stop), Vec::new())
-        }
     };
     let items = match (&status, &value) {
         (JsonStatus::Ok, Some(v)) => items_of(v),
@@ -287,6 +304,7 @@ pub fn analyse_with(text: &str, schemas: &JsonSchemas, elements: Vec<Element>, s
         elements,
         salvaged,
         salvage_stop,
+        not_standard,
     }
 }
 

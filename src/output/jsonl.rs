@@ -79,6 +79,11 @@ pub struct LineOutcome {
     /// What happened.
     #[serde(flatten)]
     pub status: LineStatus,
+    /// Tokens Python's `json.loads` accepts and JSON does not (`NaN`,
+    /// `Infinity`, a lone `\ud800`), as written in the line; the kept value
+    /// has `null` / U+FFFD in their place (see [`super::pyjson`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_standard: Vec<String>,
 }
 
 /// Counts of line outcomes.
@@ -210,7 +215,13 @@ fn line_body(line: &[u8], place: LinePlace) -> Result<(&[u8], bool, bool), LineS
 /// Whether the reference keeps `value`: it parses, and `schema` accepts it.
 /// The fast path of [`judge_line_at`]: no messages, nothing kept.
 pub fn value_ok(value: &[u8], schema: Option<&CompiledSchema>) -> bool {
-    serde_json::from_slice::<Value>(value).is_ok_and(|v| schema.is_none_or(|s| s.is_valid(&v)))
+    match serde_json::from_slice::<Value>(value) {
+        Ok(v) => schema.is_none_or(|s| s.is_valid(&v)),
+        Err(_) => super::pyjson::with_stack(value, || {
+            super::pyjson::loads(value).is_ok_and(|p| schema.is_none_or(|s| s.is_valid(&p.checked)))
+        })
+        .unwrap_or(false),
+    }
 }
 
 /// Whether [`judge_line_at`] would keep the line.
@@ -226,17 +237,47 @@ pub fn judge_line_at(
     schema: Option<&CompiledSchema>,
     next_item: usize,
 ) -> (LineStatus, Option<Value>) {
+    let (status, value, _) = judge_full(line, place, terminated, schema, next_item);
+    (status, value)
+}
+
+/// [`judge_line_at`], plus the tokens only Python accepts.
+fn judge_full(
+    line: &[u8],
+    place: LinePlace,
+    terminated: bool,
+    schema: Option<&CompiledSchema>,
+    next_item: usize,
+) -> (LineStatus, Option<Value>, Vec<String>) {
     let (body, lead, clipped) = match line_body(line, place) {
         Ok(b) => b,
-        Err(skipped) => return (skipped, None),
+        Err(skipped) => return (skipped, None, Vec::new()),
     };
-    match serde_json::from_slice::<Value>(body) {
-        Ok(value) => match schema.map(|s| s.validate(&value)) {
-            Some(Err(errors)) => (LineStatus::SchemaInvalid { errors }, None),
-            _ => (LineStatus::Ok { item: next_item }, Some(value)),
-        },
-        Err(_) if lead && is_tag_word(body) => (LineStatus::Fence, None),
-        Err(e) => {
+    let judged = |value: Value, checked: Option<&Value>| match schema.map(|s| s.validate(checked.unwrap_or(&value))) {
+        Some(Err(errors)) => (LineStatus::SchemaInvalid { errors }, None),
+        _ => (LineStatus::Ok { item: next_item }, Some(value)),
+    };
+    let e = match serde_json::from_slice::<Value>(body) {
+        Ok(value) => {
+            let (s, v) = judged(value, None);
+            return (s, v, Vec::new());
+        }
+        Err(e) => e,
+    };
+    let py = super::pyjson::with_stack(body, || {
+        super::pyjson::loads(body).map(|p| {
+            let (s, v) = judged(p.value, Some(&p.checked));
+            (s, v, p.raw)
+        })
+    })
+    .unwrap_or(Err(super::pyjson::PyRefusal::Invalid));
+    let py = match py {
+        Ok(kept) => return kept,
+        Err(refusal) => refusal,
+    };
+    let (status, value) = match e {
+        _ if lead && is_tag_word(body) => (LineStatus::Fence, None),
+        e => {
             let off = body.as_ptr() as usize - line.as_ptr() as usize;
             // Column of the byte where parsing stopped, counted in characters
             // over the original line (leading whitespace included).
@@ -246,7 +287,14 @@ pub fn judge_line_at(
                 off + e.column().saturating_sub(1).min(body.len())
             };
             let column = super::position::line_col(line, stop).1;
-            let message = strip_position(&e.to_string());
+            let message = match py {
+                super::pyjson::PyRefusal::TooDeep(depth) => format!(
+                    "nesting depth {depth} is past Python's limit ({}): TrustGraph's json.loads raises \
+                     RecursionError, which parse_jsonl does not catch, so the whole response fails there",
+                    super::pyjson::PY_MAX_DEPTH
+                ),
+                super::pyjson::PyRefusal::Invalid => strip_position(&e.to_string()),
+            };
             // A line closed by a fence did not run out.
             if e.is_eof() && !terminated && !clipped {
                 (LineStatus::Truncated { column, message }, None)
@@ -254,7 +302,8 @@ pub fn judge_line_at(
                 (LineStatus::InvalidJson { column, message }, None)
             }
         }
-    }
+    };
+    (status, value, Vec::new())
 }
 
 /// A line held back until it is known whether it is the last one.
@@ -310,6 +359,7 @@ impl<'s> LineJudge<'s> {
                     LineOutcome {
                         line: no,
                         status: LineStatus::Empty,
+                        not_standard: Vec::new(),
                     },
                     None,
                 ),
@@ -348,6 +398,7 @@ impl<'s> LineJudge<'s> {
                 LineOutcome {
                     line: h.line + k,
                     status: LineStatus::Empty,
+                    not_standard: Vec::new(),
                 },
                 None,
             );
@@ -362,11 +413,18 @@ impl<'s> LineJudge<'s> {
         terminated: bool,
         emit: &mut F,
     ) {
-        let (status, value) = judge_line_at(line, place, terminated, self.schema, self.items);
+        let (status, value, not_standard) = judge_full(line, place, terminated, self.schema, self.items);
         if value.is_some() {
             self.items += 1;
         }
-        emit(LineOutcome { line: no, status }, value);
+        emit(
+            LineOutcome {
+                line: no,
+                status,
+                not_standard,
+            },
+            value,
+        );
     }
 }
 

@@ -8,11 +8,13 @@
 //! - [`sweep`]: items recovered at every token cut, in one linear pass.
 //! - [`schema`]: schemas compiled once, union-aware errors.
 //! - [`loops`]: a runaway loop at the end of a text (period, repeats, waste).
+//! - [`pyjson`]: what Python's `json.loads` accepts beyond JSON.
 
 pub mod json;
 pub mod jsonl;
 pub mod loops;
 pub mod position;
+pub mod pyjson;
 pub mod salvage;
 pub mod scan;
 pub mod schema;

@@ -233,12 +233,17 @@ fn prefix_spans(
 }
 
 fn strict_count(bytes: &[u8], schemas: &JsonSchemas) -> usize {
-    let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
-        return 0;
+    let count = |shown: &Value, checked: &Value| match &schemas.whole {
+        Some(s) if !s.is_valid(checked) => 0,
+        _ => items_of(shown).len(),
     };
-    match &schemas.whole {
-        Some(s) if !s.is_valid(&v) => 0,
-        _ => items_of(&v).len(),
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(v) => count(&v, &v),
+        // What Python's json.loads accepts counts too, as in `json::analyse`.
+        Err(_) => super::pyjson::with_stack(bytes, || {
+            super::pyjson::loads(bytes).map_or(0, |p| count(&p.value, &p.checked))
+        })
+        .unwrap_or(0),
     }
 }
 

@@ -15,6 +15,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::render::{Part, SyntaxError, syntax_check};
+pub use super::toml_out::to_toml;
 use super::{ConfigError, Origin, PromptConfig, ResponseType, SampleInput, SourceFormat, Warning};
 use crate::output::schema::CompiledSchema;
 
@@ -41,9 +42,10 @@ pub const TOML_KEYS: &[&str] = &[
 /// The cause of the error for a file that starts with a byte-order mark.
 pub const BOM_CAUSE: &str = "file starts with a UTF-8 byte-order mark (BOM); save it without one";
 
-/// The warning for the `object-schema` alias (TOML or TrustGraph JSON).
-pub const OBJECT_SCHEMA_WARNING: &str = "`object-schema` is read as `schema`, but TrustGraph's runtime ignores \
-     `object-schema`, so lines went unvalidated there; rename it to `schema`";
+/// The warning for `object-schema` (TOML or TrustGraph JSON).
+pub const OBJECT_SCHEMA_WARNING: &str = "`object-schema` is ignored by TrustGraph's loader (it reads only \
+     `schema`), so no line is validated against it there, nor here; results list the lines it would reject; \
+     rename it to `schema` to have them rejected (`migrate` writes `schema`)";
 
 /// Load every prompt in a file's bytes (a bundle holds many).
 ///
@@ -54,7 +56,7 @@ pub fn load_bytes(label: &str, bytes: &[u8]) -> Result<(Vec<PromptConfig>, Vec<W
     let text = check_bytes(label, bytes)?;
     match extension(label).as_deref() {
         Some("toml") => load_toml_checked(label, text).map(|(p, w)| (vec![p], w)),
-        Some("json") => super::trustgraph::load_json(label, text),
+        Some("json") => super::tg_load::load_json(label, text),
         Some(ext) => Err(ConfigError::new(
             label,
             format!("unsupported file type `.{ext}`; expected .toml (cutline) or .json (TrustGraph)"),
@@ -451,6 +453,7 @@ fn load_toml_checked(label: &str, text: &str) -> Result<(PromptConfig, Vec<Warni
                 if p.id.trim().is_empty() {
                     return Err(doc.err(&value.span(), "`id` must not be empty"));
                 }
+                super::check_id(&p.id).map_err(|cause| doc.err(&value.span(), cause))?;
             }
             "description" => p.description = doc.string(k, value)?,
             "response-type" => {
@@ -476,15 +479,17 @@ fn load_toml_checked(label: &str, text: &str) -> Result<(PromptConfig, Vec<Warni
                 p.template = doc.string(k, value)?;
                 prompt_at = Some((kspan, value.span()));
             }
-            "schema" | "object-schema" => {
-                if let Some((prev, _)) = &schema_at {
-                    return Err(doc.err(&kspan, format!("both `{prev}` and `{k}` are set; keep only `schema`")));
-                }
-                if k == "object-schema" {
-                    warnings.push(doc.warn(&kspan, OBJECT_SCHEMA_WARNING));
-                }
+            "schema" => {
                 p.schema = Some(doc.schema(k, value)?);
                 schema_at = Some((k.to_owned(), kspan));
+            }
+            "object-schema" => {
+                warnings.push(doc.warn(&kspan, OBJECT_SCHEMA_WARNING));
+                let s = doc.schema(k, value)?;
+                match CompiledSchema::compile(&s) {
+                    Ok(_) => p.object_schema = Some(s),
+                    Err(e) => warnings.push(doc.warn(&kspan, format!("`object-schema` ({e}) is left out"))),
+                }
             }
             "variables" => p.variables = doc.table(k, value)?,
             "input" => p.inputs = doc.inputs(value)?,
@@ -513,152 +518,6 @@ fn load_toml_checked(label: &str, text: &str) -> Result<(PromptConfig, Vec<Warni
         p.origin.system_line = content.verbatim.then(|| doc.line(content.start));
     }
     Ok((p, warnings))
-}
-
-/// Serialise a prompt as cutline TOML; [`load_toml`] reads it back to an
-/// equal config (origin aside).
-///
-/// TOML has no null: null variables (and nulls inside arrays) are left out.
-/// Integers beyond TOML's 64-bit range are written as floats.
-pub fn to_toml(p: &PromptConfig) -> String {
-    let mut out = String::new();
-    let mut line = |key: &str, value: String| {
-        out.push_str(key);
-        out.push_str(" = ");
-        out.push_str(&value);
-        out.push('\n');
-    };
-    line("id", basic(&p.id));
-    if !p.description.is_empty() {
-        line("description", string(&p.description));
-    }
-    line("response-type", basic(p.response_type.as_str()));
-    if let Some(t) = &p.twin {
-        line("twin", basic(t));
-    }
-    if !p.stop.is_empty() {
-        let items: Vec<String> = p.stop.iter().map(|s| basic(s)).collect();
-        line("stop", format!("[{}]", items.join(", ")));
-    }
-    for (key, value) in super::params::toml_lines(&p.params) {
-        line(key, value);
-    }
-    if !p.system.is_empty() {
-        line("system", string(&p.system));
-    }
-    line("prompt", string(&p.template));
-    if let Some(schema) = &p.schema {
-        let pretty = serde_json::to_string_pretty(schema).unwrap_or_else(|_| schema.to_string());
-        line("schema", multiline(&format!("{pretty}\n")));
-    }
-    if !p.variables.is_empty() {
-        out.push_str("\n[variables]\n");
-        write_pairs(&mut out, &p.variables, &[]);
-    }
-    for input in &p.inputs {
-        out.push_str("\n[[input]]\nname = ");
-        out.push_str(&basic(&input.name));
-        out.push('\n');
-        write_pairs(&mut out, &input.vars, &["name"]);
-    }
-    out
-}
-
-fn write_pairs(out: &mut String, map: &Map<String, Value>, skip: &[&str]) {
-    for (k, v) in map {
-        if v.is_null() || skip.contains(&k.as_str()) {
-            continue;
-        }
-        out.push_str(&key(k));
-        out.push_str(" = ");
-        out.push_str(&toml_value(v));
-        out.push('\n');
-    }
-}
-
-/// A bare key when TOML allows one, else a quoted key.
-fn key(k: &str) -> String {
-    if !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
-        k.to_owned()
-    } else {
-        basic(k)
-    }
-}
-
-fn toml_value(v: &Value) -> String {
-    match v {
-        Value::Null => "\"\"".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => {
-            let text = n.to_string();
-            let integral = !text.contains(['.', 'e', 'E']);
-            if integral && n.as_i64().is_none() {
-                format!("{text}.0")
-            } else {
-                text
-            }
-        }
-        Value::String(s) => string(s),
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().filter(|v| !v.is_null()).map(toml_value).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Value::Object(m) => {
-            let pairs: Vec<String> = m
-                .iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| format!("{} = {}", key(k), toml_value(v)))
-                .collect();
-            if pairs.is_empty() {
-                "{}".to_owned()
-            } else {
-                format!("{{ {} }}", pairs.join(", "))
-            }
-        }
-    }
-}
-
-/// A TOML string: multi-line when the text has line breaks.
-fn string(s: &str) -> String {
-    if s.contains('\n') { multiline(s) } else { basic(s) }
-}
-
-/// A multi-line string: literal (`'''`, the text verbatim) when TOML allows,
-/// else basic (`"""`) with escapes. The newline after the opening delimiter
-/// is dropped by TOML, so the text's own first character is kept exactly.
-fn multiline(s: &str) -> String {
-    let literal_ok = !s.contains("'''")
-        && !s.ends_with('\'')
-        && s.chars().all(|c| c == '\t' || c == '\n' || (c >= ' ' && c != '\u{7f}'));
-    if literal_ok {
-        format!("'''\n{s}'''")
-    } else {
-        format!("\"\"\"\n{}\"\"\"", escape(s, true))
-    }
-}
-
-/// A one-line basic string.
-fn basic(s: &str) -> String {
-    format!("\"{}\"", escape(s, false))
-}
-
-fn escape(s: &str, keep_newlines: bool) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' if keep_newlines => out.push('\n'),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push('\t'),
-            '\r' => out.push_str("\\r"),
-            c if c < ' ' || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04X}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -806,13 +665,23 @@ mod tests {
     fn object_schema_alias_warns() {
         let text = "prompt = \"x\"\nresponse-type = \"jsonl\"\nobject-schema = '{\"type\": \"object\"}'\n";
         let (ps, w) = load_bytes("a.toml", text.as_bytes()).unwrap();
-        assert_eq!(ps[0].schema, Some(json!({"type": "object"})));
+        assert_eq!(ps[0].schema, None);
+        assert_eq!(ps[0].object_schema, Some(json!({"type": "object"})));
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].to_string(), format!("a.toml:3: {OBJECT_SCHEMA_WARNING}"));
         let both = format!("{text}schema = '{{}}'\n");
+        let (ps, _) = load_bytes("a.toml", both.as_bytes()).unwrap();
         assert_eq!(
-            err("a.toml", &both),
-            "a.toml:4:1: both `object-schema` and `schema` are set; keep only `schema`"
+            (ps[0].schema.clone(), ps[0].object_schema.clone()),
+            (Some(json!({})), Some(json!({"type": "object"})))
+        );
+        let bad = text.replace("\"object\"", "\"objekt\"");
+        let (ps, w) = load_bytes("a.toml", bad.as_bytes()).unwrap();
+        assert_eq!(ps[0].object_schema, None);
+        assert!(
+            w[1].to_string()
+                .starts_with("a.toml:3: `object-schema` (schema does not compile at /type: "),
+            "{w:?}"
         );
     }
 
@@ -854,39 +723,5 @@ mod tests {
     fn float_nan_rejected() {
         let e = err("a.toml", "prompt = \"x\"\n[variables]\nx = nan\n");
         assert_eq!(e, "a.toml:3:5: `variables.x`: nan cannot be represented in JSON");
-    }
-
-    #[test]
-    fn to_toml_round_trips_awkward_strings() {
-        let mut vars = Map::new();
-        vars.insert("plain".into(), json!("a"));
-        vars.insert("quote's".into(), json!("ends with '"));
-        vars.insert("nested".into(), json!({"a": [1, 2.5, "x\ny"], "b": {"c": true}}));
-        vars.insert("big".into(), json!(1.5e300));
-        let p = PromptConfig {
-            params: super::super::params::RunParams::default(),
-            id: "x".into(),
-            description: "d \"quoted\"".into(),
-            system: "sys\r\nwith CR and ''' and \u{1}".into(),
-            template: "\nleading newline\n{{ text }}\ntrailing '".into(),
-            response_type: ResponseType::Jsonl,
-            schema: Some(json!({"type": "object", "description": "it'''s", "x": 1.50})),
-            stop: vec!["\n\n".into(), "</output>".into()],
-            variables: vars,
-            inputs: vec![SampleInput {
-                name: "n".into(),
-                vars: {
-                    let mut m = Map::new();
-                    m.insert("text".into(), json!("multi\nline\n"));
-                    m
-                },
-            }],
-            twin: Some("y".into()),
-            origin: Origin::default(),
-        };
-        let text = to_toml(&p);
-        let (mut back, _) = load_toml("x.toml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        back.origin = Origin::default();
-        assert_eq!(back, p, "{text}");
     }
 }

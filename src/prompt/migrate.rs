@@ -137,6 +137,7 @@ fn migrated_config(
         template,
         response_type: ResponseType::Jsonl,
         schema,
+        object_schema: None,
         stop: src.stop.clone(),
         params: src.params,
         variables: src.variables.clone(),
@@ -404,7 +405,11 @@ struct Ctx<'a> {
 /// Recognised output-format phrases (ASCII, matched case-insensitively;
 /// at one position the first that matches wins, so longer ones come first)
 /// and their JSONL wording.
-const PHRASES: [(&str, &str); 11] = [
+const PHRASES: [(&str, &str); 15] = [
+    ("only the JSON array", ONLY_LINES),
+    ("only the array", ONLY_LINES),
+    ("a list of objects", REPLACEMENT),
+    ("list of objects", REPLACEMENT),
     ("as one JSON array", ONE_PER_LINE),
     ("one JSON array", ONE_PER_LINE),
     ("a JSON array of objects", REPLACEMENT),
@@ -418,6 +423,7 @@ const PHRASES: [(&str, &str); 11] = [
     ("JSON array", REPLACEMENT),
 ];
 const REPLACEMENT: &str = "JSONL: one JSON object per line";
+const ONLY_LINES: &str = "only the JSON lines, one object per line";
 const ONE_PER_LINE: &str = "one JSON object per line (JSONL)";
 const REDUNDANT: [&str; 2] = [", one object per line", ", one item per line"];
 const SUSPECT: [&str; 4] = ["arrays", "array", "lists", "list"];

@@ -12,13 +12,18 @@ pub mod error;
 pub mod load;
 pub mod migrate;
 pub mod params;
+mod pyfmt;
 pub mod render;
+pub mod sidecar;
+pub mod tg_load;
+mod toml_out;
 pub mod trustgraph;
 
 pub use error::{ConfigError, Warning};
 pub use load::{load_bytes, load_toml, to_toml};
 pub use migrate::{Flag, Migration, Unconvertible, migrate};
-pub use render::{Rendered, input_vars, render};
+pub use render::{Rendered, Undefined, input_vars, render, render_with};
+pub use tg_load::DEFAULT_SYSTEM;
 pub use trustgraph::{to_trustgraph_bundle, to_trustgraph_prompt};
 
 /// How a prompt's response is read.
@@ -70,8 +75,49 @@ pub enum SourceFormat {
     Toml,
     /// A TrustGraph single-prompt JSON object.
     TrustgraphPrompt,
-    /// One `template.<id>` entry of a TrustGraph config bundle.
+    /// One `template.<id>` entry of a TrustGraph config-store bundle (every
+    /// value a JSON-encoded string, as `tg-show-config` dumps it).
     TrustgraphBundle,
+    /// One `template.<id>` entry of a TrustGraph configurator `config.json`
+    /// (raw JSON values, as the template seeder reads them).
+    TrustgraphConfig,
+}
+
+impl SourceFormat {
+    /// The word `cutline prompts` shows for the shape a prompt came from.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Toml => "toml",
+            Self::TrustgraphPrompt => "trustgraph-prompt",
+            Self::TrustgraphBundle => "config-store",
+            Self::TrustgraphConfig => "configurator",
+        }
+    }
+}
+
+/// Check that `id` is a name, never a path: ids become file names (sessions,
+/// `migrate --write` defaults) and `path#id` references, so `../x`, `/x`
+/// and separators are refused where the prompt is loaded.
+pub fn check_id(id: &str) -> Result<(), String> {
+    let bad = if id.trim().is_empty() {
+        Some("it is empty")
+    } else if id.contains(['/', '\\']) {
+        Some("it holds a path separator")
+    } else if id.starts_with('.') {
+        Some("it starts with `.`")
+    } else if id.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else if id.contains('#') {
+        Some("it holds `#`, which separates a file from an id in a prompt reference")
+    } else {
+        None
+    };
+    match bad {
+        Some(why) => Err(format!(
+            "{id:?} is not a prompt id: {why} (an id is a name, never a path)"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Where a prompt was loaded from, for error messages and saving back.
@@ -88,6 +134,10 @@ pub struct Origin {
     /// File line of the system template's first line, as for `template_line`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_line: Option<usize>,
+    /// For a bundle entry: whether the bundle has a `template-index`
+    /// (TrustGraph ≤ 2.7) or not (2.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexed: Option<bool>,
 }
 
 /// A named sample input: variables to render the prompt with.
@@ -114,6 +164,10 @@ pub struct PromptConfig {
     pub response_type: ResponseType,
     /// JSON Schema: of the whole value for `json`, of each line for `jsonl`.
     pub schema: Option<Value>,
+    /// A per-line schema under `object-schema`, which TrustGraph's loader
+    /// ignores (it reads only `schema`): kept so results can say which
+    /// lines it would reject, never applied, exactly as in production.
+    pub object_schema: Option<Value>,
     /// Stop sequences sent with the request.
     pub stop: Vec<String>,
     /// Generation settings (cutline TOML only): the prompt's level of the

@@ -1,18 +1,22 @@
-//! Rendering with minijinja.
+//! Rendering with minijinja, as TrustGraph renders with ibis.
 //!
 //! One environment shape for loading (syntax check) and rendering, so a
 //! template that loads also parses the same way when it renders:
 //! - Python method compatibility (`d.items()`, `s.upper()`), because
 //!   TrustGraph's templates are written against Python dicts and strings;
-//! - strict undefined: a misspelt variable is an error, not an empty string
-//!   silently sent to the model;
+//! - ibis's undefined: an undefined name or attribute is empty and false
+//!   (shipped templates rely on `{% if field.description %}`), and every
+//!   undefined name a render touched is listed, so a typo stays visible;
+//!   [`Undefined::Strict`] makes it an error instead;
+//! - values printed as Python's `str()` prints them (`True`, `None`,
+//!   `['a', 'b']`), as ibis does;
 //! - a fuel limit, so a hostile or runaway template stops with an error;
 //! - no autoescape (prompts are not HTML) and the trailing newline kept, so
 //!   the text sent is the text written.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use minijinja::value::{Enumerator, Object, ObjectExt};
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
@@ -32,6 +36,22 @@ pub struct Rendered {
     pub system: String,
     /// Rendered prompt text.
     pub prompt: String,
+    /// Every undefined name or attribute the render touched (rendered empty
+    /// or false, as ibis does), as a path from the variables
+    /// (`classes.person.comment`), in first-touch order.
+    pub undefined: Vec<String>,
+}
+
+/// What an undefined name does in a render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Undefined {
+    /// TrustGraph's (ibis's): empty when printed, false in `if`, empty when
+    /// looped over, its attributes undefined too; listed in
+    /// [`Rendered::undefined`].
+    #[default]
+    Ibis,
+    /// An error naming the variable (`--strict-vars`).
+    Strict,
 }
 
 /// Which template of a prompt, for messages.
@@ -54,9 +74,24 @@ impl Part {
 
 /// The environment every template is compiled and rendered in.
 pub(crate) fn environment<'s>() -> Environment<'s> {
+    environment_for(Undefined::Strict)
+}
+
+fn environment_for<'s>(undefined: Undefined) -> Environment<'s> {
     let mut env = Environment::new();
     env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_undefined_behavior(match undefined {
+        Undefined::Ibis => UndefinedBehavior::Chainable,
+        Undefined::Strict => UndefinedBehavior::Strict,
+    });
+    env.set_formatter(|out, _state, value| {
+        if !value.is_undefined() {
+            let mut text = String::new();
+            super::pyfmt::py_str(&mut text, value);
+            out.write_str(&text)?;
+        }
+        Ok(())
+    });
     env.set_fuel(Some(FUEL));
     env.set_auto_escape_callback(|_| AutoEscape::None);
     // Debug info makes an undefined-value error name the expression.
@@ -96,27 +131,51 @@ pub(crate) fn syntax_check(source: &str) -> Result<(), SyntaxError> {
     }
 }
 
-/// Render `cfg`: globals < prompt terms < `vars`.
-///
-/// Both the system and the prompt template are rendered with the same
-/// variables (as TrustGraph does); an empty system stays empty.
+/// Render `cfg` with TrustGraph's semantics (see [`Undefined::Ibis`]):
+/// globals < prompt terms < `vars`.
 pub fn render(
     cfg: &PromptConfig,
     globals: &Map<String, Value>,
     vars: &Map<String, Value>,
 ) -> Result<Rendered, ConfigError> {
+    render_with(cfg, globals, vars, Undefined::Ibis)
+}
+
+/// Render `cfg`: globals < prompt terms < `vars`.
+///
+/// Both the system and the prompt template are rendered with the same
+/// variables (as TrustGraph does); an empty system stays empty.
+pub fn render_with(
+    cfg: &PromptConfig,
+    globals: &Map<String, Value>,
+    vars: &Map<String, Value>,
+    undefined: Undefined,
+) -> Result<Rendered, ConfigError> {
     let mut ctx = globals.clone();
     ctx.extend(cfg.variables.iter().map(|(k, v)| (k.clone(), v.clone())));
     ctx.extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let env = environment();
-    let value = to_jinja_map(&ctx);
+    let env = environment_for(undefined);
+    let log = Log::default();
+    let value = to_jinja_map(&ctx, "", &log);
     let system = if cfg.system.is_empty() {
         String::new()
     } else {
         render_one(&env, cfg, Part::System, &ctx, &value)?
     };
     let prompt = render_one(&env, cfg, Part::Prompt, &ctx, &value)?;
-    Ok(Rendered { system, prompt })
+    let globals: HashSet<String> = env.globals().map(|(k, _)| k.to_owned()).collect();
+    let touched = log.0.lock().map(|l| l.clone()).unwrap_or_default();
+    let mut undefined = Vec::new();
+    for name in touched {
+        if !globals.contains(&name) && !undefined.contains(&name) {
+            undefined.push(name);
+        }
+    }
+    Ok(Rendered {
+        system,
+        prompt,
+        undefined,
+    })
 }
 
 /// The variables of the named sample input (default: the first).
@@ -272,17 +331,49 @@ fn contains_ident(text: &str, name: &str) -> bool {
 
 /// A JSON object as a minijinja map that keeps the object's key order (so
 /// `d.items()` iterates as Python's dicts do).
+///
+/// A lookup of a key it does not have is logged with its path: that is
+/// how a render lists the undefined names it touched.
 #[derive(Debug)]
 struct OrderedMap {
     keys: Vec<minijinja::Value>,
     values: Vec<minijinja::Value>,
     index: HashMap<String, usize>,
+    /// Path of this map from the variables (`""` for the variables).
+    path: String,
+    log: Log,
+}
+
+/// The undefined paths a render looked up, shared by every map of it.
+#[derive(Debug, Clone, Default)]
+struct Log(Arc<Mutex<Vec<String>>>);
+
+impl Log {
+    fn push(&self, path: String) {
+        if let Ok(mut l) = self.0.lock() {
+            l.push(path);
+        }
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 impl Object for OrderedMap {
     fn get_value(self: &Arc<Self>, key: &minijinja::Value) -> Option<minijinja::Value> {
-        let i = *self.index.get(key.as_str()?)?;
-        self.values.get(i).cloned()
+        let name = key.as_str()?;
+        match self.index.get(name) {
+            Some(&i) => self.values.get(i).cloned(),
+            None => {
+                self.log.push(join(&self.path, name));
+                None
+            }
+        }
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
@@ -294,20 +385,26 @@ impl Object for OrderedMap {
     }
 }
 
-fn to_jinja_map(map: &Map<String, Value>) -> minijinja::Value {
+fn to_jinja_map(map: &Map<String, Value>, path: &str, log: &Log) -> minijinja::Value {
     let mut keys = Vec::with_capacity(map.len());
     let mut values = Vec::with_capacity(map.len());
     let mut index = HashMap::with_capacity(map.len());
     for (k, v) in map {
         index.insert(k.clone(), keys.len());
         keys.push(minijinja::Value::from(k.as_str()));
-        values.push(to_jinja(v));
+        values.push(to_jinja(v, &join(path, k), log));
     }
-    minijinja::Value::from_object(OrderedMap { keys, values, index })
+    minijinja::Value::from_object(OrderedMap {
+        keys,
+        values,
+        index,
+        path: path.to_owned(),
+        log: log.clone(),
+    })
 }
 
 /// serde_json (with arbitrary precision, so not via serde) to minijinja.
-fn to_jinja(v: &Value) -> minijinja::Value {
+fn to_jinja(v: &Value, path: &str, log: &Log) -> minijinja::Value {
     match v {
         Value::Null => minijinja::Value::from(()),
         Value::Bool(b) => minijinja::Value::from(*b),
@@ -323,8 +420,13 @@ fn to_jinja(v: &Value) -> minijinja::Value {
             }
         }
         Value::String(s) => minijinja::Value::from(s.as_str()),
-        Value::Array(a) => minijinja::Value::from(a.iter().map(to_jinja).collect::<Vec<_>>()),
-        Value::Object(m) => to_jinja_map(m),
+        Value::Array(a) => minijinja::Value::from(
+            a.iter()
+                .enumerate()
+                .map(|(i, v)| to_jinja(v, &format!("{path}[{i}]"), log))
+                .collect::<Vec<_>>(),
+        ),
+        Value::Object(m) => to_jinja_map(m, path, log),
     }
 }
 
@@ -372,7 +474,12 @@ mod tests {
     fn undefined_names_variable_and_line() {
         let mut c = cfg("line one\n{{ text }}");
         c.origin.template_line = Some(10);
-        let e = render(&c, &Map::new(), &Map::new()).unwrap_err();
+        let r = render(&c, &Map::new(), &Map::new()).unwrap();
+        assert_eq!(
+            (r.prompt.as_str(), r.undefined.as_slice()),
+            ("line one\n", ["text".to_owned()].as_slice())
+        );
+        let e = render_with(&c, &Map::new(), &Map::new(), Undefined::Strict).unwrap_err();
         assert_eq!(
             e.to_string(),
             "t.toml:11: prompt \"t\": undefined variable `text` in template line 2"
@@ -382,7 +489,7 @@ mod tests {
     #[test]
     fn undefined_attribute_is_named() {
         let c = cfg("{{ doc.title }}");
-        let e = render(&c, &Map::new(), &obj(json!({"doc": {}}))).unwrap_err();
+        let e = render_with(&c, &Map::new(), &obj(json!({"doc": {}})), Undefined::Strict).unwrap_err();
         assert!(e.cause.contains("undefined variable `doc.title`"), "{e}");
     }
 
@@ -392,7 +499,7 @@ mod tests {
         c.system = "You speak {{ lang }}.".into();
         let r = render(&c, &Map::new(), &obj(json!({"lang": "Welsh"}))).unwrap();
         assert_eq!(r.system, "You speak Welsh.");
-        let e = render(&c, &Map::new(), &Map::new()).unwrap_err();
+        let e = render_with(&c, &Map::new(), &Map::new(), Undefined::Strict).unwrap_err();
         assert_eq!(
             e.to_string(),
             "t.toml: prompt \"t\": undefined variable `lang` in system template line 1"

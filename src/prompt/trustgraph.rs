@@ -13,12 +13,10 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-use super::load::{OBJECT_SCHEMA_WARNING, describes_array, json_message, stem, syntax_cause};
-use super::render::{Part, syntax_check};
-use super::{ConfigError, Origin, PromptConfig, ResponseType, SourceFormat, Warning};
-use crate::output::schema::{CompiledSchema, kind_of};
+use super::PromptConfig;
 
 /// A TrustGraph single-prompt object `{"prompt","response-type","schema"}`
+/// (plus an `object-schema` the prompt kept, so a round trip changes nothing)
 /// (`schema` left out when the prompt has none).
 pub fn to_trustgraph_prompt(p: &PromptConfig) -> Value {
     let mut m = Map::new();
@@ -26,6 +24,9 @@ pub fn to_trustgraph_prompt(p: &PromptConfig) -> Value {
     m.insert("response-type".into(), Value::String(p.response_type.as_str().into()));
     if let Some(s) = &p.schema {
         m.insert("schema".into(), s.clone());
+    }
+    if let Some(s) = &p.object_schema {
+        m.insert("object-schema".into(), s.clone());
     }
     Value::Object(m)
 }
@@ -52,6 +53,56 @@ pub fn bundle_entry(p: &PromptConfig) -> Value {
         m.extend(rest);
     }
     Value::Object(m)
+}
+
+/// Put `p` into a bundle file's JSON in place, keeping its shape: the
+/// `prompt` config type of a config dump or configurator `config.json`, or
+/// a bare bundle; encoded strings (config store) or raw values
+/// (configurator), whichever the file holds. An existing `template.<id>` is
+/// replaced where it stands and every other key, the index order and
+/// `system` are left as they are; a new id is appended to `template-index`
+/// when the bundle has one (a 2.8 bundle without an index gets none).
+/// `system` is written only when `with_system` and it differs.
+pub fn put_in_bundle(root: &mut Value, p: &PromptConfig, with_system: bool) -> Result<(), String> {
+    let nested = root
+        .get("prompt")
+        .and_then(Value::as_object)
+        .is_some_and(|o| o.contains_key("template-index") || o.keys().any(|k| k.starts_with("template.")));
+    let bundle = if nested { root.get_mut("prompt") } else { Some(root) };
+    let Some(Value::Object(bundle)) = bundle else {
+        return Err("the file is not a TrustGraph bundle".to_owned());
+    };
+    let encoded = bundle
+        .iter()
+        .find(|(k, _)| k.starts_with("template"))
+        .is_none_or(|(_, v)| v.is_string());
+    let wrap = |v: Value| if encoded { Value::String(encode(&v)) } else { v };
+    let read = |v: &Value| -> Option<Value> {
+        if encoded {
+            v.as_str().and_then(|s| serde_json::from_str(s).ok())
+        } else {
+            Some(v.clone())
+        }
+    };
+    bundle.insert(format!("template.{}", p.id), wrap(bundle_entry(p)));
+    if let Some(ix) = bundle.get("template-index") {
+        let mut ids = read(ix).and_then(|v| v.as_array().cloned()).unwrap_or_default();
+        if !ids.iter().any(|v| v.as_str() == Some(p.id.as_str())) {
+            ids.push(Value::String(p.id.clone()));
+            bundle.insert("template-index".into(), wrap(Value::Array(ids)));
+        }
+    }
+    if with_system {
+        let current = bundle
+            .get("system")
+            .and_then(read)
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| super::DEFAULT_SYSTEM.to_owned());
+        if current != p.system {
+            bundle.insert("system".into(), wrap(Value::String(p.system.clone())));
+        }
+    }
+    Ok(())
 }
 
 /// JSON text as Python's `json.dumps` writes it by default (`", "` and
@@ -116,369 +167,11 @@ fn write_py_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// 1-based line of the first `"key":` in `text` (best effort: JSON values
-/// carry no positions once parsed).
-fn key_line(text: &str, key: &str) -> Option<usize> {
-    let needle = serde_json::to_string(key).ok()?;
-    let mut from = 0;
-    while let Some(i) = text.get(from..).and_then(|t| t.find(&needle)) {
-        let at = from + i;
-        let after = text[at + needle.len()..].trim_start();
-        if after.starts_with(':') {
-            return Some(crate::output::position::line_col(text.as_bytes(), at).0);
-        }
-        from = at + needle.len();
-    }
-    None
-}
-
-/// Load a `.json` prompt file: a single prompt or a config bundle (also one
-/// wrapped as `{"prompt": {…bundle…}}`, as a config dump has it).
-pub(crate) fn load_json(label: &str, text: &str) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
-    let root: Value = serde_json::from_str(text).map_err(|e| {
-        let offset = crate::output::position::offset_of(text.as_bytes(), e.line(), e.column());
-        ConfigError::at_offset(
-            label,
-            text.as_bytes(),
-            offset,
-            format!("invalid JSON: {}", json_message(&e)),
-        )
-    })?;
-    let Value::Object(obj) = root else {
-        let offset = text.len() - text.trim_start().len();
-        return Err(ConfigError::at_offset(
-            label,
-            text.as_bytes(),
-            offset,
-            format!("expected a JSON object, found {}", kind_of(&root)),
-        ));
-    };
-    let site = Site {
-        label,
-        text,
-        entry: None,
-    };
-    match obj.get("prompt") {
-        Some(Value::String(_)) => {
-            let mut warnings = Vec::new();
-            let p = single(&site, &obj, &mut warnings)?;
-            Ok((vec![p], warnings))
-        }
-        Some(Value::Object(inner)) if is_bundle(inner) => bundle(label, text, inner),
-        Some(other) => Err(site.err(
-            "prompt",
-            format!("`prompt` must be a string (the template), not {}", kind_of(other)),
-        )),
-        None if is_bundle(&obj) => bundle(label, text, &obj),
-        None => Err(ConfigError::new(
-            label,
-            "not a TrustGraph prompt: expected a `prompt` key (a single prompt) or `template-index` / \
-             `template.<id>` keys (a config bundle)",
-        )),
-    }
-}
-
-fn is_bundle(obj: &Map<String, Value>) -> bool {
-    obj.contains_key("template-index") || obj.keys().any(|k| k.starts_with("template."))
-}
-
-/// Where errors about one prompt object go: a single-prompt file names the
-/// key's line; a bundle entry prefixes `template.<id>:` at that key's line
-/// (inside the encoded string there are no file positions).
-struct Site<'a> {
-    label: &'a str,
-    text: &'a str,
-    entry: Option<(String, Option<usize>)>,
-}
-
-impl Site<'_> {
-    fn err(&self, key: &str, cause: impl Into<String>) -> ConfigError {
-        let cause = cause.into();
-        match &self.entry {
-            Some((name, line)) => ConfigError {
-                file: self.label.to_owned(),
-                line: *line,
-                column: None,
-                cause: format!("{name}: {cause}"),
-            },
-            None => match key_line(self.text, key) {
-                Some(l) => ConfigError::at(self.label, l, None, cause),
-                None => ConfigError::new(self.label, cause),
-            },
-        }
-    }
-
-    fn warn(&self, key: &str, message: impl Into<String>) -> Warning {
-        let message = message.into();
-        match &self.entry {
-            Some((name, line)) => Warning::new(self.label, *line, format!("{name}: {message}")),
-            None => Warning::new(self.label, key_line(self.text, key), message),
-        }
-    }
-
-    fn string(&self, obj: &Map<String, Value>, key: &str) -> Result<Option<String>, ConfigError> {
-        match obj.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(self.err(key, format!("`{key}` must be a string, not {}", kind_of(other)))),
-        }
-    }
-}
-
-/// Keys TrustGraph reads from a prompt object.
-const PROMPT_KEYS: &[&str] = &["id", "prompt", "response-type", "schema", "object-schema"];
-/// Extra keys cutline reads from a single-prompt file (session snapshots
-/// carry them).
-const SINGLE_EXTRA_KEYS: &[&str] = &["system", "stop", "description", "twin"];
-
-/// The fields every prompt object has: template, response type, schema.
-fn prompt_fields(
-    site: &Site<'_>,
-    obj: &Map<String, Value>,
-    warnings: &mut Vec<Warning>,
-) -> Result<PromptConfig, ConfigError> {
-    let mut p = PromptConfig {
-        template: site
-            .string(obj, "prompt")?
-            .ok_or_else(|| site.err("prompt", "missing required key `prompt` (the prompt template)"))?,
-        ..PromptConfig::default()
-    };
-    if let Some(word) = site.string(obj, "response-type")? {
-        p.response_type = ResponseType::parse(&word).ok_or_else(|| {
-            site.err(
-                "response-type",
-                format!("unknown response-type {word:?}; expected one of: text, json, jsonl"),
-            )
-        })?;
-    }
-    let schema = match (obj.get("schema"), obj.get("object-schema")) {
-        (Some(s), None) if !s.is_null() => Some(("schema", s)),
-        (None | Some(Value::Null), Some(s)) => {
-            warnings.push(site.warn("object-schema", OBJECT_SCHEMA_WARNING));
-            (!s.is_null()).then_some(("object-schema", s))
-        }
-        (Some(_), Some(_)) => {
-            return Err(site.err(
-                "object-schema",
-                "both `schema` and `object-schema` are set; keep only `schema`",
-            ));
-        }
-        _ => None,
-    };
-    if let Some((key, s)) = schema {
-        CompiledSchema::compile(s).map_err(|e| site.err(key, e.to_string()))?;
-        if p.response_type == ResponseType::Jsonl && describes_array(s) {
-            warnings.push(site.warn(key, super::load::JSONL_ARRAY_WARNING));
-        }
-        p.schema = Some(s.clone());
-    }
-    syntax_check(&p.template).map_err(|e| site.err("prompt", syntax_cause(Part::Prompt, &e)))?;
-    Ok(p)
-}
-
-fn single(site: &Site<'_>, obj: &Map<String, Value>, warnings: &mut Vec<Warning>) -> Result<PromptConfig, ConfigError> {
-    let mut p = prompt_fields(site, obj, warnings)?;
-    p.id = site.string(obj, "id")?.unwrap_or_else(|| stem(site.label));
-    p.system = site.string(obj, "system")?.unwrap_or_default();
-    p.description = site.string(obj, "description")?.unwrap_or_default();
-    p.twin = site.string(obj, "twin")?;
-    if let Some(stop) = obj.get("stop") {
-        let list = stop.as_array().and_then(|a| {
-            a.iter()
-                .map(|s| s.as_str().map(str::to_owned))
-                .collect::<Option<Vec<_>>>()
-        });
-        p.stop = list.ok_or_else(|| site.err("stop", "`stop` must be an array of strings"))?;
-    }
-    if !p.system.is_empty() {
-        syntax_check(&p.system).map_err(|e| site.err("system", syntax_cause(Part::System, &e)))?;
-    }
-    for k in obj.keys() {
-        if !PROMPT_KEYS.contains(&k.as_str()) && !SINGLE_EXTRA_KEYS.contains(&k.as_str()) {
-            warnings.push(site.warn(k, format!("unknown key `{k}` (ignored)")));
-        }
-    }
-    p.origin = Origin {
-        file: site.label.to_owned(),
-        format: SourceFormat::TrustgraphPrompt,
-        ..Origin::default()
-    };
-    Ok(p)
-}
-
-/// Decode a bundle value: a string holding JSON.
-fn decode(label: &str, text: &str, key: &str, v: &Value) -> Result<Value, ConfigError> {
-    let at = |cause: String| match key_line(text, key) {
-        Some(l) => ConfigError::at(label, l, None, format!("{key}: {cause}")),
-        None => ConfigError::new(label, format!("{key}: {cause}")),
-    };
-    let Value::String(s) = v else {
-        return Err(at(format!(
-            "expected a JSON-encoded string (TrustGraph stores every config value as a string), found {}",
-            kind_of(v)
-        )));
-    };
-    serde_json::from_str(s).map_err(|e| {
-        let offset = crate::output::position::offset_of(s.as_bytes(), e.line(), e.column());
-        let (line, column) = crate::output::position::line_col(s.as_bytes(), offset);
-        let place = if line > 1 {
-            format!("line {line} column {column}")
-        } else {
-            format!("column {column}")
-        };
-        at(format!(
-            "invalid JSON at {place} of the encoded value: {}",
-            json_message(&e)
-        ))
-    })
-}
-
-/// A config bundle being read: errors name the bundle key's line.
-struct Bundle<'a> {
-    label: &'a str,
-    text: &'a str,
-    obj: &'a Map<String, Value>,
-}
-
-impl Bundle<'_> {
-    fn err(&self, key: &str, cause: String) -> ConfigError {
-        ConfigError {
-            file: self.label.to_owned(),
-            line: key_line(self.text, key),
-            column: None,
-            cause,
-        }
-    }
-
-    fn warn(&self, key: Option<&str>, message: String) -> Warning {
-        Warning::new(self.label, key.and_then(|k| key_line(self.text, k)), message)
-    }
-
-    /// The decoded shared system template (empty when absent).
-    fn system(&self) -> Result<String, ConfigError> {
-        let system = match self.obj.get("system") {
-            None => return Ok(String::new()),
-            Some(v) => match decode(self.label, self.text, "system", v)? {
-                Value::String(s) => s,
-                other => {
-                    return Err(self.err(
-                        "system",
-                        format!("system: the encoded value is {}, expected a string", kind_of(&other)),
-                    ));
-                }
-            },
-        };
-        syntax_check(&system).map_err(|e| self.err("system", format!("system: {}", syntax_cause(Part::System, &e))))?;
-        Ok(system)
-    }
-
-    /// The ids to load: `template-index`, or every `template.<id>` without one.
-    fn index(&self, warnings: &mut Vec<Warning>) -> Result<Vec<String>, ConfigError> {
-        let Some(v) = self.obj.get("template-index") else {
-            warnings.push(
-                self.warn(
-                    None,
-                    "no `template-index`: TrustGraph loads no templates without one; cutline loads every \
-                 `template.<id>`"
-                        .to_owned(),
-                ),
-            );
-            return Ok(self.templates().map(str::to_owned).collect());
-        };
-        let decoded = decode(self.label, self.text, "template-index", v)?;
-        let ids = decoded.as_array().and_then(|a| {
-            a.iter()
-                .map(|s| s.as_str().map(str::to_owned))
-                .collect::<Option<Vec<_>>>()
-        });
-        ids.ok_or_else(|| {
-            self.err(
-                "template-index",
-                format!(
-                    "template-index: the encoded value is {}, expected a list of template ids",
-                    kind_of(&decoded)
-                ),
-            )
-        })
-    }
-
-    fn templates(&self) -> impl Iterator<Item = &str> {
-        self.obj.keys().filter_map(|k| k.strip_prefix("template."))
-    }
-
-    /// The prompt under `template.<id>`.
-    fn entry(&self, id: &str, system: &str, warnings: &mut Vec<Warning>) -> Result<PromptConfig, ConfigError> {
-        let key = format!("template.{id}");
-        let Some(v) = self.obj.get(&key) else {
-            return Err(self.err(
-                "template-index",
-                format!("template-index lists `{id}` but there is no `{key}` key"),
-            ));
-        };
-        let decoded = decode(self.label, self.text, &key, v)?;
-        let site = Site {
-            label: self.label,
-            text: self.text,
-            entry: Some((key.clone(), key_line(self.text, &key))),
-        };
-        let Value::Object(entry) = decoded else {
-            return Err(site.err(
-                "",
-                format!("the encoded value is {}, expected a prompt object", kind_of(&decoded)),
-            ));
-        };
-        let mut p = prompt_fields(&site, &entry, warnings)?;
-        for k in entry.keys() {
-            if !PROMPT_KEYS.contains(&k.as_str()) {
-                warnings.push(site.warn(k, format!("unknown key `{k}` (ignored)")));
-            }
-        }
-        id.clone_into(&mut p.id);
-        system.clone_into(&mut p.system);
-        p.origin = Origin {
-            file: self.label.to_owned(),
-            format: SourceFormat::TrustgraphBundle,
-            ..Origin::default()
-        };
-        Ok(p)
-    }
-}
-
-fn bundle(label: &str, text: &str, obj: &Map<String, Value>) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
-    let b = Bundle { label, text, obj };
-    let mut warnings = Vec::new();
-    let system = b.system()?;
-    let index = b.index(&mut warnings)?;
-    let mut prompts: Vec<PromptConfig> = Vec::with_capacity(index.len());
-    for id in &index {
-        if prompts.iter().any(|p| &p.id == id) {
-            warnings.push(b.warn(Some("template-index"), format!("template-index lists `{id}` twice")));
-        } else {
-            prompts.push(b.entry(id, &system, &mut warnings)?);
-        }
-    }
-    for t in b.templates() {
-        if !index.iter().any(|i| i == t) {
-            let key = format!("template.{t}");
-            let message = format!("`{key}` is not in template-index: TrustGraph does not load it (skipped)");
-            warnings.push(b.warn(Some(&key), message));
-        }
-    }
-    for k in obj.keys() {
-        if k != "system" && k != "template-index" && !k.starts_with("template.") {
-            warnings.push(b.warn(Some(k), format!("unknown key `{k}` (ignored)")));
-        }
-    }
-    if prompts.is_empty() {
-        return Err(ConfigError::new(label, "the bundle holds no templates"));
-    }
-    Ok((prompts, warnings))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prompt::load_bytes;
+    use crate::prompt::load::OBJECT_SCHEMA_WARNING;
+    use crate::prompt::{ResponseType, SourceFormat, load_bytes};
     use serde_json::json;
 
     fn err(label: &str, text: &str) -> String {
@@ -552,7 +245,8 @@ mod tests {
     fn single_object_schema_warns() {
         let text = "{\n\"prompt\": \"x\",\n\"response-type\": \"jsonl\",\n\"object-schema\": {\"type\": \"object\"}\n}";
         let (ps, w) = load_bytes("a.json", text.as_bytes()).unwrap();
-        assert_eq!(ps[0].schema, Some(json!({"type": "object"})));
+        assert_eq!(ps[0].schema, None);
+        assert_eq!(ps[0].object_schema, Some(json!({"type": "object"})));
         assert_eq!(w[0].to_string(), format!("a.json:4: {OBJECT_SCHEMA_WARNING}"));
     }
 
@@ -595,19 +289,118 @@ mod tests {
         let (ps, w) = load_bytes("b.json", text.as_bytes()).unwrap();
         assert_eq!(ps.len(), 1);
         assert_eq!(
-            w[0].to_string(),
+            w[1].to_string(),
             "b.json:4: `template.b` is not in template-index: TrustGraph does not load it (skipped)"
         );
     }
 
     #[test]
-    fn bundle_value_must_be_string() {
+    fn mixed_shapes_rejected() {
         let text = "{\"template-index\": \"[\\\"a\\\"]\",\n\"template.a\": {\"prompt\": \"x\"}}";
         assert_eq!(
             err("b.json", text),
-            "b.json:2: template.a: expected a JSON-encoded string (TrustGraph stores every config value as a string), \
-             found an object"
+            "b.json:2: `template.a` is raw JSON but `template-index` is a JSON-encoded string; a bundle holds \
+             either the config store's encoded strings or the configurator's raw values"
         );
+    }
+
+    #[test]
+    fn configurator_raw_values_with_other_types() {
+        let text = "{\n\"tool\": {\"t\": {\"system\": 1}},\n\"prompt\": {\n\"system\": \"Sys {{ x }}\",\n\
+                    \"template-index\": [\"b\", \"a\"],\n\"template.a\": {\"prompt\": \"A\", \"response-type\": \"text\"},\n\
+                    \"template.b\": {\"prompt\": \"B\", \"response-type\": \"json\", \"schema\": {\"type\": \"array\"}}\n}}";
+        let (ps, w) = load_bytes("config.json", text.as_bytes()).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let ids: Vec<&str> = ps.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, ["b", "a"]);
+        assert_eq!(ps[0].system, "Sys {{ x }}");
+        assert_eq!(ps[0].origin.format, SourceFormat::TrustgraphConfig);
+        assert_eq!(ps[0].origin.indexed, Some(true));
+        // Errors name the key's line after `prompt`, not the tool's `system`.
+        let bad = text.replace("\"Sys {{ x }}\"", "[1]");
+        assert_eq!(
+            err("config.json", &bad),
+            "config.json:4: system: the value is an array, expected a string"
+        );
+    }
+
+    #[test]
+    fn show_config_dump_with_version_line_and_no_index() {
+        let inner = json!({"template.a": encode(&json!({"prompt": "A"}))});
+        let text = format!(
+            "Version: 12\n{}",
+            serde_json::to_string_pretty(&json!({"prompt": inner})).unwrap()
+        );
+        let (ps, w) = load_bytes("dump.json", text.as_bytes()).unwrap();
+        assert_eq!(ps[0].system, crate::prompt::DEFAULT_SYSTEM);
+        assert_eq!(ps[0].origin.indexed, Some(false));
+        assert_eq!(
+            w.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                "dump.json: no `system`: TrustGraph's prompt service uses \"Be helpful.\", and so does cutline",
+                "dump.json: no `template-index` (TrustGraph 2.8 shape): TrustGraph's PromptManager loads only the \
+                 ids the index lists; cutline loads every `template.<id>`"
+            ]
+        );
+        // A syntax error keeps file positions (the Version line counts).
+        assert_eq!(
+            err("dump.json", "Version: 1\n{\"prompt\": {,}}"),
+            "dump.json:2:13: invalid JSON: key must be a string"
+        );
+    }
+
+    #[test]
+    fn ids_are_names_not_paths() {
+        let text = "{\n\"template-index\": [\"../x\"],\n\"template.../x\": {\"prompt\": \"A\"}}";
+        assert_eq!(
+            err("c.json", text),
+            "c.json:2: template-index: \"../x\" is not a prompt id: it holds a path separator (an id is a name, \
+             never a path)"
+        );
+        let text = "{\n\"template./x\": {\"prompt\": \"A\"}}";
+        assert_eq!(
+            err("c.json", text),
+            "c.json:2: template./x: \"/x\" is not a prompt id: it holds a path separator (an id is a name, never \
+             a path)"
+        );
+        assert_eq!(
+            err("s.json", "{\"prompt\": \"x\",\n\"id\": \"..\"}"),
+            "s.json:2: \"..\" is not a prompt id: it starts with `.` (an id is a name, never a path)"
+        );
+        assert_eq!(
+            err("t.toml", "prompt = \"x\"\nid = \"a\\\\b\"\n"),
+            "t.toml:2:6: \"a\\\\b\" is not a prompt id: it holds a path separator (an id is a name, never a path)"
+        );
+    }
+
+    #[test]
+    fn put_in_bundle_keeps_shape_order_and_system() {
+        let mut raw = json!({"prompt": {"system": "S", "template-index": ["a", "b"],
+            "template.a": {"id": "a", "prompt": "A", "response-type": "text"},
+            "template.b": {"id": "b", "prompt": "B", "response-type": "text"}}, "tool": {}});
+        let mut p = PromptConfig {
+            id: "a".into(),
+            template: "A2".into(),
+            system: "S".into(),
+            ..PromptConfig::default()
+        };
+        put_in_bundle(&mut raw, &p, true).unwrap();
+        assert_eq!(
+            raw["prompt"]["template.a"],
+            json!({"id": "a", "prompt": "A2", "response-type": "text"})
+        );
+        let keys: Vec<&String> = raw["prompt"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["system", "template-index", "template.a", "template.b"]);
+        p.id = "c".into();
+        p.system = "T".into();
+        put_in_bundle(&mut raw, &p, false).unwrap();
+        assert_eq!(raw["prompt"]["template-index"], json!(["a", "b", "c"]));
+        assert_eq!(raw["prompt"]["system"], "S");
+        let mut enc = json!({"system": encode(&json!("S")), "template.a": encode(&json!({"prompt": "A"}))});
+        put_in_bundle(&mut enc, &p, true).unwrap();
+        assert_eq!(enc["system"], encode(&json!("T")));
+        assert_eq!(enc["template.c"], encode(&bundle_entry(&p)));
+        assert!(enc.get("template-index").is_none(), "a 2.8 bundle gets no index");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! client-side stop (`stream`), the answer analysed by its response type
 //! and structured output checked, and the run recorded in a session.
 
+pub mod continuation;
 pub mod evidence;
 pub mod plan;
 pub mod stop;

@@ -1,0 +1,236 @@
+//! Python's `json.loads`, which TrustGraph parses responses with, where it
+//! accepts more than JSON: `NaN`, `Infinity` and `-Infinity`, lone surrogate
+//! escapes (`"\ud800"`), and nesting to Python's recursion limit (serde_json
+//! stops at 128).
+//!
+//! serde_json is tried first; only a value it refuses is looked at again.
+//! Machine output stays strict JSON, so such a value is written as `null`
+//! (a non-finite number) or with U+FFFD (a lone surrogate), and the raw
+//! tokens are listed beside it. Schema validation sees a non-finite number as
+//! a number (`NaN` as 0, `±Infinity` as ±`f64::MAX`), so `"type": "number"`
+//! accepts it as Python's `jsonschema` does; `minimum`/`maximum` may differ.
+
+use serde::Deserialize as _;
+use serde_json::Value;
+
+/// How deep `json.loads` nests at the top of a Python 3.11 process with the
+/// default recursion limit (1000); a deeper caller gets slightly less.
+pub const PY_MAX_DEPTH: usize = 995;
+
+/// A value Python accepts and serde_json does not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PyValue {
+    /// The value as written out: non-finite numbers as `null`, lone
+    /// surrogates as U+FFFD.
+    pub value: Value,
+    /// The value schema validation sees: non-finite numbers as numbers.
+    pub checked: Value,
+    /// The raw tokens that are not standard JSON, in order.
+    pub raw: Vec<String>,
+}
+
+/// Why Python refuses a value serde_json refused too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PyRefusal {
+    /// Python refuses it as well (a `JSONDecodeError`: the line is skipped).
+    Invalid,
+    /// Nested past Python's limit: `json.loads` raises `RecursionError`,
+    /// which TrustGraph's `parse_jsonl` does not catch, so the whole
+    /// response fails there.
+    TooDeep(usize),
+}
+
+/// Stack for work on values nested past serde_json's limit: parsing and
+/// validating recurse once per level, and a 2 MiB thread (tokio's, a test's)
+/// does not hold Python's 995 levels in a debug build.
+const DEEP_STACK: usize = 256 << 20;
+
+/// Run `f` on a thread with a stack deep enough for Python's nesting when
+/// `bytes` nest past serde_json's limit (inline otherwise); `None` when no
+/// such thread can be started.
+pub fn with_stack<R: Send>(bytes: &[u8], f: impl FnOnce() -> R + Send) -> Option<R> {
+    if max_depth(bytes) < 128 {
+        return Some(f());
+    }
+    std::thread::scope(|s| {
+        let h = std::thread::Builder::new()
+            .stack_size(DEEP_STACK)
+            .spawn_scoped(s, f)
+            .ok()?;
+        h.join().ok()
+    })
+}
+
+/// Parse what serde_json refused as Python would.
+pub fn loads(bytes: &[u8]) -> Result<PyValue, PyRefusal> {
+    let depth = max_depth(bytes);
+    if depth > PY_MAX_DEPTH {
+        return Err(PyRefusal::TooDeep(depth));
+    }
+    let python_only = depth > 127
+        || memchr::memmem::find(bytes, b"NaN").is_some()
+        || memchr::memmem::find(bytes, b"Infinity").is_some()
+        || memchr::memmem::find(bytes, b"\\ud").is_some()
+        || memchr::memmem::find(bytes, b"\\uD").is_some();
+    if !python_only {
+        return Err(PyRefusal::Invalid);
+    }
+    let mut raw = Vec::new();
+    let shown = rewrite(bytes, "null", "null", &mut raw);
+    let checked = rewrite(bytes, "0", "1.7976931348623157e308", &mut Vec::new());
+    let value = parse_deep(&shown).ok_or(PyRefusal::Invalid)?;
+    let checked = parse_deep(&checked).ok_or(PyRefusal::Invalid)?;
+    Ok(PyValue { value, checked, raw })
+}
+
+/// serde_json without its recursion limit (the depth was checked first).
+fn parse_deep(bytes: &[u8]) -> Option<Value> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    let v = Value::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(v)
+}
+
+/// Deepest bracket nesting outside strings.
+fn max_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut max, mut in_str, mut esc) = (0usize, 0usize, false, false);
+    for &b in bytes {
+        if in_str {
+            match (esc, b) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// `bytes` with `NaN`/`Infinity` (outside strings) replaced by `nan` /
+/// `inf` (a leading `-` kept for `-Infinity`), and lone surrogate escapes
+/// inside strings by `\ufffd`; each replaced token is pushed to `raw`.
+fn rewrite(bytes: &[u8], nan: &str, inf: &str, raw: &mut Vec<String>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let (mut i, mut in_str) = (0, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_str {
+            if b == b'\\' && bytes.get(i + 1) == Some(&b'u') {
+                if let Some(u) = hex4(bytes, i + 2)
+                    && (0xD800..0xE000).contains(&u)
+                {
+                    let paired = u < 0xDC00
+                        && bytes.get(i + 6) == Some(&b'\\')
+                        && bytes.get(i + 7) == Some(&b'u')
+                        && hex4(bytes, i + 8).is_some_and(|l| (0xDC00..0xE000).contains(&l));
+                    if paired {
+                        out.extend_from_slice(&bytes[i..i + 12]);
+                        i += 12;
+                    } else {
+                        raw.push(String::from_utf8_lossy(&bytes[i..i + 6]).into_owned());
+                        out.extend_from_slice(b"\\ufffd");
+                        i += 6;
+                    }
+                    continue;
+                }
+                out.extend_from_slice(&bytes[i..(i + 2).min(bytes.len())]);
+                i += 2;
+                continue;
+            }
+            if b == b'\\' {
+                out.extend_from_slice(&bytes[i..(i + 2).min(bytes.len())]);
+                i += 2;
+                continue;
+            }
+            if b == b'"' {
+                in_str = false;
+            }
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let rest = &bytes[i..];
+        if b == b'"' {
+            in_str = true;
+        } else if rest.starts_with(b"NaN") {
+            raw.push("NaN".into());
+            out.extend_from_slice(nan.as_bytes());
+            i += 3;
+            continue;
+        } else if rest.starts_with(b"Infinity") {
+            raw.push("Infinity".into());
+            out.extend_from_slice(inf.as_bytes());
+            i += 8;
+            continue;
+        } else if rest.starts_with(b"-Infinity") {
+            raw.push("-Infinity".into());
+            if inf != "null" {
+                out.push(b'-');
+            }
+            out.extend_from_slice(inf.as_bytes());
+            i += 9;
+            continue;
+        }
+        out.push(b);
+        i += 1;
+    }
+    out
+}
+
+fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
+    let s = std::str::from_utf8(bytes.get(at..at + 4)?).ok()?;
+    u32::from_str_radix(s, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn non_finite_numbers() {
+        let v = loads(br#"{"c": NaN, "l": [Infinity, -Infinity], "s": "NaN"}"#).unwrap();
+        assert_eq!(v.value, json!({"c": null, "l": [null, null], "s": "NaN"}));
+        assert_eq!(
+            v.checked,
+            json!({"c": 0, "l": [1.797_693_134_862_315_7e308, -1.797_693_134_862_315_7e308], "s": "NaN"})
+        );
+        assert_eq!(v.raw, ["NaN", "Infinity", "-Infinity"]);
+    }
+
+    #[test]
+    fn lone_surrogates_but_not_pairs() {
+        let v = loads(br#"{"a": "x\ud800y", "b": "\ud83d\ude00", "c": "\udc00"}"#).unwrap();
+        assert_eq!(v.value, json!({"a": "x\u{fffd}y", "b": "😀", "c": "\u{fffd}"}));
+        assert_eq!(v.raw, ["\\ud800", "\\udc00"]);
+    }
+
+    #[test]
+    fn depth_to_pythons_limit() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let at_limit = deep(PY_MAX_DEPTH);
+        let parsed = with_stack(at_limit.as_bytes(), || loads(at_limit.as_bytes()).is_ok());
+        assert_eq!(parsed, Some(true));
+        // Kept, handed back and dropped on this (2 MiB test) thread.
+        let a = crate::output::jsonl::analyse(at_limit.as_bytes(), None);
+        assert_eq!(a.items.len(), 1);
+        drop(a);
+        assert_eq!(
+            loads(deep(PY_MAX_DEPTH + 1).as_bytes()),
+            Err(PyRefusal::TooDeep(PY_MAX_DEPTH + 1))
+        );
+        assert_eq!(loads(b"{\"a\": nope}"), Err(PyRefusal::Invalid));
+    }
+}
