@@ -492,3 +492,43 @@ async fn every_parameter_at_every_level_reaches_the_body_from_the_workbench() {
         assert!(cases().iter().any(|c| c.level == level));
     }
 }
+
+/// An undefined variable renders empty as TrustGraph's ibis does and is
+/// named in the warnings; `--strict-vars` makes it an error before any
+/// request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undefined_variables_are_warned_or_refused_with_strict_vars() {
+    let server = Server::handler(|_| ok_reply()).await;
+    let case = &cases()[4];
+    let dir = setup(&server.url(), case);
+    let text = prompt_text("").replace(
+        "Text: {{ text }}",
+        "Text: {{ text }}{% if framing %} {{ framing }}{% endif %}",
+    );
+    std::fs::write(dir.path().join("prompts/p.toml"), text).unwrap();
+    let out = cutline(dir.path())
+        .args(["run", "p", "--provider", "t", "--no-record", "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["data"]["undefined"], json!(["framing"]));
+    assert!(v["warnings"].to_string().contains("framing"), "{}", v["warnings"]);
+    assert_eq!(server.only_request().json()["messages"][1]["content"], "Text: a is b");
+    let out = cutline(dir.path())
+        .args([
+            "run",
+            "p",
+            "--provider",
+            "t",
+            "--no-record",
+            "--strict-vars",
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("framing"));
+    assert_eq!(server.requests().len(), 1, "no request after a refused render");
+}

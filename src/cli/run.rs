@@ -61,6 +61,10 @@ pub struct Args {
     /// Temperature, top_p, stop sequences, extra headers.
     #[command(flatten)]
     pub sampling: Sampling,
+    /// An undefined variable is an error, not empty (TrustGraph renders it
+    /// empty, and every one touched is a warning).
+    #[arg(long)]
+    pub strict_vars: bool,
 }
 
 /// `--structured` values.
@@ -124,6 +128,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         .sampling
         .layer(args.max_tokens, args.structured.map(StructuredArg::level));
     spec.headers.clone_from(&args.sampling.headers);
+    if args.strict_vars {
+        spec.undefined = crate::prompt::render::Undefined::Strict;
+    }
     let target = target_for(&args.provider, &spec, &cli.sessions)?;
     let mut recorder = if args.no_record {
         None
@@ -173,7 +180,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         _ => None,
     };
     drop(rt);
+    for name in &outcome.undefined {
+        out.warn(super::input::undefined_warning(&spec.prompt.id, name))
+            .map_err(|e| io_err(&e))?;
+    }
     let mut data = report(&outcome, recorder.as_ref().map(Recorder::path), out)?;
+    data["undefined"] = json!(outcome.undefined);
     if let Some(c) = continued {
         stitched(&mut data, &c, &spec, out)?;
     }

@@ -39,6 +39,9 @@ pub struct Spec {
     pub cli: Layer,
     /// Extra headers from the command line, over the provider's.
     pub headers: Vec<(String, String)>,
+    /// What an undefined name does: empty as in TrustGraph (ibis), or an
+    /// error (`--strict-vars`).
+    pub undefined: crate::prompt::render::Undefined,
 }
 
 impl Spec {
@@ -49,6 +52,7 @@ impl Spec {
             vars,
             cli: Layer::default(),
             headers: Vec::new(),
+            undefined: crate::prompt::render::Undefined::default(),
         }
     }
 
@@ -146,6 +150,8 @@ pub struct Outcome {
     pub parsed: Option<Value>,
     /// Why structured output failed, when it did.
     pub structured_error: Option<Box<structured::StructuredOutputInvalid>>,
+    /// Undefined names the render touched (rendered empty, as ibis does).
+    pub undefined: Vec<String>,
 }
 
 /// Why a run could not start.
@@ -363,6 +369,7 @@ pub fn finish(
         analysis,
         parsed,
         structured_error,
+        undefined: plan.undefined.clone(),
     })
 }
 

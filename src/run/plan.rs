@@ -29,6 +29,8 @@ pub struct Plan {
     pub adjustments: Vec<Adjustment>,
     /// The profile the plan was fitted to.
     pub profile: Profile,
+    /// Undefined names the render touched.
+    pub undefined: Vec<String>,
 }
 
 impl Plan {
@@ -99,6 +101,7 @@ impl Plan {
             settings,
             adjustments: rec.adjustments.clone(),
             profile: crate::llm::profile::lookup(crate::llm::config::Kind::Replay, ""),
+            undefined: Vec::new(),
         }
     }
 }
@@ -119,7 +122,8 @@ pub fn plan(spec: &Spec, target: &Target) -> Result<Plan, StartError> {
 
 fn plan_with(spec: &Spec, target: &Target, info: &ProviderInfo) -> Result<Plan, StartError> {
     let p = &spec.prompt;
-    let rendered = crate::prompt::render(p, &Map::new(), &spec.vars).map_err(|e| StartError::Config(e.to_string()))?;
+    let rendered = crate::prompt::render_with(p, &Map::new(), &spec.vars, spec.undefined)
+        .map_err(|e| StartError::Config(e.to_string()))?;
     let prompt_layer = params::Layer::of_prompt(p);
     let settings = params::resolve(&spec.cli, &prompt_layer, &target.layer, target.wire);
     let profile = target.profile.with_learned(&info.name, &info.model);
@@ -147,5 +151,6 @@ fn plan_with(spec: &Spec, target: &Target, info: &ProviderInfo) -> Result<Plan, 
         settings,
         adjustments: fitted.adjustments,
         profile,
+        undefined: rendered.undefined,
     })
 }

@@ -421,6 +421,9 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
             .map(crate::llm::mismatch::Mismatch::describe),
     );
     notes.extend(crate::run::budget_note(&outcome.record));
+    if !outcome.undefined.is_empty() {
+        notes.push(format!("undefined, rendered empty: {}", outcome.undefined.join(", ")));
+    }
     let records = matches!(
         (&job.provider, &job.source),
         (
