@@ -103,11 +103,26 @@ fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Opt
     let (file_part, runs_spec) = split_reference(&args.session);
     let (session, last) =
         crate::session::resolve(file_part, &cli.sessions).map_err(|e| CliError::new(Category::InputError, e))?;
+    // `session#N` is the N of the recorded run id, as everywhere else
+    // (equal to the position unless a torn line was skipped).
+    let numbers: Vec<usize> = (0..session.runs.len())
+        .map(|i| usize::try_from(session.number(i)).unwrap_or(i + 1))
+        .collect();
     let picked: Vec<usize> = match (runs_spec, args.format) {
-        (Some(spec), _) => parse_runs(spec, session.runs.len())
-            .map_err(|e| CliError::new(Category::Usage, format!("{}: {e}", session.path.display())))?,
-        (None, Kind::Svg) => vec![last + 1],
-        (None, Kind::Html) => (1..=session.runs.len()).collect(),
+        (Some(spec), _) => {
+            let top = numbers.iter().copied().max().unwrap_or(0);
+            let picked = parse_runs(spec, top)
+                .map_err(|e| CliError::new(Category::Usage, format!("{}: {e}", session.path.display())))?;
+            if let Some(missing) = picked.iter().find(|k| !numbers.contains(k)) {
+                return Err(CliError::new(
+                    Category::Usage,
+                    format!("{}: run #{missing} is not in the session", session.path.display()),
+                ));
+            }
+            picked
+        }
+        (None, Kind::Svg) => vec![numbers[last]],
+        (None, Kind::Html) => numbers.clone(),
     };
     let mut notes = session.warnings.clone();
     for w in &session.warnings {
@@ -119,7 +134,7 @@ fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Opt
     let mut gold = BTreeMap::new();
     let mut runs = Vec::with_capacity(session.runs.len());
     for (i, record) in session.runs.into_iter().enumerate() {
-        let number = i + 1;
+        let number = numbers[i];
         let known = by_id.get(record.prompt_id.as_str()).copied();
         if known.is_none() {
             unknown.entry(record.prompt_id.clone()).or_default().push(number);
