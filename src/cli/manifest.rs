@@ -42,6 +42,7 @@ pub fn manifest() -> Value {
             cmd("compare", "Compare two answers item by item: in both, only in A, only in B, valid rate, gold F1, truncation", true),
             cmd("migrate", "Migrate a JSON-array prompt to JSONL: per-line schema, rewritten template, flags", true),
             cmd("eval", "Batch evaluation: prompts × inputs × max-token limits, concurrent, resumable; items recovered and valid rate per prompt × limit, JSON against JSONL", true),
+            cmd("budget", "The smallest max-token limit at which the prompt's consumer keeps a target share of the uncut answer's items, per input and for all (max, p95), reasoning tokens added", true),
             cmd("report", "Write a self-contained HTML report of a session or some of its runs (per run: prompt, provider, limit, finish, usage; sweep charts; twins side by side; compare and gold P/R/F1; eval summary), or one sweep chart as SVG; prints one record about the file written", true),
         ],
     })

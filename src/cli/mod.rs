@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
+pub mod budget;
 pub mod compare;
 pub mod eval;
 pub mod input;
@@ -92,6 +93,8 @@ pub enum Command {
     Compare(compare::Args),
     /// Batch evaluation: prompts × inputs × max-token limits, concurrent and resumable, with a summary table.
     Eval(eval::Args),
+    /// The smallest max-token limit that keeps a target share of the uncut answer's items.
+    Budget(budget::Args),
     /// Write a self-contained HTML report (or one SVG chart) of a session or some of its runs.
     Report(report::Args),
 }
@@ -111,6 +114,7 @@ impl Command {
             Self::Compare(_) => "compare",
             Self::Eval(_) => "eval",
             Self::Report(_) => "report",
+            Self::Budget(_) => "budget",
         }
     }
 }
@@ -161,6 +165,7 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Command::Compare(a) => compare::run(a, cli, &mut out),
         Command::Eval(a) => eval::run(a, cli, &mut out),
         Command::Report(a) => report::run(a, cli, &mut out),
+        Command::Budget(a) => budget::run(a, cli, &mut out),
     };
     // When stdout itself fails (a closed pipe, a full disk), stderr says so
     // and the exit code is not 0, in every output format.

@@ -18,7 +18,7 @@ use super::schema::{CompiledSchema, SchemaCompileError};
 use super::text::{py_space_len, py_strip_bytes};
 
 /// Items recovered when the response is cut after `tokens` tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct SweepPoint {
     /// The max-token limit.
     pub tokens: usize,

@@ -1,0 +1,179 @@
+//! `cutline budget PROMPT [--provider P] [--input NAME | --inputs DIR|FILE.jsonl] [--target 0.95]`
+//!
+//! From one uncut answer per input (recorded with `replay`, else run now
+//! with no limit of the command line's), the smallest max-token limit at
+//! which the prompt's consumer (JSONL lines, or strict JSON) keeps at least
+//! the target share of the uncut answer's items; per input, and the limit
+//! that serves them all (the maximum; the p95 too from 20 inputs).
+//! Reasoning tokens the run spent are added: they count against the same
+//! limit. JSONL records: `input` per input, then `budget`.
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use super::out::{Category, CliError, Out};
+use super::{Cli, io_err};
+use crate::eval::budget::{self, InputBudget};
+use crate::eval::inputs::Input;
+use crate::llm::Transcript;
+use crate::output::sweep::{SweepSchemas, sweep};
+use crate::output::tokens::{Tokenizer, boundaries, boundaries_from_pieces};
+use crate::prompt::ResponseType;
+use crate::run::Spec;
+
+/// Arguments of `budget`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Prompt id or path.
+    pub prompt: String,
+    /// Provider: `replay` (each input's recorded uncut run), `local`, or a
+    /// configured name (run once per input now, with no limit of its own).
+    #[arg(long, default_value = "replay")]
+    pub provider: String,
+    /// One sample input of the prompt (default: every one).
+    #[arg(long, conflicts_with = "inputs")]
+    pub input: Option<String>,
+    /// Inputs: a directory or a JSONL file, as `eval --inputs` reads them.
+    #[arg(long, value_name = "DIR|FILE.jsonl")]
+    pub inputs: Option<std::path::PathBuf>,
+    /// The share of the uncut answer's items the limit must keep (0–1].
+    #[arg(long, default_value_t = 0.95, value_parser = parse_target)]
+    pub target: f64,
+}
+
+fn parse_target(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|t| *t > 0.0 && *t <= 1.0)
+        .ok_or_else(|| format!("{s:?} is not a share in (0, 1]"))
+}
+
+/// The inputs to budget for.
+fn inputs_of(args: &Args, cfg: &crate::prompt::PromptConfig) -> Result<Vec<Input>, CliError> {
+    if let Some(path) = &args.inputs {
+        let raw = crate::eval::inputs::load(path).map_err(|e| CliError::new(Category::InputError, e))?;
+        return Ok(raw.iter().map(|r| r.for_prompt(cfg)).collect());
+    }
+    let all: Vec<Input> = cfg
+        .inputs
+        .iter()
+        .filter(|i| args.input.as_deref().is_none_or(|n| n == i.name))
+        .map(|i| Input {
+            id: i.name.clone(),
+            vars: i.vars.clone(),
+        })
+        .collect();
+    if all.is_empty() {
+        return Err(CliError::new(
+            Category::Usage,
+            format!(
+                "prompt {:?} has no sample input {:?}",
+                cfg.id,
+                args.input.as_deref().unwrap_or("")
+            ),
+        ));
+    }
+    Ok(all)
+}
+
+/// The uncut answer for one input, and whether its cuts are estimated.
+fn uncut(args: &Args, cli: &Cli, spec: &Spec) -> Result<Result<Transcript, String>, CliError> {
+    let target = super::run::target_for(&args.provider, spec, &cli.sessions)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+    let outcome = rt
+        .block_on(crate::run::execute(&target, spec, None, |_, _| {}))
+        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let r = outcome.record;
+    Ok(match (&r.error, r.finish) {
+        (Some(e), _) => Err(format!("the run failed: {e}")),
+        (None, crate::llm::FinishReason::Length) => Err(format!(
+            "the answer was cut at {} tokens, so the uncut item count is unknown",
+            r.usage.completion_tokens.unwrap_or(0)
+        )),
+        _ => Ok(r.transcript()),
+    })
+}
+
+/// Run `budget`.
+pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
+    let cfg = crate::store::resolve(&args.prompt, &cli.prompts)
+        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let jsonl = cfg.response_type == ResponseType::Jsonl;
+    let schemas = SweepSchemas::of_response(jsonl, cfg.schema.as_ref())
+        .map_err(|e| CliError::new(Category::ConfigInvalid, format!("prompt {:?}: {e}", cfg.id)))?;
+    let mut budgets: Vec<InputBudget> = Vec::new();
+    let mut estimated = false;
+    for input in inputs_of(args, &cfg)? {
+        let spec = Spec::new(cfg.clone(), input.vars.clone());
+        let t = match uncut(args, cli, &spec)? {
+            Ok(t) => t,
+            Err(why) => {
+                out.warn(format!("input {:?} left out: {why}", input.id))
+                    .map_err(|e| io_err(&e))?;
+                continue;
+            }
+        };
+        let cuts = if t.has_token_pieces() {
+            let pieces: Vec<&str> = t.pieces.iter().map(|p| p.text.as_str()).collect();
+            boundaries_from_pieces(&pieces)
+        } else {
+            estimated = true;
+            boundaries(&t.text, Tokenizer::O200kBase)
+        };
+        let points = sweep(t.text.as_bytes(), &cuts, &schemas);
+        let b = budget::of_input(&input.id, &points, jsonl, args.target, t.usage.reasoning_tokens);
+        let mut rec = serde_json::to_value(&b).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut rec {
+            m.insert("type".into(), "input".into());
+        }
+        out.record(&rec).map_err(|e| io_err(&e))?;
+        budgets.push(b);
+    }
+    if budgets.is_empty() {
+        return Err(CliError::new(
+            Category::InputError,
+            "no input has an uncut answer to budget from (see the warnings)",
+        ));
+    }
+    let r = budget::recommend(&budgets);
+    let mut data = serde_json::to_value(&r).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut data {
+        m.insert("prompt".into(), cfg.id.clone().into());
+        m.insert("target".into(), json!(args.target));
+        m.insert("tokens_estimated".into(), json!(estimated));
+        m.insert("inputs".into(), json!(budgets));
+    }
+    let mut rec = data.clone();
+    if let Value::Object(m) = &mut rec {
+        m.insert("type".into(), "budget".into());
+        m.remove("inputs");
+    }
+    out.record(&rec).map_err(|e| io_err(&e))?;
+    out.pretty(&pretty(&budgets, &r, args.target)).map_err(|e| io_err(&e))?;
+    Ok(data)
+}
+
+fn pretty(b: &[InputBudget], r: &budget::Recommendation, target: f64) -> String {
+    use std::fmt::Write as _;
+    let mut s = format!(
+        "input                      uncut  items  limit for {:.0}%\n",
+        target * 100.0
+    );
+    for x in b {
+        let _ = writeln!(
+            s,
+            "{:<26} {:>6} {:>6} {:>6}",
+            x.input, x.tokens_uncut, x.items_uncut, x.limit
+        );
+    }
+    let _ = writeln!(s, "recommended max_tokens: {}", r.recommended_max_tokens);
+    if let Some(p) = r.p95_max_tokens {
+        let _ = writeln!(s, "p95: {p}");
+    }
+    s
+}
