@@ -532,3 +532,34 @@ async fn undefined_variables_are_warned_or_refused_with_strict_vars() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("framing"));
     assert_eq!(server.requests().len(), 1, "no request after a refused render");
 }
+
+/// `eval --vars FILE.json` lays structured variables over every input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eval_takes_structured_variables_from_a_file() {
+    let server = Server::handler(|_| ok_reply()).await;
+    let dir = setup(&server.url(), &cases()[4]);
+    let text = prompt_text("").replace(
+        "Text: {{ text }}",
+        "Text: {{ text }}{% for k, v in extra.items() %} {{ k }}={{ v }}{% endfor %}",
+    );
+    std::fs::write(dir.path().join("prompts/p.toml"), text).unwrap();
+    std::fs::write(dir.path().join("v.json"), r#"{"extra": {"a": 1, "b": [2, 3]}}"#).unwrap();
+    let out = cutline(dir.path())
+        .args([
+            "eval",
+            "--prompt",
+            "p",
+            "--provider",
+            "t",
+            "--no-twins",
+            "--vars",
+            "v.json",
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let body = server.only_request().json();
+    assert_eq!(body["messages"][1]["content"], "Text: a is b a=1 b=[2, 3]");
+}

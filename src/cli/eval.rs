@@ -76,6 +76,11 @@ pub struct Args {
     /// Temperature, top_p, stop sequences, extra headers (as in `run`).
     #[command(flatten)]
     pub sampling: Sampling,
+    /// A JSON file holding an object of variables of any JSON type, laid
+    /// over every input's variables (structured values for TrustGraph
+    /// templates that loop over dicts and lists).
+    #[arg(long = "vars", value_name = "FILE.json")]
+    pub vars_file: Option<PathBuf>,
     /// Directory of gold sets `<prompt-id>.jsonl` (default: `<prompts>/gold`).
     #[arg(long, value_name = "DIR")]
     pub gold: Option<PathBuf>,
@@ -180,6 +185,7 @@ fn gold_for(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<
 #[allow(clippy::too_many_lines)]
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let prompts = resolve_prompts(args, &cli.prompts)?;
+    let overlay = args.vars_file.as_deref().map(super::input::vars_object).transpose()?;
     let raw_inputs: Option<Vec<RawInput>> = args
         .inputs
         .as_deref()
@@ -215,7 +221,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let mut planned: Vec<Planned> = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for cfg in prompts {
-        let inputs: Vec<Input> = match &raw_inputs {
+        let mut inputs: Vec<Input> = match &raw_inputs {
             Some(raw) => raw.iter().map(|r| r.for_prompt(&cfg)).collect(),
             None => cfg
                 .inputs
@@ -226,6 +232,11 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 })
                 .collect(),
         };
+        if let Some(over) = &overlay {
+            for i in &mut inputs {
+                i.vars.extend(over.clone());
+            }
+        }
         if inputs.is_empty() {
             return Err(CliError::new(
                 Category::Usage,
