@@ -563,3 +563,42 @@ async fn eval_takes_structured_variables_from_a_file() {
     let body = server.only_request().json();
     assert_eq!(body["messages"][1]["content"], "Text: a is b a=1 b=[2, 3]");
 }
+
+/// A prompt whose per-line schema sits under `object-schema` (ignored by
+/// TrustGraph's loader): `run` keeps every parsed line, as TrustGraph does,
+/// and names the lines that schema would reject.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_names_the_lines_an_ignored_object_schema_would_reject() {
+    let server = Server::handler(|_| {
+        Reply::data(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"{\"entity\":\"a\"}\n{\"entity\":\"b\",\"definition\":\"c\"}\n"},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ])
+    })
+    .await;
+    let dir = setup(&server.url(), &cases()[4]);
+    std::fs::write(
+        dir.path().join("prompts/p.toml"),
+        "id = \"p\"\nresponse-type = \"jsonl\"\nprompt = \"List terms.\"\nobject-schema = '{\"type\": \"object\", \"required\": [\"entity\", \"definition\"]}'\n",
+    )
+    .unwrap();
+    let out = cutline(dir.path())
+        .args(["run", "p", "--provider", "t", "--no-record", "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["data"]["analysis"]["items"].as_array().map(Vec::len), Some(2));
+    assert_eq!(v["data"]["object_schema"]["ignored_by_trustgraph"], true);
+    assert_eq!(v["data"]["object_schema"]["would_reject"][0]["line"], 1);
+    assert_eq!(
+        v["data"]["object_schema"]["would_reject"].as_array().map(Vec::len),
+        Some(1)
+    );
+    assert!(
+        v["warnings"].to_string().contains("would reject line(s) 1"),
+        "{}",
+        v["warnings"]
+    );
+}

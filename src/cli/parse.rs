@@ -156,16 +156,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             if out.format() == Format::Json {
                 let bytes = input::read_all(&args.file)?;
                 let analysis = jsonl::analyse(&bytes, compiled.as_ref());
-                let rejects = ignored.as_ref().map(|s| {
-                    analysis
-                        .lines
-                        .iter()
-                        .filter_map(|o| match o.status {
-                            LineStatus::Ok { item } => Some((o.line, s.validate(&analysis.items[item]).err()?)),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>()
-                });
+                let rejects = ignored.as_ref().map(|s| object_schema_rejects(&analysis, s));
                 if let Some(r) = &rejects {
                     out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
                 }
@@ -205,8 +196,21 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
 /// The lines a prompt's `object-schema` would reject, with why.
 type Rejects = Vec<(usize, Vec<crate::output::schema::Violation>)>;
 
+/// The lines of a JSONL analysis that `object-schema` (`ignored`) would
+/// reject, with why: what TrustGraph keeps unvalidated.
+pub(super) fn object_schema_rejects(analysis: &jsonl::JsonlAnalysis, ignored: &CompiledSchema) -> Rejects {
+    analysis
+        .lines
+        .iter()
+        .filter_map(|o| match o.status {
+            LineStatus::Ok { item } => Some((o.line, ignored.validate(&analysis.items[item]).err()?)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The warning naming the lines `object-schema` would reject.
-fn ignored_warning(rejects: &Rejects) -> String {
+pub(super) fn ignored_warning(rejects: &Rejects) -> String {
     let lines: Vec<String> = rejects.iter().map(|(l, _)| l.to_string()).collect();
     let which = if lines.is_empty() {
         "no line".to_owned()
@@ -220,7 +224,7 @@ fn ignored_warning(rejects: &Rejects) -> String {
 }
 
 /// `data.object_schema`: that TrustGraph ignores it, and what it would reject.
-fn ignored_report(rejects: &Rejects) -> Value {
+pub(super) fn ignored_report(rejects: &Rejects) -> Value {
     let would: Vec<Value> = rejects.iter().map(|(l, e)| json!({"line": l, "errors": e})).collect();
     json!({"ignored_by_trustgraph": true, "would_reject": would})
 }

@@ -74,6 +74,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     )
     .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
     let mut data = super::run::report(&outcome, None, out)?;
+    super::run::object_schema_report(&mut data, &outcome, &spec.prompt, out)?;
     data["replayed_from"] = Value::String(source);
     Ok(data)
 }

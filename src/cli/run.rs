@@ -185,6 +185,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             .map_err(|e| io_err(&e))?;
     }
     let mut data = report(&outcome, recorder.as_ref().map(Recorder::path), out)?;
+    object_schema_report(&mut data, &outcome, &spec.prompt, out)?;
     data["undefined"] = json!(outcome.undefined);
     if let Some(c) = continued {
         stitched(&mut data, &c, &spec, out)?;
@@ -200,6 +201,28 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         }
         None => Ok(data),
     }
+}
+
+/// For a prompt with an `object-schema` (which TrustGraph ignores): which
+/// kept lines that schema would reject, in `data.object_schema` and a
+/// warning, as `parse` says it.
+pub fn object_schema_report<W: Write>(
+    data: &mut Value,
+    o: &Outcome,
+    prompt: &crate::prompt::PromptConfig,
+    out: &mut Out<W>,
+) -> Result<(), CliError> {
+    let (Some(schema), crate::run::Analysis::Jsonl(a)) = (&prompt.object_schema, &o.analysis) else {
+        return Ok(());
+    };
+    let Ok(ignored) = crate::output::schema::CompiledSchema::compile(schema) else {
+        return Ok(());
+    };
+    let rejects = super::parse::object_schema_rejects(a, &ignored);
+    out.warn(super::parse::ignored_warning(&rejects))
+        .map_err(|e| io_err(&e))?;
+    data["object_schema"] = super::parse::ignored_report(&rejects);
+    Ok(())
 }
 
 /// A continued run's report: one `continuation` record per call after the
