@@ -367,17 +367,14 @@ fn cutline(dir: &Path) -> Command {
     c
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_parameter_at_every_level_reaches_the_body_from_run() {
+/// Run every case through the binary with `command` (plus each case's own
+/// arguments) and check the one request it sent.
+async fn every_case_through(command: &[&str]) {
     let server = Server::handler(|_| ok_reply()).await;
     for case in cases() {
         let dir = setup(&server.url(), &case);
         let before = server.requests().len();
-        let out = cutline(dir.path())
-            .args(["run", "p", "--provider", "t", "--no-record", "--output", "json"])
-            .args(case.args)
-            .output()
-            .unwrap();
+        let out = cutline(dir.path()).args(command).args(case.args).output().unwrap();
         assert!(
             out.status.success(),
             "{}: {}",
@@ -391,35 +388,23 @@ async fn every_parameter_at_every_level_reaches_the_body_from_run() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_parameter_at_every_level_reaches_the_body_from_run() {
+    every_case_through(&["run", "p", "--provider", "t", "--no-record", "--output", "json"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_parameter_at_every_level_reaches_the_body_from_eval() {
-    let server = Server::handler(|_| ok_reply()).await;
-    for case in cases() {
-        let dir = setup(&server.url(), &case);
-        let before = server.requests().len();
-        let out = cutline(dir.path())
-            .args([
-                "eval",
-                "--prompt",
-                "p",
-                "--provider",
-                "t",
-                "--no-twins",
-                "--output",
-                "json",
-            ])
-            .args(case.args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}: {}",
-            case.name,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let reqs = server.requests();
-        assert_eq!(reqs.len(), before + 1, "{}", case.name);
-        (case.check)(&reqs[before]);
-    }
+    every_case_through(&[
+        "eval",
+        "--prompt",
+        "p",
+        "--provider",
+        "t",
+        "--no-twins",
+        "--output",
+        "json",
+    ])
+    .await;
 }
 
 /// The workbench sets the limit and the structured path itself (its
