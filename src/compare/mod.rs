@@ -10,6 +10,8 @@
 //! items are the ones its response type's consumer keeps; what truncation
 //! cost is reported beside them.
 
+pub mod loss;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;

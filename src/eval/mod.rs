@@ -16,6 +16,7 @@
 
 pub mod budget;
 pub mod inputs;
+pub mod strategy;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

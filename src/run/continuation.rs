@@ -17,7 +17,7 @@ use crate::compare::Keys;
 use crate::llm::registry::Target;
 use crate::llm::{Event, FinishReason, Transcript};
 use crate::prompt::ResponseType;
-use crate::session::Recorder;
+use crate::session::{Recorder, RunRecord};
 
 /// How one continuation call was asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -29,6 +29,9 @@ pub enum How {
     Prefill,
     /// A follow-up quoting the last kept lines.
     FollowUp,
+    /// The prompt again from scratch with twice the previous limit
+    /// (`run::retry`).
+    Doubled,
 }
 
 /// One call of a continued run.
@@ -36,6 +39,8 @@ pub enum How {
 pub struct Call {
     /// How it was asked.
     pub how: How,
+    /// Its max-token limit.
+    pub max_tokens: Option<u32>,
     /// Its run id in the session (empty when not recorded).
     pub run_id: String,
     /// New items it added.
@@ -48,6 +53,32 @@ pub struct Call {
     pub completion_tokens: Option<u32>,
     /// Why it ended.
     pub finish_reason: FinishReason,
+    /// Milliseconds it took.
+    pub total_ms: u64,
+}
+
+impl Call {
+    /// The call `o` was, asked `how`, adding `items_added` new items and
+    /// repeating `duplicates_dropped`.
+    pub fn of(how: How, o: &Outcome, items_added: usize, duplicates_dropped: usize) -> Self {
+        Self {
+            how,
+            max_tokens: o.record.params.max_tokens,
+            run_id: o.record.run_id.clone(),
+            items_added,
+            duplicates_dropped,
+            prompt_tokens: o.record.usage.prompt_tokens,
+            completion_tokens: o.record.usage.completion_tokens,
+            finish_reason: o.record.finish,
+            total_ms: o.record.total_ms,
+        }
+    }
+
+    /// Input plus output tokens, as billed; `None` when the provider did
+    /// not report both.
+    pub fn billed(&self) -> Option<u64> {
+        Some(u64::from(self.prompt_tokens?) + u64::from(self.completion_tokens?))
+    }
 }
 
 /// Why the continuation stopped.
@@ -80,6 +111,9 @@ pub struct Continued {
     pub text: String,
     /// Why it stopped.
     pub ended: Ended,
+    /// Every call after the first, as recorded (with its run id when a
+    /// recorder was given; a caller without one records them itself).
+    pub records: Vec<RunRecord>,
 }
 
 /// The answer's complete lines: up to and including its last newline.
@@ -122,30 +156,24 @@ pub async fn run(
     mut recorder: Option<&mut Recorder>,
 ) -> Result<Continued, StartError> {
     let keys = Keys::of(spec.prompt.schema.as_ref(), &[]);
-    let call_of = |how, o: &Outcome, items_added, duplicates_dropped| Call {
-        how,
-        run_id: o.record.run_id.clone(),
-        items_added,
-        duplicates_dropped,
-        prompt_tokens: o.record.usage.prompt_tokens,
-        completion_tokens: o.record.usage.completion_tokens,
-        finish_reason: o.record.finish,
-    };
     let mut stitched = first.record.text.clone();
     let mut items = distinct(spec, &keys, &stitched)?;
     let dup = first.analysis.items().len().saturating_sub(items.len());
-    let mut calls = vec![call_of(How::First, first, items.len(), dup)];
+    let mut calls = vec![Call::of(How::First, first, items.len(), dup)];
     let continuable = spec.prompt.response_type == ResponseType::Jsonl;
     let mut ended = end_of(first, continuable);
     let prefill = target.provider.prefills();
+    let mut records = Vec::new();
     while ended.is_none() && calls.len() <= usize::try_from(more).unwrap_or(usize::MAX) {
         let mut plan = super::plan(spec, target)?;
         let how = if prefill {
             plan.request.prefill.clone_from(&stitched);
+            plan.continues = Some(crate::session::Continues::Prefill);
             How::Prefill
         } else {
             stitched = complete_lines(&stitched).to_owned();
             plan.request.prompt = follow_up(&plan.request.prompt, &stitched);
+            plan.continues = Some(crate::session::Continues::FollowUp);
             How::FollowUp
         };
         let started = crate::session::now_ms();
@@ -163,8 +191,9 @@ pub async fn run(
         let added = now.len().saturating_sub(items.len());
         // With prefill the cut line's rest counts with the new lines.
         let produced = distinct(spec, &keys, complete_lines(&o.record.text))?.len();
-        calls.push(call_of(how, &o, added, produced.saturating_sub(added)));
+        calls.push(Call::of(how, &o, added, produced.saturating_sub(added)));
         items = now;
+        records.push(o.record.clone());
         let completed_a_line = o.record.text.contains('\n');
         ended = if added == 0
             && (completed_a_line || o.record.text.is_empty())
@@ -180,11 +209,12 @@ pub async fn run(
         items,
         text: stitched,
         ended: ended.unwrap_or(Ended::OutOfCalls),
+        records,
     })
 }
 
 /// Whether a call ends the continuation, and why.
-fn end_of(o: &Outcome, continuable: bool) -> Option<Ended> {
+pub(super) fn end_of(o: &Outcome, continuable: bool) -> Option<Ended> {
     match o.record.finish {
         FinishReason::Length if !continuable => Some(Ended::NotJsonl),
         FinishReason::Length if super::loop_of(&o.record).is_some() => Some(Ended::Loop),

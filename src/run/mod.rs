@@ -8,6 +8,7 @@
 pub mod continuation;
 pub mod evidence;
 pub mod plan;
+pub mod retry;
 pub mod stop;
 pub mod target;
 
@@ -351,6 +352,7 @@ pub fn finish(
         structured_path: plan.path.as_str().into(),
         adjustments: plan.adjustments.clone(),
         prefill: plan.request.prefill.clone(),
+        continues: plan.continues,
         checks: Vec::new(),
         analysis: analysis.summary(),
     };

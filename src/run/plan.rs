@@ -31,6 +31,8 @@ pub struct Plan {
     pub profile: Profile,
     /// Undefined names the render touched.
     pub undefined: Vec<String>,
+    /// Set when this call continues an earlier answer.
+    pub continues: Option<crate::session::Continues>,
 }
 
 impl Plan {
@@ -102,6 +104,7 @@ impl Plan {
             adjustments: rec.adjustments.clone(),
             profile: crate::llm::profile::lookup(crate::llm::config::Kind::Replay, ""),
             undefined: Vec::new(),
+            continues: rec.continues,
         }
     }
 }
@@ -152,5 +155,6 @@ fn plan_with(spec: &Spec, target: &Target, info: &ProviderInfo) -> Result<Plan, 
         adjustments: fitted.adjustments,
         profile,
         undefined: rendered.undefined,
+        continues: None,
     })
 }

@@ -106,6 +106,11 @@ pub struct RunRecord {
     /// (prefilled, or quoted in a follow-up turn).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub prefill: String,
+    /// Set on a call that continues an earlier answer: its text is the
+    /// rest of an answer, not a whole one, so it is never picked as a
+    /// recording to replay nor resumed as a run of an eval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continues: Option<Continues>,
     /// Where the reported finish disagrees with the run's evidence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<crate::llm::mismatch::Mismatch>,
@@ -114,6 +119,16 @@ pub struct RunRecord {
     pub thinking: String,
     /// Analysis summary at record time.
     pub analysis: Value,
+}
+
+/// How a call continued an earlier answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Continues {
+    /// The answer so far was prefilled (`prefill` holds it).
+    Prefill,
+    /// A follow-up turn quoted the answer's last lines.
+    FollowUp,
 }
 
 impl RunRecord {
@@ -543,7 +558,11 @@ pub fn find_recording(dir: &Path, prompt_id: &str, vars: Option<&Map<String, Val
     for path in list(dir) {
         let Ok(s) = load(&path) else { continue };
         for (i, r) in s.runs.iter().enumerate() {
-            if r.prompt_id != prompt_id || vars.is_some_and(|v| *v != r.variables) || r.pieces.is_empty() {
+            if r.prompt_id != prompt_id
+                || vars.is_some_and(|v| *v != r.variables)
+                || r.pieces.is_empty()
+                || r.continues.is_some()
+            {
                 continue;
             }
             let full = r.finish != FinishReason::Length && r.finish != FinishReason::Error;

@@ -12,6 +12,8 @@
 //! one `twins` per JSON/JSONL pair × limit, and `totals`. Exit code 5 when
 //! any run failed (the others are still run, recorded and reported).
 
+mod strategy;
+
 use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -26,6 +28,7 @@ use super::params::Sampling;
 use super::run::StructuredArg;
 use super::{Cli, io_err};
 use crate::eval::inputs::{self, RawInput};
+use crate::eval::strategy::Strategy;
 use crate::eval::{self, Gold, Input, KeyParts, RunSummary, TablePrompt};
 use crate::llm::registry::{Choice, Target};
 use crate::llm::structured::Path as Structured;
@@ -92,6 +95,26 @@ pub struct Args {
     /// No progress bar on stderr (it is drawn only when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
+    /// Compare what getting every item costs: `single` (one call at the
+    /// limit), `retry-double` (while cut, again with twice the limit),
+    /// `continue` (while cut, continue a JSONL answer). Reports items,
+    /// calls, tokens billed, time and gold recall per strategy.
+    #[arg(long, value_name = "single,retry-double,continue", value_parser = strategies_arg)]
+    pub strategy: Option<Strategies>,
+    /// With `--strategy retry-double`: retries at most (each doubles the limit).
+    #[arg(long, value_name = "K", default_value_t = 3)]
+    pub retries: u32,
+    /// With `--strategy continue`: continuation calls at most.
+    #[arg(long = "continue", value_name = "N", default_value_t = 6)]
+    pub continue_calls: u32,
+}
+
+/// Parsed `--strategy`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Strategies(pub Vec<Strategy>);
+
+fn strategies_arg(s: &str) -> Result<Strategies, String> {
+    Strategy::parse_list(s).map(Strategies)
 }
 
 /// Parsed `--max-tokens`.
@@ -184,34 +207,20 @@ fn gold_for(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<
 /// Run `eval`.
 #[allow(clippy::too_many_lines)]
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
+    if let Some(Strategies(strategies)) = &args.strategy {
+        return strategy::run(args, strategies, cli, out);
+    }
     let prompts = resolve_prompts(args, &cli.prompts)?;
-    let overlay = args.vars_file.as_deref().map(super::input::vars_object).transpose()?;
-    let raw_inputs: Option<Vec<RawInput>> = args
-        .inputs
-        .as_deref()
-        .map(inputs::load)
-        .transpose()
-        .map_err(|e| CliError::new(Category::InputError, e))?;
+    let (raw_inputs, overlay) = loaded(args)?;
     let gold_dir = args.gold.clone().unwrap_or_else(|| cli.prompts.join("gold"));
     let limits = &args.max_tokens.0;
 
-    // Who answers: one target for the whole matrix (built now, no network;
-    // the local server starts on the first pending run), or with `replay`
-    // one recording per prompt × input, found while planning.
-    let choice = Choice::parse(&args.provider);
-    let replay = choice == Choice::Replay;
-    let shared: Option<Target> = if replay {
-        None
-    } else {
-        let registry = super::params::registry()?;
-        let t = registry.target(&choice, None).map_err(|e| match e.kind {
-            ErrorKind::BadRequest if matches!(choice, Choice::Named(_)) => CliError::new(Category::Usage, e.message),
-            _ => llm_err(&e),
-        })?;
-        Some(t)
-    };
-    let model = shared.as_ref().map(|t| t.provider.info().model).unwrap_or_default();
-    let is_local = !replay && super::params::registry()?.is_local(&choice);
+    let Who {
+        shared,
+        model,
+        is_local,
+        replay,
+    } = who(args)?;
     let cli_layer = args.sampling.layer(None, args.structured.map(StructuredArg::level));
     let concurrency = args.concurrency.map_or(if is_local { 1 } else { 4 }, |c| c as usize);
 
@@ -221,48 +230,16 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let mut planned: Vec<Planned> = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for cfg in prompts {
-        let mut inputs: Vec<Input> = match &raw_inputs {
-            Some(raw) => raw.iter().map(|r| r.for_prompt(&cfg)).collect(),
-            None => cfg
-                .inputs
-                .iter()
-                .map(|i| Input {
-                    id: i.name.clone(),
-                    vars: i.vars.clone(),
-                })
-                .collect(),
-        };
-        if let Some(over) = &overlay {
-            for i in &mut inputs {
-                i.vars.extend(over.clone());
-            }
-        }
-        if inputs.is_empty() {
-            return Err(CliError::new(
-                Category::Usage,
-                format!("prompt {:?} has no sample inputs; pass --inputs DIR|FILE.jsonl", cfg.id),
-            ));
-        }
+        let inputs = inputs_of(&cfg, raw_inputs.as_deref(), overlay.as_ref())?;
         let gold = gold_for(&cfg, &gold_dir, &args.keys)?;
         let ph = eval::prompt_hash(&crate::run::snapshot(&cfg));
         let pi = plans.len();
         let mut replays: Vec<Option<Target>> = Vec::new();
         for (ii, input) in inputs.iter().enumerate() {
             let (run_provider, run_model) = if replay {
-                let (rec, source) = crate::session::find_recording(&cli.sessions, &cfg.id, Some(&input.vars))
-                    .ok_or_else(|| {
-                        CliError::new(
-                            Category::ProviderError,
-                            format!(
-                                "replay: no recorded run of prompt {:?} with input {:?} in {}; record one with `cutline run` or `cutline eval` on a model",
-                                cfg.id,
-                                input.id,
-                                cli.sessions.display()
-                            ),
-                        )
-                    })?;
-                let model = rec.provider.model.clone();
-                (Some(crate::run::target::replay_of(&rec, source)), model)
+                let t = recording(cli, &cfg, input)?;
+                let model = t.provider.info().model;
+                (Some(t), model)
             } else {
                 (None, model.clone())
             };
@@ -356,7 +333,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             out.warn(w.clone()).map_err(|e| io_err(&e))?;
         }
         for r in s.runs {
-            if r.error.is_some() {
+            // A continuation call (prefilled) is not a run of the matrix.
+            if r.error.is_some() || r.continues.is_some() {
                 continue;
             }
             let key = eval::record_key(&r);
@@ -570,6 +548,99 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         return Err(err);
     }
     Ok(data)
+}
+
+/// Who answers an eval: one target for the whole matrix (built now, no
+/// network; the local server starts on the first pending run), or with
+/// `replay` one recording per prompt × input, found while planning.
+struct Who {
+    shared: Option<Target>,
+    model: String,
+    is_local: bool,
+    replay: bool,
+}
+
+fn who(args: &Args) -> Result<Who, CliError> {
+    let choice = Choice::parse(&args.provider);
+    let replay = choice == Choice::Replay;
+    let shared: Option<Target> = if replay {
+        None
+    } else {
+        let registry = super::params::registry()?;
+        let t = registry.target(&choice, None).map_err(|e| match e.kind {
+            ErrorKind::BadRequest if matches!(choice, Choice::Named(_)) => CliError::new(Category::Usage, e.message),
+            _ => llm_err(&e),
+        })?;
+        Some(t)
+    };
+    Ok(Who {
+        model: shared.as_ref().map(|t| t.provider.info().model).unwrap_or_default(),
+        is_local: !replay && super::params::registry()?.is_local(&choice),
+        shared,
+        replay,
+    })
+}
+
+/// The inputs of `cfg`: `--inputs` shaped for it, else its sample inputs;
+/// `--vars` laid over each.
+fn inputs_of(
+    cfg: &PromptConfig,
+    raw: Option<&[RawInput]>,
+    overlay: Option<&Map<String, Value>>,
+) -> Result<Vec<Input>, CliError> {
+    let mut inputs: Vec<Input> = match raw {
+        Some(raw) => raw.iter().map(|r| r.for_prompt(cfg)).collect(),
+        None => cfg
+            .inputs
+            .iter()
+            .map(|i| Input {
+                id: i.name.clone(),
+                vars: i.vars.clone(),
+            })
+            .collect(),
+    };
+    if let Some(over) = overlay {
+        for i in &mut inputs {
+            i.vars.extend(over.clone());
+        }
+    }
+    if inputs.is_empty() {
+        return Err(CliError::new(
+            Category::Usage,
+            format!("prompt {:?} has no sample inputs; pass --inputs DIR|FILE.jsonl", cfg.id),
+        ));
+    }
+    Ok(inputs)
+}
+
+/// With `--provider replay`: the recorded run of `cfg` on `input`, as a target.
+fn recording(cli: &Cli, cfg: &PromptConfig, input: &Input) -> Result<Target, CliError> {
+    let (rec, source) = crate::session::find_recording(&cli.sessions, &cfg.id, Some(&input.vars)).ok_or_else(|| {
+        CliError::new(
+            Category::ProviderError,
+            format!(
+                "replay: no recorded run of prompt {:?} with input {:?} in {}; record one with `cutline run` or `cutline eval` on a model",
+                cfg.id,
+                input.id,
+                cli.sessions.display()
+            ),
+        )
+    })?;
+    Ok(crate::run::target::replay_of(&rec, source))
+}
+
+/// The command line's choice of inputs: `--inputs` read, `--vars` read.
+type Loaded = (Option<Vec<RawInput>>, Option<Map<String, Value>>);
+
+fn loaded(args: &Args) -> Result<Loaded, CliError> {
+    let overlay = args.vars_file.as_deref().map(super::input::vars_object).transpose()?;
+    let raw = args
+        .inputs
+        .as_deref()
+        .map(inputs::load)
+        .transpose()
+        .map_err(|e| CliError::new(Category::InputError, e))?;
+    Ok((raw, overlay))
 }
 
 /// A record: `type` first, then the fields of `body`.
