@@ -235,6 +235,31 @@ fn cli_compares_response_files() {
     assert_eq!(data["total"]["only_a"], json!(3));
     assert_eq!(data["b"]["truncated"], json!(true));
     assert_eq!(data["types"][0]["gold"][0]["true_positives"], json!(3));
+    // Why gold items were lost. A ended on its own: its misses were never
+    // produced, "red algae" is invented. B was cut: what A (uncut, same
+    // input) has is the limit's loss; the rest B never produced.
+    let counts = |side: &str| {
+        let t = &data["loss"][side]["total"];
+        [
+            "gold",
+            "found",
+            "cut_by_limit",
+            "schema_rejected",
+            "never_produced",
+            "invented",
+        ]
+        .map(|k| t[k].as_u64().unwrap())
+    };
+    assert_eq!(counts("a"), [6, 3, 0, 0, 3, 1]);
+    assert_eq!(counts("b"), [6, 2, 2, 0, 2, 0]);
+    let cut: Vec<&Value> = data["loss"]["b"]["missed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["cause"] == "cut_by_limit")
+        .map(|m| &m["key"])
+        .collect();
+    assert_eq!(cut, [&json!("chloroplasts"), &json!("glucose")]);
 }
 
 fn run_line(prompt: &Value, response_type: &str, text: &str, finish: &str) -> String {

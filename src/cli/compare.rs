@@ -4,8 +4,10 @@
 //! `--prompt-b`, response files read as that prompt's response type. JSONL
 //! records: one `side` per answer (kept items, schema-valid rate,
 //! truncation), one `overlap` per item type (`item_type`; in both, only in
-//! A, only in B, valid rates, gold scores), then one `total`. The envelope's `data` is the report
-//! `{a, b, types, total}`.
+//! A, only in B, valid rates, gold scores), then one `total`, and with a
+//! gold set one `loss` per side: every missed gold item's cause (cut by the
+//! limit, rejected by the schema, never produced) and the invented items.
+//! The envelope's `data` is the report `{a, b, types, total, loss}`.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -16,6 +18,7 @@ use serde_json::{Value, json};
 use super::input;
 use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
+use crate::compare::loss::{self, Loss};
 use crate::compare::{self, Keys, Side};
 use crate::prompt::ResponseType;
 use crate::run::Analysis;
@@ -45,6 +48,7 @@ pub struct Args {
 struct Loaded {
     label: String,
     analysis: Analysis,
+    text: String,
     finish_length: bool,
     line_schema: Option<Value>,
 }
@@ -68,6 +72,7 @@ fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliE
         return Ok(Loaded {
             label: reference.to_owned(),
             analysis,
+            text,
             finish_length: false,
             line_schema: line_schema(cfg.response_type, cfg.schema.as_ref()),
         });
@@ -81,6 +86,7 @@ fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliE
     Ok(Loaded {
         label: session.reference(idx),
         analysis,
+        text: run.text.clone(),
         finish_length: run.finish == crate::llm::FinishReason::Length,
         line_schema: line_schema(kind, schema),
     })
@@ -176,8 +182,43 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         "{:<16} both {:>4}  only A {:>4}  only B {:>4}",
         "total", report.total.both, report.total.only_a, report.total.only_b
     );
-    out.pretty(&text).map_err(io)?;
     let mut data = serde_json::to_value(&report).unwrap_or(Value::Null);
+    if let Some(g) = &gold {
+        let [la, lb] = losses(&a, &b, &report, g, &keys);
+        for (which, l) in [("a", &la), ("b", &lb)] {
+            out.record(&record("loss", &[("side", which.into())], l)).map_err(io)?;
+            let t = &l.total;
+            let _ = writeln!(
+                text,
+                "lost by {}: cut by limit {}, schema rejected {}, never produced {}; invented {}",
+                which.to_uppercase(),
+                t.cut_by_limit,
+                t.schema_rejected,
+                t.never_produced,
+                t.invented
+            );
+        }
+        data["loss"] = json!({"a": la, "b": lb});
+    }
+    out.pretty(&text).map_err(io)?;
     data["keys"] = json!(keys);
     Ok(data)
+}
+
+/// Why each side lost gold items; a side that was cut is explained
+/// against the other when that one ended on its own (same input, so its
+/// items are what the cut side would have gone on to say).
+fn losses(a: &Loaded, b: &Loaded, report: &compare::Report, gold: &[Value], keys: &Keys) -> [Loss; 2] {
+    let of = |s: &Loaded, cut: bool, other: &Loaded, other_cut: bool| {
+        let run = loss::Run {
+            analysis: &s.analysis,
+            text: &s.text,
+            cut,
+        };
+        loss::of(run, gold, keys, (!other_cut).then(|| other.analysis.items()))
+    };
+    [
+        of(a, report.a.truncated, b, report.b.truncated),
+        of(b, report.b.truncated, a, report.a.truncated),
+    ]
 }

@@ -308,6 +308,11 @@ pub struct RunSummary {
     /// Gold counts when a gold set annotates this input.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gold: Option<GoldCounts>,
+    /// Why gold items were missed, when a gold set annotates this input
+    /// (`compare::loss`; a cut run's misses are blamed on the limit, as no
+    /// uncut run is at hand here — `--strategy` has one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<crate::compare::loss::Loss>,
     /// Generated tokens, when the provider said.
     pub completion_tokens: Option<u32>,
     /// The part of them spent reasoning, when the provider said.
@@ -356,7 +361,16 @@ pub fn summarise(
             a.items.len(),
         ),
     };
-    let gold = gold.filter(|g| g.applies(&record.variables)).map(|g| {
+    let gold = gold.filter(|g| g.applies(&record.variables));
+    let loss = gold.map(|g| {
+        let run = crate::compare::loss::Run {
+            analysis,
+            text: &record.text,
+            cut: record.finish == FinishReason::Length,
+        };
+        crate::compare::loss::of(run, &g.items, &g.keys, None)
+    });
+    let gold = gold.map(|g| {
         let empty = compare::side("", &Analysis::Text, false);
         let report = compare::compare(side.clone(), empty, &g.keys, Some(&g.items));
         report.total.gold.map_or_else(GoldCounts::default, |[s, _]| GoldCounts {
@@ -381,6 +395,7 @@ pub fn summarise(
         parse_ok,
         salvaged,
         gold,
+        loss,
         completion_tokens: record.usage.completion_tokens,
         reasoning_tokens: record.usage.reasoning_tokens,
         loop_repeats: crate::run::loop_of(record).map(|l| l.repeats),
@@ -450,6 +465,9 @@ pub struct Row {
     pub salvaged_total: usize,
     /// Gold scores, when any run had a gold set.
     pub gold: Option<GoldScore>,
+    /// Loss causes summed over the runs with a gold set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<crate::compare::loss::Counts>,
     /// Completed runs the limit cut in a runaway loop.
     pub loops: usize,
     /// Completed runs whose reported finish disagrees with their evidence.
@@ -534,8 +552,17 @@ pub fn table<'a>(
                     f1,
                 }
             });
+            let losses: Vec<_> = done.iter().filter_map(|s| s.loss.as_ref()).collect();
+            let loss = (!losses.is_empty()).then(|| {
+                let mut c = crate::compare::loss::Counts::default();
+                for l in &losses {
+                    c.add(&l.total);
+                }
+                c
+            });
             rows.push(Row {
                 prompt: p.id.clone(),
+                loss,
                 response_type: p.response_type.clone(),
                 twin: p.twin.clone(),
                 max_tokens: limit,
@@ -743,6 +770,7 @@ mod tests {
                 predicted: items,
                 gold: 4,
             }),
+            loss: None,
             completion_tokens: Some(100),
             reasoning_tokens: None,
             loop_repeats: None,

@@ -12,14 +12,16 @@
 //! one `twins` per JSON/JSONL pair × limit, and `totals`. Exit code 5 when
 //! any run failed (the others are still run, recorded and reported).
 
+mod progress;
+mod setup;
 mod strategy;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
@@ -27,15 +29,16 @@ use super::out::{Category, CliError, Format, Out};
 use super::params::Sampling;
 use super::run::StructuredArg;
 use super::{Cli, io_err};
-use crate::eval::inputs::{self, RawInput};
 use crate::eval::strategy::Strategy;
 use crate::eval::{self, Gold, Input, KeyParts, RunSummary, TablePrompt};
-use crate::llm::registry::{Choice, Target};
+use crate::llm::registry::Target;
 use crate::llm::structured::Path as Structured;
 use crate::llm::{ErrorKind, LlmError};
 use crate::prompt::PromptConfig;
 use crate::run::{Analysis, Outcome, Spec};
 use crate::session::RunRecord;
+use progress::Progress;
+use setup::{Who, gold_for, inputs_of, loaded, recording, resolve_prompts, who};
 
 /// Arguments of `eval`.
 #[derive(Debug, clap::Args)]
@@ -154,54 +157,6 @@ fn llm_err(e: &LlmError) -> CliError {
         Category::ProviderError
     };
     CliError::new(cat, e.to_string())
-}
-
-/// The prompts named, plus their twins, each once, in the order given.
-fn resolve_prompts(args: &Args, dir: &Path) -> Result<Vec<PromptConfig>, CliError> {
-    let mut out: Vec<PromptConfig> = Vec::new();
-    for reference in &args.prompt {
-        let reference = reference.trim();
-        if reference.is_empty() {
-            return Err(CliError::new(Category::Usage, "--prompt: an empty prompt id"));
-        }
-        let cfg = crate::store::resolve(reference, dir).map_err(config_err)?;
-        let twin = cfg.twin.clone();
-        if !out.iter().any(|p| p.id == cfg.id) {
-            out.push(cfg);
-        }
-        if let (false, Some(t)) = (args.no_twins, twin)
-            && !out.iter().any(|p| p.id == t)
-        {
-            let tcfg = crate::store::resolve(&t, dir)
-                .map_err(|e| config_err(format!("twin {t:?} of {reference:?}: {e} (or pass --no-twins)")))?;
-            out.push(tcfg);
-        }
-    }
-    Ok(out)
-}
-
-/// The gold set of `cfg`: `<dir>/<id>.jsonl`, else its twin's, annotating
-/// the prompt's first sample input.
-fn gold_for(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<Gold>, CliError> {
-    let Some(first) = cfg.inputs.first() else {
-        return Ok(None);
-    };
-    let mut candidates = vec![cfg.id.clone()];
-    candidates.extend(cfg.twin.clone());
-    for id in candidates {
-        let path = dir.join(format!("{id}.jsonl"));
-        if path.is_file() {
-            let items = super::compare::read_gold(&path)?;
-            return Ok(Some(Gold::new(
-                path.display().to_string(),
-                items,
-                cfg,
-                &first.vars,
-                fields,
-            )));
-        }
-    }
-    Ok(None)
 }
 
 /// Run `eval`.
@@ -550,99 +505,6 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     Ok(data)
 }
 
-/// Who answers an eval: one target for the whole matrix (built now, no
-/// network; the local server starts on the first pending run), or with
-/// `replay` one recording per prompt × input, found while planning.
-struct Who {
-    shared: Option<Target>,
-    model: String,
-    is_local: bool,
-    replay: bool,
-}
-
-fn who(args: &Args) -> Result<Who, CliError> {
-    let choice = Choice::parse(&args.provider);
-    let replay = choice == Choice::Replay;
-    let shared: Option<Target> = if replay {
-        None
-    } else {
-        let registry = super::params::registry()?;
-        let t = registry.target(&choice, None).map_err(|e| match e.kind {
-            ErrorKind::BadRequest if matches!(choice, Choice::Named(_)) => CliError::new(Category::Usage, e.message),
-            _ => llm_err(&e),
-        })?;
-        Some(t)
-    };
-    Ok(Who {
-        model: shared.as_ref().map(|t| t.provider.info().model).unwrap_or_default(),
-        is_local: !replay && super::params::registry()?.is_local(&choice),
-        shared,
-        replay,
-    })
-}
-
-/// The inputs of `cfg`: `--inputs` shaped for it, else its sample inputs;
-/// `--vars` laid over each.
-fn inputs_of(
-    cfg: &PromptConfig,
-    raw: Option<&[RawInput]>,
-    overlay: Option<&Map<String, Value>>,
-) -> Result<Vec<Input>, CliError> {
-    let mut inputs: Vec<Input> = match raw {
-        Some(raw) => raw.iter().map(|r| r.for_prompt(cfg)).collect(),
-        None => cfg
-            .inputs
-            .iter()
-            .map(|i| Input {
-                id: i.name.clone(),
-                vars: i.vars.clone(),
-            })
-            .collect(),
-    };
-    if let Some(over) = overlay {
-        for i in &mut inputs {
-            i.vars.extend(over.clone());
-        }
-    }
-    if inputs.is_empty() {
-        return Err(CliError::new(
-            Category::Usage,
-            format!("prompt {:?} has no sample inputs; pass --inputs DIR|FILE.jsonl", cfg.id),
-        ));
-    }
-    Ok(inputs)
-}
-
-/// With `--provider replay`: the recorded run of `cfg` on `input`, as a target.
-fn recording(cli: &Cli, cfg: &PromptConfig, input: &Input) -> Result<Target, CliError> {
-    let (rec, source) = crate::session::find_recording(&cli.sessions, &cfg.id, Some(&input.vars)).ok_or_else(|| {
-        CliError::new(
-            Category::ProviderError,
-            format!(
-                "replay: no recorded run of prompt {:?} with input {:?} in {}; record one with `cutline run` or `cutline eval` on a model",
-                cfg.id,
-                input.id,
-                cli.sessions.display()
-            ),
-        )
-    })?;
-    Ok(crate::run::target::replay_of(&rec, source))
-}
-
-/// The command line's choice of inputs: `--inputs` read, `--vars` read.
-type Loaded = (Option<Vec<RawInput>>, Option<Map<String, Value>>);
-
-fn loaded(args: &Args) -> Result<Loaded, CliError> {
-    let overlay = args.vars_file.as_deref().map(super::input::vars_object).transpose()?;
-    let raw = args
-        .inputs
-        .as_deref()
-        .map(inputs::load)
-        .transpose()
-        .map_err(|e| CliError::new(Category::InputError, e))?;
-    Ok((raw, overlay))
-}
-
 /// A record: `type` first, then the fields of `body`.
 fn tagged(kind: &str, body: &impl serde::Serialize) -> Value {
     let mut m = Map::new();
@@ -806,91 +668,5 @@ fn structured_words(s: Option<StructuredArg>) -> Option<Structured> {
         None | Some(StructuredArg::Off) => None,
         Some(StructuredArg::Native) => Some(Structured::Native),
         Some(StructuredArg::Prompt) => Some(Structured::Prompt),
-    }
-}
-
-/// A one-line progress bar on stderr, drawn only on a terminal.
-struct Progress {
-    on: bool,
-    total: usize,
-    done: usize,
-    failed: usize,
-    skipped: usize,
-    started: Instant,
-    last: Option<Instant>,
-    drawn: bool,
-}
-
-impl Progress {
-    fn new(total: usize, skipped: usize, on: bool) -> Self {
-        Self {
-            on,
-            total,
-            done: skipped,
-            failed: 0,
-            skipped,
-            started: Instant::now(),
-            last: None,
-            drawn: false,
-        }
-    }
-
-    fn finished(&mut self, failed: bool) {
-        self.done += 1;
-        self.failed += usize::from(failed);
-    }
-
-    /// Redraw (at most every 100 ms unless `force`).
-    fn draw(&mut self, in_flight: usize, force: bool) {
-        if !self.on {
-            return;
-        }
-        let now = Instant::now();
-        if !force
-            && self
-                .last
-                .is_some_and(|l| now.duration_since(l) < Duration::from_millis(100))
-        {
-            return;
-        }
-        self.last = Some(now);
-        let width = 30;
-        let filled = (self.done * width).checked_div(self.total).unwrap_or(width);
-        let ran = self.done - self.skipped;
-        let secs = self.started.elapsed().as_secs_f64();
-        #[allow(clippy::cast_precision_loss)]
-        let rate = if secs > 0.0 { ran as f64 / secs } else { 0.0 };
-        #[allow(clippy::cast_precision_loss)]
-        let eta = if rate > 0.0 {
-            format!("{:.0}s", (self.total - self.done) as f64 / rate)
-        } else {
-            "?".into()
-        };
-        let mut e = std::io::stderr().lock();
-        let _ = write!(
-            e,
-            "\r\x1b[2Keval [{}{}] {}/{}  failed {}  skipped {}  in flight {}  {:.1}/s  eta {}",
-            "#".repeat(filled),
-            ".".repeat(width - filled),
-            self.done,
-            self.total,
-            self.failed,
-            self.skipped,
-            in_flight,
-            rate,
-            eta
-        );
-        let _ = e.flush();
-        self.drawn = true;
-    }
-
-    /// Erase the bar (before other output on the terminal).
-    fn clear(&mut self) {
-        if self.drawn {
-            let mut e = std::io::stderr().lock();
-            let _ = write!(e, "\r\x1b[2K");
-            let _ = e.flush();
-            self.drawn = false;
-        }
     }
 }

@@ -146,26 +146,26 @@ type Planned = (Vec<Cell>, Vec<Arc<PromptConfig>>, bool);
 
 /// Plan the cells.
 fn cells(args: &Args, cli: &Cli) -> Result<Planned, CliError> {
-    let prompts = super::resolve_prompts(args, &cli.prompts)?;
-    let (raw, overlay) = super::loaded(args)?;
+    let prompts = super::setup::resolve_prompts(args, &cli.prompts)?;
+    let (raw, overlay) = super::setup::loaded(args)?;
     let Who {
         shared,
         is_local,
         replay,
         ..
-    } = super::who(args)?;
+    } = super::setup::who(args)?;
     let gold_dir = args.gold.clone().unwrap_or_else(|| cli.prompts.join("gold"));
     let mut cells = Vec::new();
     let mut listed = Vec::new();
     for cfg in prompts {
-        let inputs = super::inputs_of(&cfg, raw.as_deref(), overlay.as_ref())?;
-        let gold = super::gold_for(&cfg, &gold_dir, &args.keys)?.map(Arc::new);
+        let inputs = super::setup::inputs_of(&cfg, raw.as_deref(), overlay.as_ref())?;
+        let gold = super::setup::gold_for(&cfg, &gold_dir, &args.keys)?.map(Arc::new);
         let cfg = Arc::new(cfg);
         listed.push(cfg.clone());
         for input in inputs {
             let target = match (&shared, replay) {
                 (Some(t), false) => t.clone(),
-                _ => super::recording(cli, &cfg, &input)?,
+                _ => super::setup::recording(cli, &cfg, &input)?,
             };
             for &limit in &args.max_tokens.0 {
                 cells.push(Cell {

@@ -1,0 +1,160 @@
+//! What an eval runs on: the prompts and their twins, their inputs and
+//! gold sets, and who answers (one shared target, or a recording per input
+//! with `replay`). Shared by the plain matrix and `--strategy`.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{Args, Cli, config_err, llm_err};
+use crate::cli::out::{Category, CliError};
+use crate::eval::inputs::{self, RawInput};
+use crate::eval::{Gold, Input};
+use crate::llm::ErrorKind;
+use crate::llm::registry::{Choice, Target};
+use crate::prompt::PromptConfig;
+
+/// The prompts named, plus their twins, each once, in the order given.
+pub(super) fn resolve_prompts(args: &Args, dir: &Path) -> Result<Vec<PromptConfig>, CliError> {
+    let mut out: Vec<PromptConfig> = Vec::new();
+    for reference in &args.prompt {
+        let reference = reference.trim();
+        if reference.is_empty() {
+            return Err(CliError::new(Category::Usage, "--prompt: an empty prompt id"));
+        }
+        let cfg = crate::store::resolve(reference, dir).map_err(config_err)?;
+        let twin = cfg.twin.clone();
+        if !out.iter().any(|p| p.id == cfg.id) {
+            out.push(cfg);
+        }
+        if let (false, Some(t)) = (args.no_twins, twin)
+            && !out.iter().any(|p| p.id == t)
+        {
+            let tcfg = crate::store::resolve(&t, dir)
+                .map_err(|e| config_err(format!("twin {t:?} of {reference:?}: {e} (or pass --no-twins)")))?;
+            out.push(tcfg);
+        }
+    }
+    Ok(out)
+}
+
+/// The gold set of `cfg`: `<dir>/<id>.jsonl`, else its twin's, annotating
+/// the prompt's first sample input.
+pub(super) fn gold_for(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<Gold>, CliError> {
+    let Some(first) = cfg.inputs.first() else {
+        return Ok(None);
+    };
+    let mut candidates = vec![cfg.id.clone()];
+    candidates.extend(cfg.twin.clone());
+    for id in candidates {
+        let path = dir.join(format!("{id}.jsonl"));
+        if path.is_file() {
+            let items = crate::cli::compare::read_gold(&path)?;
+            return Ok(Some(Gold::new(
+                path.display().to_string(),
+                items,
+                cfg,
+                &first.vars,
+                fields,
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// Who answers an eval: one target for the whole matrix (built now, no
+/// network; the local server starts on the first pending run), or with
+/// `replay` one recording per prompt × input, found while planning.
+pub(super) struct Who {
+    pub(super) shared: Option<Target>,
+    pub(super) model: String,
+    pub(super) is_local: bool,
+    pub(super) replay: bool,
+}
+
+pub(super) fn who(args: &Args) -> Result<Who, CliError> {
+    let choice = Choice::parse(&args.provider);
+    let replay = choice == Choice::Replay;
+    let shared: Option<Target> = if replay {
+        None
+    } else {
+        let registry = crate::cli::params::registry()?;
+        let t = registry.target(&choice, None).map_err(|e| match e.kind {
+            ErrorKind::BadRequest if matches!(choice, Choice::Named(_)) => CliError::new(Category::Usage, e.message),
+            _ => llm_err(&e),
+        })?;
+        Some(t)
+    };
+    Ok(Who {
+        model: shared.as_ref().map(|t| t.provider.info().model).unwrap_or_default(),
+        is_local: !replay && crate::cli::params::registry()?.is_local(&choice),
+        shared,
+        replay,
+    })
+}
+
+/// The inputs of `cfg`: `--inputs` shaped for it, else its sample inputs;
+/// `--vars` laid over each.
+pub(super) fn inputs_of(
+    cfg: &PromptConfig,
+    raw: Option<&[RawInput]>,
+    overlay: Option<&Map<String, Value>>,
+) -> Result<Vec<Input>, CliError> {
+    let mut inputs: Vec<Input> = match raw {
+        Some(raw) => raw.iter().map(|r| r.for_prompt(cfg)).collect(),
+        None => cfg
+            .inputs
+            .iter()
+            .map(|i| Input {
+                id: i.name.clone(),
+                vars: i.vars.clone(),
+            })
+            .collect(),
+    };
+    if let Some(over) = overlay {
+        for i in &mut inputs {
+            i.vars.extend(over.clone());
+        }
+    }
+    if inputs.is_empty() {
+        return Err(CliError::new(
+            Category::Usage,
+            format!("prompt {:?} has no sample inputs; pass --inputs DIR|FILE.jsonl", cfg.id),
+        ));
+    }
+    Ok(inputs)
+}
+
+/// With `--provider replay`: the recorded run of `cfg` on `input`, as a target.
+pub(super) fn recording(cli: &Cli, cfg: &PromptConfig, input: &Input) -> Result<Target, CliError> {
+    let (rec, source) = crate::session::find_recording(&cli.sessions, &cfg.id, Some(&input.vars)).ok_or_else(|| {
+        CliError::new(
+            Category::ProviderError,
+            format!(
+                "replay: no recorded run of prompt {:?} with input {:?} in {}; record one with `cutline run` or `cutline eval` on a model",
+                cfg.id,
+                input.id,
+                cli.sessions.display()
+            ),
+        )
+    })?;
+    Ok(crate::run::target::replay_of(&rec, source))
+}
+
+/// The command line's choice of inputs: `--inputs` read, `--vars` read.
+pub(super) type Loaded = (Option<Vec<RawInput>>, Option<Map<String, Value>>);
+
+pub(super) fn loaded(args: &Args) -> Result<Loaded, CliError> {
+    let overlay = args
+        .vars_file
+        .as_deref()
+        .map(crate::cli::input::vars_object)
+        .transpose()?;
+    let raw = args
+        .inputs
+        .as_deref()
+        .map(inputs::load)
+        .transpose()
+        .map_err(|e| CliError::new(Category::InputError, e))?;
+    Ok((raw, overlay))
+}
