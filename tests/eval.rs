@@ -276,6 +276,30 @@ fn scripted(body: &Value, _n: usize) -> Answer {
     )
 }
 
+/// Loss causes of the scripted runs: a cut run's misses are the limit's;
+/// the uncut run never produced "d".
+fn check_losses(j64: &Value, l64: &Value, jn: &Value) {
+    let loss = |r: &Value| {
+        let t = &r["loss"]["total"];
+        [
+            "gold",
+            "found",
+            "cut_by_limit",
+            "schema_rejected",
+            "never_produced",
+            "invented",
+        ]
+        .map(|k| t[k].as_u64().unwrap())
+    };
+    assert_eq!(loss(j64), [4, 0, 4, 0, 0, 0]);
+    assert_eq!(loss(l64), [4, 2, 2, 0, 0, 0]);
+    assert_eq!(loss(jn), [4, 3, 0, 0, 1, 0]);
+    assert_eq!(
+        jn["loss"]["missed"],
+        json!([{"type": "item", "key": "d", "cause": "never_produced"}])
+    );
+}
+
 #[test]
 fn exact_records_and_summary_for_scripted_answers() {
     let server = TestServer::start(0, scripted);
@@ -314,27 +338,7 @@ fn exact_records_and_summary_for_scripted_answers() {
     assert_eq!(l64["gold"], json!({"true_positives": 2, "predicted": 2, "gold": 4}));
     let jn = find("t", Value::Null);
     assert_eq!((jn["items"].clone(), jn["parse_ok"].clone()), (json!(3), json!(true)));
-    // Loss causes: a cut run's misses are the limit's; the uncut run never
-    // produced "d".
-    let loss = |r: &Value| {
-        let t = &r["loss"]["total"];
-        [
-            "gold",
-            "found",
-            "cut_by_limit",
-            "schema_rejected",
-            "never_produced",
-            "invented",
-        ]
-        .map(|k| t[k].as_u64().unwrap())
-    };
-    assert_eq!(loss(j64), [4, 0, 4, 0, 0, 0]);
-    assert_eq!(loss(l64), [4, 2, 2, 0, 0, 0]);
-    assert_eq!(loss(jn), [4, 3, 0, 0, 1, 0]);
-    assert_eq!(
-        jn["loss"]["missed"],
-        json!([{"type": "item", "key": "d", "cause": "never_produced"}])
-    );
+    check_losses(j64, l64, jn);
     let sums = of_type(&recs, "summary");
     assert_eq!(sums.len(), 4);
     let row = |p: &str, l: Value| *sums.iter().find(|r| r["prompt"] == p && r["max_tokens"] == l).unwrap();
