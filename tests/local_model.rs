@@ -285,3 +285,36 @@ fn a_continued_run_keeps_exactly_the_uncut_items() {
         );
     }
 }
+
+/// Grammar-constrained JSONL on the real llama-server: the grammars of a
+/// plain and a `type`-union line schema compile there, every complete line
+/// is schema-valid, and the limit still cuts at most the last line.
+#[test]
+fn grammar_constrained_jsonl_lines_are_all_valid() {
+    if !model_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (prompt, limit) in [("extract-definitions-jsonl", "60"), ("agent-kg-extract-jsonl", "120")] {
+        let d = run_json(
+            &[
+                "run",
+                prompt,
+                "--provider",
+                "local",
+                "--structured",
+                "native",
+                "--max-tokens",
+                limit,
+            ],
+            dir.path(),
+        );
+        assert_eq!(d["structured_path"], "grammar", "{prompt}: {d}");
+        assert_eq!(d["adjustments"], serde_json::json!([]), "{prompt}");
+        let counts = &d["analysis"]["counts"];
+        assert_eq!(counts["invalid_json"], 0, "{prompt}: {d}");
+        assert_eq!(counts["schema_invalid"], 0, "{prompt}: {d}");
+        assert!(counts["truncated"].as_u64().unwrap() <= 1, "{prompt}: {d}");
+        assert!(counts["ok"].as_u64().unwrap() >= 1, "{prompt}: {d}");
+    }
+}

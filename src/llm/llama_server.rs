@@ -60,6 +60,9 @@ impl LlamaServer {
         if let Some(schema) = &req.response_schema {
             body["json_schema"] = schema.clone();
         }
+        if let Some(g) = &req.grammar {
+            body["grammar"] = json!(g);
+        }
         if let Some(p) = self.repeat_penalty {
             body["repeat_penalty"] = json!(p);
         }

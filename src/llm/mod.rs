@@ -16,6 +16,7 @@ use serde_json::Value;
 pub mod anthropic;
 pub mod config;
 pub mod gemini;
+pub mod grammar;
 pub mod http;
 pub mod llama_server;
 pub mod local;
@@ -59,6 +60,10 @@ pub struct Request {
     /// from there. Sent only to a provider whose `prefills()` is true.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub prefill: String,
+    /// A GBNF grammar constraining a JSONL answer (`llm::grammar`); only a
+    /// profile with `grammar` gets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar: Option<String>,
 }
 
 /// Why generation ended, normalised across providers.

@@ -168,6 +168,12 @@ pub enum Adjustment {
         /// Why.
         reason: String,
     },
+    /// A JSONL answer asked to be constrained was left unconstrained.
+    Unconstrained {
+        /// Why: the wire takes no grammar, or the schema is outside the
+        /// grammar subset (naming the keyword and where).
+        reason: String,
+    },
 }
 
 impl Adjustment {
@@ -194,6 +200,7 @@ impl Adjustment {
                 "native structured output with the schema wrapped in an object (unwrapped on receipt)".into()
             }
             Self::PromptFallback { reason } => format!("structured output by prompt: {reason}"),
+            Self::Unconstrained { reason } => format!("JSONL left unconstrained: {reason}"),
         }
     }
 }
@@ -202,6 +209,7 @@ impl Adjustment {
 pub fn structured_path(s: &Settings, schema: Option<&Value>, json_response: bool) -> Path {
     match (s.structured.value, schema) {
         (Some(Structured::Native), Some(_)) if json_response => Path::Native,
+        (Some(Structured::Native), Some(_)) => Path::Grammar,
         (Some(Structured::Prompt), Some(_)) if json_response => Path::Prompt,
         _ => Path::None,
     }
@@ -222,6 +230,8 @@ pub struct Fitted {
     pub path: Path,
     /// The schema sent natively (wrapped when needed).
     pub native_schema: Option<Value>,
+    /// The grammar sent on the grammar path.
+    pub grammar: Option<String>,
     /// What was changed, for the record.
     pub adjustments: Vec<Adjustment>,
 }
@@ -270,6 +280,16 @@ impl Settings {
             },
             (p, _) => (p, None),
         };
+        let (path, grammar) = match (path, schema) {
+            (Path::Grammar, Some(s)) => match grammar_for(profile, s, &stop) {
+                Ok(g) => (Path::Grammar, Some(g)),
+                Err(reason) => {
+                    adjustments.push(Adjustment::Unconstrained { reason });
+                    (Path::None, None)
+                }
+            },
+            (p, _) => (p, None),
+        };
         Fitted {
             temperature,
             top_p,
@@ -277,9 +297,18 @@ impl Settings {
             client_stop,
             path,
             native_schema,
+            grammar,
             adjustments,
         }
     }
+}
+
+/// The grammar for JSONL lines under `schema`, or why there is none.
+fn grammar_for(profile: &Profile, schema: &Value, stop: &[String]) -> Result<String, String> {
+    if !profile.grammar {
+        return Err(format!("{} models take no grammar", profile.family));
+    }
+    crate::llm::grammar::jsonl(schema, stop).map_err(|e| e.to_string())
 }
 
 /// The property a wrapped schema puts the value under.

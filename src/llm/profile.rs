@@ -69,6 +69,9 @@ pub struct Profile {
     pub output_config: bool,
     /// Spends output tokens on reasoning before the visible answer.
     pub reasons: bool,
+    /// Takes a GBNF grammar (llama.cpp), so a JSONL answer can be
+    /// constrained line by line.
+    pub grammar: bool,
 }
 
 /// One row of the table: a kind, a model-id prefix (lower case; "" matches
@@ -91,11 +94,21 @@ const OPEN: Profile = Profile {
     native: Native::AnyRoot,
     output_config: false,
     reasons: false,
+    grammar: false,
 };
 
 /// The profiles, first match wins. Facts as of the providers' documentation
 /// in late 2026; a provider's `[provider.profile]` table overrides a row.
 pub const TABLE: &[Row] = &[
+    Row {
+        kinds: &[Kind::LlamaServer, Kind::Local],
+        prefixes: &[""],
+        profile: Profile {
+            family: "llama-server",
+            grammar: true,
+            ..OPEN
+        },
+    },
     Row {
         kinds: &[Kind::Openai],
         prefixes: &["gpt-5-chat", "gpt-5.1-chat", "gpt-5.2-chat"],
@@ -381,7 +394,9 @@ mod tests {
             lookup(Kind::Gemini, "models/gemini-2.5-flash").family,
             "gemini-thinking"
         );
-        assert_eq!(lookup(Kind::LlamaServer, "anything").family, "default");
+        assert_eq!(lookup(Kind::LlamaServer, "anything").family, "llama-server");
+        assert!(lookup(Kind::LlamaServer, "anything").grammar);
+        assert!(!lookup(Kind::OpenaiCompatible, "anything").grammar);
         assert_eq!(
             lookup(Kind::OpenaiCompatible, "deepseek/deepseek-r1").family,
             "open-reasoning"

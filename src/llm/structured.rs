@@ -20,6 +20,9 @@ pub enum Path {
     NativeWrapped,
     /// The schema written into the prompt, then parsed and validated.
     Prompt,
+    /// A JSONL answer constrained line by line by a GBNF grammar built from
+    /// the per-line schema (llama.cpp).
+    Grammar,
     /// No structured output: the request had no schema, or the prompt's
     /// schema is per line (jsonl), which no native path can express.
     None,
@@ -32,15 +35,22 @@ impl Path {
             Self::Native => "native",
             Self::NativeWrapped => "native_wrapped",
             Self::Prompt => "prompt",
+            Self::Grammar => "grammar",
             Self::None => "none",
         }
     }
 
     /// The path a recorded word names (`None` for an unknown word).
     pub fn parse(word: &str) -> Option<Self> {
-        [Self::Native, Self::NativeWrapped, Self::Prompt, Self::None]
-            .into_iter()
-            .find(|p| p.as_str() == word)
+        [
+            Self::Native,
+            Self::NativeWrapped,
+            Self::Prompt,
+            Self::Grammar,
+            Self::None,
+        ]
+        .into_iter()
+        .find(|p| p.as_str() == word)
     }
 }
 

@@ -97,6 +97,7 @@ impl Plan {
                 response_schema: None,
                 headers: Vec::new(),
                 prefill: rec.prefill.clone(),
+                grammar: None,
             },
             path: Path::parse(&rec.structured_path).unwrap_or(Path::None),
             client_stop: Vec::new(),
@@ -146,6 +147,7 @@ fn plan_with(spec: &Spec, target: &Target, info: &ProviderInfo) -> Result<Plan, 
         response_schema: fitted.native_schema,
         headers: spec.headers.clone(),
         prefill: String::new(),
+        grammar: fitted.grammar,
     };
     Ok(Plan {
         request,

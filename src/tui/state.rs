@@ -859,7 +859,7 @@ impl State {
     pub fn structured_label(&self) -> &'static str {
         match self.structured {
             None => "off",
-            Some(StructuredPath::Native | StructuredPath::NativeWrapped) => "native",
+            Some(StructuredPath::Native | StructuredPath::NativeWrapped | StructuredPath::Grammar) => "native",
             Some(StructuredPath::Prompt) => "prompt",
             Some(StructuredPath::None) => "none",
         }

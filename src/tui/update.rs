@@ -635,7 +635,7 @@ fn new_job(s: &mut State, prompt: &PromptConfig, source: Source) -> Result<(RunV
 fn spec(s: &State, prompt: PromptConfig, vars: serde_json::Map<String, serde_json::Value>) -> Spec {
     let mut spec = Spec::new(prompt, vars).limit(s.max_tokens);
     spec.cli.structured = s.structured.map(|p| match p {
-        StructuredPath::Native | StructuredPath::NativeWrapped => Structured::Native,
+        StructuredPath::Native | StructuredPath::NativeWrapped | StructuredPath::Grammar => Structured::Native,
         StructuredPath::Prompt => Structured::Prompt,
         StructuredPath::None => Structured::Off,
     });
