@@ -68,7 +68,8 @@ fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliE
             .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
         let bytes = input::read_all(reference)?;
         let (text, _) = input::lossy(reference, &bytes);
-        let analysis = Analysis::of(cfg.response_type, cfg.schema.as_ref(), &text).map_err(compile)?;
+        let schema = crate::run::analysis_schema(crate::llm::structured::Path::None, cfg.schema.as_ref());
+        let analysis = Analysis::of(cfg.response_type, schema.as_ref(), &text).map_err(compile)?;
         return Ok(Loaded {
             label: reference.to_owned(),
             analysis,

@@ -180,6 +180,10 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         _ => None,
     };
     drop(rt);
+    if let Some(w) = crate::run::plan::schema_problem(spec.prompt.schema.as_ref()) {
+        out.warn(format!("prompt {:?}: {w}", spec.prompt.id))
+            .map_err(|e| io_err(&e))?;
+    }
     for name in &outcome.undefined {
         out.warn(super::input::undefined_warning(&spec.prompt.id, name))
             .map_err(|e| io_err(&e))?;
@@ -242,7 +246,8 @@ fn stitched<W: Write>(
         out.record(&rec).map_err(|e| io_err(&e))?;
     }
     let p = &spec.prompt;
-    let analysis = crate::run::Analysis::of(p.response_type, p.schema.as_ref(), &c.text)
+    let schema = crate::run::analysis_schema(crate::llm::structured::Path::None, p.schema.as_ref());
+    let analysis = crate::run::Analysis::of(p.response_type, schema.as_ref(), &c.text)
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
     let mut a = analysis.data(&c.text);
     a["items"] = serde_json::to_value(&c.items).unwrap_or(Value::Null);

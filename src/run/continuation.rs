@@ -136,7 +136,8 @@ fn follow_up(prompt: &str, kept: &str) -> String {
 /// The distinct items of a stitched answer, in order, by the schema's keys.
 fn distinct(spec: &Spec, keys: &Keys, text: &str) -> Result<Vec<Value>, StartError> {
     let p = &spec.prompt;
-    let a = Analysis::of(p.response_type, p.schema.as_ref(), text).map_err(|e| StartError::Config(e.to_string()))?;
+    let schema = super::analysis_schema(crate::llm::structured::Path::None, p.schema.as_ref());
+    let a = Analysis::of(p.response_type, schema.as_ref(), text).map_err(|e| StartError::Config(e.to_string()))?;
     let mut seen = std::collections::HashSet::new();
     Ok(a.items().iter().filter(|i| seen.insert(keys.key(i))).cloned().collect())
 }

@@ -110,12 +110,26 @@ impl Plan {
     }
 }
 
-/// The schema a response recorded on `path` is analysed against.
+/// The schema a response recorded on `path` is analysed against. A
+/// prompt schema that does not compile (a TrustGraph prompt loads with one)
+/// rejects every value, as TrustGraph's `validate` does at run time: it is
+/// analysed as `false`, and [`schema_problem`] says why.
 pub fn analysis_schema(path: Path, prompt_schema: Option<&Value>) -> Option<Value> {
+    if schema_problem(prompt_schema).is_some() {
+        return Some(Value::Bool(false));
+    }
     match (path, prompt_schema) {
         (Path::NativeWrapped, Some(s)) => Some(params::wrap(s)),
         (_, s) => s.cloned(),
     }
+}
+
+/// Why a prompt's schema rejects every value, when it does not compile.
+pub fn schema_problem(prompt_schema: Option<&Value>) -> Option<String> {
+    let e = crate::output::schema::CompiledSchema::compile(prompt_schema?).err()?;
+    Some(format!(
+        "{e}; every value is rejected, as TrustGraph rejects them at run time"
+    ))
 }
 
 /// Plan `spec` on `target`.

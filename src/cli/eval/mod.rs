@@ -186,6 +186,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let mut seen: HashMap<String, usize> = HashMap::new();
     for cfg in prompts {
         let inputs = inputs_of(&cfg, raw_inputs.as_deref(), overlay.as_ref())?;
+        if let Some(w) = crate::run::plan::schema_problem(cfg.schema.as_ref()) {
+            out.warn(format!("prompt {:?}: {w}", cfg.id)).map_err(|e| io_err(&e))?;
+        }
         let gold = gold_for(&cfg, &gold_dir, &args.keys)?;
         let ph = eval::prompt_hash(&crate::run::snapshot(&cfg));
         let pi = plans.len();

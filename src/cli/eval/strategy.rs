@@ -403,8 +403,9 @@ impl Final {
     }
 
     fn stitched(p: &PromptConfig, c: &continuation::Continued) -> Result<Self, StartError> {
+        let schema = crate::run::analysis_schema(crate::llm::structured::Path::None, p.schema.as_ref());
         let analysis =
-            Analysis::of(p.response_type, p.schema.as_ref(), &c.text).map_err(|e| StartError::Config(e.to_string()))?;
+            Analysis::of(p.response_type, schema.as_ref(), &c.text).map_err(|e| StartError::Config(e.to_string()))?;
         Ok(Self {
             items: c.items.clone(),
             cut: c.ended != Ended::Finished,

@@ -1,0 +1,68 @@
+//! A TrustGraph prompt whose schema does not compile runs as TrustGraph
+//! runs it: the request goes out, every value is rejected, and the run says
+//! why instead of refusing to start.
+
+mod support;
+
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use support::{Reply, Server};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schema_that_does_not_compile_rejects_every_line_of_a_run() {
+    let server = Server::start(vec![Reply::data(&[
+        &json!({"content": "{\"a\": 1}\n\"s\"\n", "stop": false}).to_string(),
+        &json!({"content": "", "stop": true, "stop_type": "eos"}).to_string(),
+    ])])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("p.json"),
+        "{\"prompt\": \"x\",\n\"response-type\": \"jsonl\",\n\"schema\": {\"type\": \"strin\"}}",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("cutline.toml"),
+        format!(
+            "[[provider]]\nname = \"srv\"\nkind = \"llama-server\"\nbase_url = \"{}\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let out = Command::cargo_bin("cutline")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("CUTLINE_CONFIG", dir.path().join("cutline.toml"))
+        .arg("--prompts")
+        .arg(&prompts)
+        .args([
+            "--sessions",
+            "sessions",
+            "run",
+            "p",
+            "--provider",
+            "srv",
+            "--output",
+            "json",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["data"]["analysis"]["items"], json!([]));
+    assert_eq!(env["data"]["analysis"]["counts"]["schema_invalid"], 2);
+    let w = env["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.starts_with("prompt \"p\": schema does not compile at /type: ")
+                && w.ends_with("; every value is rejected, as TrustGraph rejects them at run time")
+        }),
+        "{w:?}"
+    );
+}
