@@ -35,11 +35,20 @@ fn the_recommended_limit_is_the_smallest_that_keeps_the_target() {
     ]);
     assert!(ok, "{v}");
     let data = &v["data"];
-    // One input's only recording was itself cut by the limit: left out, said.
+    // One input's only recording loops until the limit: budgeted on its
+    // answer up to the end of the loop's first repeat, and said.
     let warning = v["warnings"][0].as_str().unwrap_or_default();
-    assert!(warning.starts_with("input \"climate-summit\" left out"), "{warning}");
+    assert!(
+        warning.starts_with("input \"climate-summit\" loops until the limit (26 repeats of 27 tokens from token 52)"),
+        "{warning}"
+    );
     let inputs = data["inputs"].as_array().unwrap();
-    assert_eq!(inputs.len(), 2);
+    assert_eq!(inputs.len(), 3);
+    let looped = inputs.iter().find(|b| b["input"] == "climate-summit").unwrap();
+    assert_eq!(
+        (looped["tokens_uncut"].as_u64(), looped["items_uncut"].as_u64()),
+        (Some(79), Some(4))
+    );
     let prompt = cutline::store::resolve("extract-topics-jsonl", std::path::Path::new("prompts")).unwrap();
     let mut max = 0;
     for b in inputs {

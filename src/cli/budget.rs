@@ -77,8 +77,20 @@ fn inputs_of(args: &Args, cfg: &crate::prompt::PromptConfig) -> Result<Vec<Input
     Ok(all)
 }
 
-/// The uncut answer for one input, and whether its cuts are estimated.
-fn uncut(args: &Args, cli: &Cli, spec: &Spec) -> Result<Result<Transcript, String>, CliError> {
+/// What one input gives the budget.
+enum Uncut {
+    /// An answer that ended on its own.
+    Whole(Transcript),
+    /// An answer the limit cut in a runaway loop, kept up to the end of the
+    /// loop's first repeat: more tokens would only say it again, so the
+    /// budget does not chase it.
+    BeforeLoop(Transcript, crate::output::loops::Loop),
+    /// Nothing to budget from, and why.
+    Left(String),
+}
+
+/// The uncut answer for one input.
+fn uncut(args: &Args, cli: &Cli, spec: &Spec) -> Result<Uncut, CliError> {
     let target = super::run::target_for(&args.provider, spec, &cli.sessions)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -89,14 +101,36 @@ fn uncut(args: &Args, cli: &Cli, spec: &Spec) -> Result<Result<Transcript, Strin
         .block_on(crate::run::execute(&target, spec, None, |_, _| {}))
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
     let r = outcome.record;
-    Ok(match (&r.error, r.finish) {
-        (Some(e), _) => Err(format!("the run failed: {e}")),
-        (None, crate::llm::FinishReason::Length) => Err(format!(
+    Ok(match (&r.error, r.finish, crate::run::loop_of(&r)) {
+        (Some(e), _, _) => Uncut::Left(format!("the run failed: {e}")),
+        (None, crate::llm::FinishReason::Length, Some(l)) => {
+            Uncut::BeforeLoop(before(r.transcript(), l.start_byte + l.period_bytes), l)
+        }
+        (None, crate::llm::FinishReason::Length, None) => Uncut::Left(format!(
             "the answer was cut at {} tokens, so the uncut item count is unknown",
             r.usage.completion_tokens.unwrap_or(0)
         )),
-        _ => Ok(r.transcript()),
+        _ => Uncut::Whole(r.transcript()),
     })
+}
+
+/// `t` up to byte `end`: whole token pieces only, when it has them.
+fn before(mut t: Transcript, end: usize) -> Transcript {
+    if t.has_token_pieces() {
+        let mut at = 0;
+        t.pieces.retain(|p| {
+            at += p.text.len();
+            at <= end
+        });
+        t.text = t.pieces.iter().map(|p| p.text.as_str()).collect();
+    } else {
+        let mut cut = end.min(t.text.len());
+        while !t.text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        t.text.truncate(cut);
+    }
+    t
 }
 
 /// Run `budget`.
@@ -111,8 +145,19 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     for input in inputs_of(args, &cfg)? {
         let spec = Spec::new(cfg.clone(), input.vars.clone());
         let t = match uncut(args, cli, &spec)? {
-            Ok(t) => t,
-            Err(why) => {
+            Uncut::Whole(t) => t,
+            Uncut::BeforeLoop(t, l) => {
+                out.warn(format!(
+                    "input {:?} loops until the limit ({} repeats of {} tokens from token {}); budgeted on its answer up to the end of the first repeat",
+                    input.id,
+                    l.repeats,
+                    l.period_tokens.map_or_else(|| "?".into(), |n| n.to_string()),
+                    l.start_token.map_or_else(|| "?".into(), |n| n.to_string()),
+                ))
+                .map_err(|e| io_err(&e))?;
+                t
+            }
+            Uncut::Left(why) => {
                 out.warn(format!("input {:?} left out: {why}", input.id))
                     .map_err(|e| io_err(&e))?;
                 continue;
