@@ -3,9 +3,13 @@
 //! the LLM layer, sessions, the headless CLI and the TUI; `main.rs` is a thin
 //! entry point.
 
+// The message catalogues (`locales/*.toml`), English the fallback.
+rust_i18n::i18n!("locales", fallback = "en");
+
 pub mod cli;
 pub mod compare;
 pub mod eval;
+pub mod i18n;
 pub mod limits;
 pub mod llm;
 pub mod output;

@@ -204,10 +204,16 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
 }
 
 fn pretty(b: &[InputBudget], r: &budget::Recommendation, target: f64) -> String {
+    use crate::i18n::{left, right};
+    use rust_i18n::t;
     use std::fmt::Write as _;
+    let share = format!("{:.0}%", target * 100.0);
     let mut s = format!(
-        "input                      uncut  items  limit for {:.0}%\n",
-        target * 100.0
+        "{} {} {}  {}\n",
+        left(&t!("pretty.input"), 26),
+        right(&t!("pretty.uncut"), 6),
+        right(&t!("pretty.items"), 6),
+        t!("pretty.limit_for", share = share)
     );
     for x in b {
         let _ = writeln!(
@@ -216,9 +222,9 @@ fn pretty(b: &[InputBudget], r: &budget::Recommendation, target: f64) -> String 
             x.input, x.tokens_uncut, x.items_uncut, x.limit
         );
     }
-    let _ = writeln!(s, "recommended max_tokens: {}", r.recommended_max_tokens);
+    let _ = writeln!(s, "{}", t!("pretty.recommended", n = r.recommended_max_tokens));
     if let Some(p) = r.p95_max_tokens {
-        let _ = writeln!(s, "p95: {p}");
+        let _ = writeln!(s, "{}", t!("pretty.p95", n = p));
     }
     s
 }

@@ -18,6 +18,8 @@ use serde_json::{Value, json};
 use super::input;
 use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
+use rust_i18n::t;
+
 use crate::compare::loss::{self, Loss};
 use crate::compare::{self, Keys, Side};
 use crate::prompt::ResponseType;
@@ -156,22 +158,22 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     for (name, s) in [("A", &report.a), ("B", &report.b)] {
         let _ = writeln!(
             text,
-            "{name}: {}  kept {}  valid {}  truncated {}  lost {}",
+            "{name}: {}  {} {}  {} {}  {} {}  {} {}",
             s.label,
+            t!("pretty.kept"),
             s.kept,
+            t!("pretty.valid"),
             pct(s.valid_rate),
+            t!("pretty.truncated"),
             s.truncated,
+            t!("pretty.lost"),
             s.lost_to_truncation
         );
     }
     for t in &report.types {
         out.record(&record("overlap", &[("item_type", t.ty.clone().into())], t))
             .map_err(io)?;
-        let _ = write!(
-            text,
-            "{:<16} both {:>4}  only A {:>4}  only B {:>4}",
-            t.ty, t.both, t.only_a, t.only_b
-        );
+        let _ = write!(text, "{}", overlap_line(&t.ty, t.both, t.only_a, t.only_b));
         if let Some([ga, gb]) = &t.gold {
             let _ = write!(text, "  F1 A {}  F1 B {}", pct(ga.f1), pct(gb.f1));
         }
@@ -180,8 +182,13 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     out.record(&record("total", &[], &report.total)).map_err(io)?;
     let _ = writeln!(
         text,
-        "{:<16} both {:>4}  only A {:>4}  only B {:>4}",
-        "total", report.total.both, report.total.only_a, report.total.only_b
+        "{}",
+        overlap_line(
+            &t!("pretty.total"),
+            report.total.both,
+            report.total.only_a,
+            report.total.only_b
+        )
     );
     let mut data = serde_json::to_value(&report).unwrap_or(Value::Null);
     if let Some(g) = &gold {
@@ -191,12 +198,15 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             let t = &l.total;
             let _ = writeln!(
                 text,
-                "lost by {}: cut by limit {}, schema rejected {}, never produced {}; invented {}",
-                which.to_uppercase(),
-                t.cut_by_limit,
-                t.schema_rejected,
-                t.never_produced,
-                t.invented
+                "{}",
+                t!(
+                    "pretty.lost_by",
+                    side = which.to_uppercase(),
+                    cut = t.cut_by_limit,
+                    rejected = t.schema_rejected,
+                    never = t.never_produced,
+                    invented = t.invented
+                )
             );
         }
         data["loss"] = json!({"a": la, "b": lb});
@@ -204,6 +214,17 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     out.pretty(&text).map_err(io)?;
     data["keys"] = json!(keys);
     Ok(data)
+}
+
+/// One overlap line: a type (or the total), then in both, only A, only B.
+fn overlap_line(ty: &str, both: usize, only_a: usize, only_b: usize) -> String {
+    format!(
+        "{} {} {both:>4}  {} {only_a:>4}  {} {only_b:>4}",
+        crate::i18n::left(ty, 16),
+        t!("pretty.both"),
+        t!("pretty.only_a"),
+        t!("pretty.only_b")
+    )
 }
 
 /// Why each side lost gold items; a side that was cut is explained

@@ -56,6 +56,11 @@ pub struct Cli {
     /// Provider for the workbench (a configured name, `local` or `replay`).
     #[arg(long)]
     pub provider: Option<String>,
+    /// Language of the text for people (the workbench and `--output
+    /// pretty`): en, zh or es. Default: from LC_ALL, LC_MESSAGES, LANG.
+    /// Machine output is never translated.
+    #[arg(long, global = true, value_name = "LANG")]
+    pub lang: Option<String>,
     /// The subcommand; none opens the workbench.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -134,6 +139,13 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    match crate::i18n::Lang::choose(cli.lang.as_deref(), |v| std::env::var(v).ok()) {
+        Ok(lang) => lang.apply(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Category::Usage.exit_code();
+        }
+    }
     let code = dispatch(&cli, std::io::stdout().lock());
     crate::llm::local::shutdown();
     code

@@ -145,7 +145,7 @@ impl<W: Write> Out<W> {
         let message = message.into();
         match self.format {
             Format::Jsonl => self.record(&json!({"type": "warning", "message": message}))?,
-            Format::Pretty => eprintln!("warning: {message}"),
+            Format::Pretty => eprintln!("{}: {message}", rust_i18n::t!("pretty.warning")),
             Format::Json => {}
         }
         self.warnings.push(message);
@@ -283,7 +283,7 @@ impl<W: Write> Out<W> {
                 self.record(&Value::Object(rec))?;
                 eprintln!("error: {}", err.message);
             }
-            Format::Pretty => eprintln!("error: {}", err.message),
+            Format::Pretty => eprintln!("{}: {}", rust_i18n::t!("pretty.error"), err.message),
         }
         self.w.flush()
     }

@@ -124,7 +124,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         );
     }
     for e in &errors {
-        let _ = writeln!(text, "error: {e}");
+        let _ = writeln!(text, "{}: {e}", rust_i18n::t!("pretty.error"));
     }
     out.pretty(&text).map_err(|e| io_err(&e))?;
     Ok(json!({"dir": dir.display().to_string(), "prompts": list, "errors": errs}))

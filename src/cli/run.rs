@@ -334,16 +334,22 @@ pub fn report<W: Write>(o: &Outcome, session: Option<&std::path::Path>, out: &mu
 
 fn pretty(o: &Outcome) -> String {
     use std::fmt::Write as _;
+
+    use rust_i18n::t;
     let r = &o.record;
     let mut s = String::new();
     let _ = writeln!(s, "{}", r.text);
     let _ = writeln!(s, "---");
     let _ = writeln!(
         s,
-        "finish: {}  tokens: {}  time: {} ms  provider: {} ({})",
+        "{}: {}  {}: {}  {}: {} ms  {}: {} ({})",
+        t!("pretty.finish"),
         r.finish.as_str(),
+        t!("pretty.tokens"),
         r.usage.completion_tokens.map_or_else(|| "?".into(), |n| n.to_string()),
+        t!("pretty.time"),
         r.total_ms,
+        t!("pretty.provider"),
         r.provider.name,
         r.provider.model
     );

@@ -148,7 +148,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
 
 fn pretty(points: &[crate::output::sweep::SweepPoint]) -> String {
     use std::fmt::Write as _;
-    let mut s = String::from("tokens   json  salvage  jsonl\n");
+    let mut s = format!("{}\n", rust_i18n::t!("pretty.sweep_header"));
     let step = (points.len() / 40).max(1);
     for (i, p) in points.iter().enumerate() {
         if i % step == 0 || i + 1 == points.len() {

@@ -618,6 +618,33 @@ pub fn twins(rows: &[Row]) -> Vec<TwinRow> {
         .collect()
 }
 
+/// A table header in the UI language: `(key, width, right-aligned)` per
+/// column (the first two columns are two spaces apart, the rest one, as
+/// the rows are), and an optional last column.
+fn header(cols: &[(&str, usize, bool)], last: Option<(&str, usize)>) -> String {
+    use crate::i18n::{left, right};
+    let mut s = String::new();
+    for (i, (key, width, r)) in cols.iter().enumerate() {
+        let label = rust_i18n::t!(format!("pretty.{key}"));
+        s.push_str(match i {
+            0 => "",
+            1 => "  ",
+            _ => " ",
+        });
+        s.push_str(&if *r {
+            right(&label, *width)
+        } else {
+            left(&label, *width)
+        });
+    }
+    if let Some((key, width)) = last {
+        s.push(' ');
+        s.push_str(&right(&rust_i18n::t!(format!("pretty.{key}")), width));
+    }
+    s.push('\n');
+    s
+}
+
 fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "-".into(), |x| format!("{:.0}%", x * 100.0))
 }
@@ -646,20 +673,23 @@ pub fn pretty_table(rows: &[Row]) -> String {
     let w = rows.iter().map(|r| r.prompt.chars().count()).max().unwrap_or(6).max(6);
     // A reasoning column only when some provider reported reasoning tokens.
     let reasons = rows.iter().any(|r| r.reasoning_share.is_some());
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "{:<w$}  {:<5} {:>5} {:>5} {:>4} {:>6} {:>6} {:>7} {:>6} {:>8} {:>4} {:>6} {:>6}",
-        "prompt", "type", "max", "runs", "fail", "items", "mean", "salvage", "valid", "parse ok", "cut", "recall", "F1"
-    );
-    let _ = writeln!(
-        s,
-        "{}",
-        if reasons {
-            format!(" {:>9}", "reasoning")
-        } else {
-            String::new()
-        }
+    let mut s = header(
+        &[
+            ("prompt", w, false),
+            ("type", 5, false),
+            ("max", 5, true),
+            ("runs", 5, true),
+            ("fail", 4, true),
+            ("items", 6, true),
+            ("mean", 6, true),
+            ("salvage", 7, true),
+            ("valid", 6, true),
+            ("parse_ok", 8, true),
+            ("cut", 4, true),
+            ("recall", 6, true),
+            ("f1", 6, true),
+        ],
+        reasons.then_some(("reasoning", 9)),
     );
     for r in order {
         let (recall, f1) = r

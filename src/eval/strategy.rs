@@ -253,23 +253,23 @@ pub fn headlines(rows: &[StrategyRow]) -> Vec<Headline> {
 /// The table for people, headlines last.
 pub fn pretty(rows: &[StrategyRow]) -> String {
     let w = rows.iter().map(|r| r.prompt.chars().count()).max().unwrap_or(6).max(6);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:<w$}  {:<5} {:>5} {:<12} {:>4} {:>6} {:>5} {:>8} {:>8} {:>6} {:>5} {:>5} {:>5}",
-        "prompt",
-        "type",
-        "max",
-        "strategy",
-        "runs",
-        "items",
-        "calls",
-        "tokens",
-        "wall",
-        "recall",
-        "cut",
-        "rej",
-        "never"
+    let mut s = super::header(
+        &[
+            ("prompt", w, false),
+            ("type", 5, false),
+            ("max", 5, true),
+            ("strategy", 12, false),
+            ("runs", 4, true),
+            ("items", 6, true),
+            ("calls", 5, true),
+            ("tokens", 8, true),
+            ("wall", 8, true),
+            ("recall", 6, true),
+            ("cut", 5, true),
+            ("rejected", 5, true),
+            ("never", 5, true),
+        ],
+        None,
     );
     for r in rows.iter().filter(|r| r.runs > 0) {
         let loss = |f: fn(&Counts) -> usize| r.loss.as_ref().map_or_else(|| "-".into(), |c| f(c).to_string());

@@ -458,17 +458,15 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     });
     out.record(&totals).map_err(io)?;
     let mut text = eval::pretty_table(&rows);
-    let _ = std::fmt::Write::write_fmt(
-        &mut text,
-        format_args!(
-            "{} runs: {} run now, {} skipped (recorded before), {} failed; session {}\n",
-            summaries.len(),
-            summaries.len() - skipped,
-            skipped,
-            failed,
-            recorder.path().display()
-        ),
-    );
+    text.push_str(&rust_i18n::t!(
+        "pretty.eval_footer",
+        runs = summaries.len(),
+        ran = summaries.len() - skipped,
+        skipped = skipped,
+        failed = failed,
+        session = recorder.path().display()
+    ));
+    text.push('\n');
     out.pretty(&text).map_err(io)?;
     let data = json!({
         "session": session_ref,

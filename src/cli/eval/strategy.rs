@@ -249,9 +249,12 @@ fn report<W: Write>(
         "ended": strategy::endings(&written.runs), "session": session_ref});
     out.record(&totals).map_err(io)?;
     out.pretty(&format!(
-        "{}session {}\n",
+        "{}{}\n",
         strategy::pretty(&rows),
-        session_ref["path"].as_str().unwrap_or_default()
+        rust_i18n::t!(
+            "pretty.session",
+            path = session_ref["path"].as_str().unwrap_or_default()
+        )
     ))
     .map_err(io)?;
     Ok(json!({"session": session_ref, "runs": written.runs, "summary": rows, "headlines": headlines, "totals": totals}))

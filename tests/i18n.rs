@@ -1,0 +1,166 @@
+//! UI languages: every catalogue has every key English has, every key the
+//! code asks for exists, machine output is never translated, and pretty
+//! output is.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn keys(file: &str) -> BTreeSet<String> {
+    fn walk(prefix: &str, t: &toml::Table, out: &mut BTreeSet<String>) {
+        for (k, v) in t {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                toml::Value::Table(t) => walk(&key, t, out),
+                _ if key == "_version" => {}
+                _ => {
+                    out.insert(key);
+                }
+            }
+        }
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("locales").join(file);
+    let table: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut out = BTreeSet::new();
+    walk("", &table, &mut out);
+    out
+}
+
+#[test]
+fn every_catalogue_has_every_english_key() {
+    let en = keys("en.toml");
+    assert!(en.len() > 20, "{en:?}");
+    for other in ["zh-CN.toml", "es.toml"] {
+        let k = keys(other);
+        let missing: Vec<&String> = en.difference(&k).collect();
+        let extra: Vec<&String> = k.difference(&en).collect();
+        assert!(missing.is_empty(), "{other} lacks {missing:?}");
+        assert!(extra.is_empty(), "{other} has keys English lacks: {extra:?}");
+    }
+}
+
+/// Every `t!("key"` in the source names an English key; keys built at run
+/// time (`t!(format!("pretty.{key}"))`) are listed where they are built.
+#[test]
+fn every_key_the_code_asks_for_exists() {
+    let en = keys("en.toml");
+    let mut asked = BTreeSet::new();
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let parts: Vec<&str> = text.split("t!(").collect();
+                for (before, part) in parts.iter().zip(&parts[1..]) {
+                    // `format!(` and the like end in `t!(` too.
+                    if before.ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                        continue;
+                    }
+                    if let Some(lit) = part.trim_start().strip_prefix('"') {
+                        asked.insert((lit.split('"').next().unwrap().to_owned(), p.display().to_string()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(!asked.is_empty());
+    for (key, file) in &asked {
+        assert!(en.contains(key), "{file} asks for {key:?}, which en.toml lacks");
+    }
+}
+
+fn cutline(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("cutline")
+        .unwrap()
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", "C")
+        .args(["--prompts", concat!(env!("CARGO_MANIFEST_DIR"), "/prompts")])
+        .args(["--sessions", concat!(env!("CARGO_MANIFEST_DIR"), "/sessions")])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn machine_output_is_the_same_in_every_language() {
+    let strip = |out: &std::process::Output| {
+        let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["meta"]["duration_ms"] = Value::Null;
+        serde_json::to_vec(&v).unwrap()
+    };
+    let en = cutline(&["prompts", "--output", "json"]);
+    for lang in ["zh", "es"] {
+        let other = cutline(&["--lang", lang, "prompts", "--output", "json"]);
+        assert_eq!(strip(&other), strip(&en), "--lang {lang}");
+    }
+    let en = cutline(&["budget", "extract-topics-jsonl", "--provider", "replay"]);
+    let zh = cutline(&["--lang", "zh", "budget", "extract-topics-jsonl", "--provider", "replay"]);
+    assert_eq!(zh.stdout, en.stdout, "JSONL records are never translated");
+}
+
+#[test]
+fn pretty_output_is_translated_and_aligned() {
+    let out = cutline(&[
+        "--lang",
+        "zh",
+        "budget",
+        "extract-topics-jsonl",
+        "--provider",
+        "replay",
+        "--output",
+        "pretty",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("输入"), "{text}");
+    assert!(text.contains("推荐 max_tokens：179"), "{text}");
+    // The warning prefix on stderr is translated too.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("警告: "),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let es = cutline(&[
+        "budget",
+        "extract-topics-jsonl",
+        "--provider",
+        "replay",
+        "--output",
+        "pretty",
+    ]);
+    let es_env = Command::cargo_bin("cutline")
+        .unwrap()
+        .env("LC_ALL", "es_ES.UTF-8")
+        .args(["--prompts", concat!(env!("CARGO_MANIFEST_DIR"), "/prompts")])
+        .args(["--sessions", concat!(env!("CARGO_MANIFEST_DIR"), "/sessions")])
+        .args([
+            "budget",
+            "extract-topics-jsonl",
+            "--provider",
+            "replay",
+            "--output",
+            "pretty",
+        ])
+        .output()
+        .unwrap();
+    let es_text = String::from_utf8(es_env.stdout).unwrap();
+    assert!(es_text.contains("max_tokens recomendado: 179"), "{es_text}");
+    assert!(String::from_utf8_lossy(&es.stdout).contains("recommended max_tokens: 179"));
+}
+
+#[test]
+fn an_unknown_language_is_a_usage_error() {
+    let out = cutline(&["--lang", "tlh", "prompts"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such UI language; choose en, zh or es"));
+}
