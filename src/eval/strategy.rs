@@ -65,8 +65,9 @@ pub struct StrategyRun {
     pub max_tokens: Option<u32>,
     /// The strategy.
     pub strategy: Strategy,
-    /// Items recovered: the last answer's kept items (`single`,
-    /// `retry-double`) or the stitched, deduplicated items (`continue`).
+    /// Distinct items recovered (by the schema's key fields, so a loop's
+    /// repeats count once): the last answer's kept items (`single`,
+    /// `retry-double`) or the stitched items (`continue`).
     pub items: usize,
     /// Every call, the first included (shared by the strategies of a cell,
     /// and billed to each).

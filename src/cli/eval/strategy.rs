@@ -307,11 +307,16 @@ async fn run_cell(cell: &Cell, common: &Shared) -> Result<Done, StartError> {
         let (calls, ended, fin, more) = match strategy {
             Strategy::Single => {
                 let only = Call::of(How::First, &first, first.analysis.items().len(), 0);
-                (vec![only], single_end(&first), Final::of(&first), Vec::new())
+                (
+                    vec![only],
+                    single_end(&first),
+                    Final::of(&first, &cell.prompt),
+                    Vec::new(),
+                )
             }
             Strategy::RetryDouble => {
                 let r = retry::run(&cell.target, &spec, &first, common.retries, None).await?;
-                let fin = Final::of(&r.last);
+                let fin = Final::of(&r.last, &cell.prompt);
                 (r.calls, r.ended, fin, r.records)
             }
             Strategy::Continue => {
@@ -396,9 +401,19 @@ struct Final {
 }
 
 impl Final {
-    fn of(o: &Outcome) -> Self {
+    /// The answer `o` gave, its items counted once each by the prompt's
+    /// item keys (a looping answer repeats them), as continuation counts.
+    fn of(o: &Outcome, p: &PromptConfig) -> Self {
+        let keys = crate::compare::Keys::of(crate::eval::item_schema(p).as_ref(), &[]);
+        let mut seen = std::collections::HashSet::new();
         Self {
-            items: o.analysis.items().to_vec(),
+            items: o
+                .analysis
+                .items()
+                .iter()
+                .filter(|i| seen.insert(keys.key(i)))
+                .cloned()
+                .collect(),
             cut: o.record.finish == crate::llm::FinishReason::Length,
             analysis: o.analysis.clone(),
             text: o.record.text.clone(),
