@@ -108,39 +108,19 @@ fn machine_output_is_the_same_in_every_language() {
     assert_eq!(zh.stdout, en.stdout, "JSONL records are never translated");
 }
 
-#[test]
-fn pretty_output_is_translated_and_aligned() {
-    let out = cutline(&[
-        "--lang",
-        "zh",
-        "budget",
-        "extract-topics-jsonl",
-        "--provider",
-        "replay",
-        "--output",
-        "pretty",
-    ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("输入"), "{text}");
-    assert!(text.contains("推荐 max_tokens：179"), "{text}");
-    // The warning prefix on stderr is translated too.
-    assert!(
-        String::from_utf8_lossy(&out.stderr).starts_with("警告: "),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let es = cutline(&[
-        "budget",
-        "extract-topics-jsonl",
-        "--provider",
-        "replay",
-        "--output",
-        "pretty",
-    ]);
-    let es_env = Command::cargo_bin("cutline")
-        .unwrap()
-        .env("LC_ALL", "es_ES.UTF-8")
+/// `budget --output pretty` on the replayed recordings, with `lang` given
+/// as `--lang` or as `LC_ALL`.
+fn budget_pretty(flag: Option<&str>, lc_all: Option<&str>) -> (String, String) {
+    let mut c = Command::cargo_bin("cutline").unwrap();
+    c.env_remove("LC_MESSAGES").env("LANG", "C");
+    match lc_all {
+        Some(v) => c.env("LC_ALL", v),
+        None => c.env_remove("LC_ALL"),
+    };
+    if let Some(l) = flag {
+        c.args(["--lang", l]);
+    }
+    let out = c
         .args(["--prompts", concat!(env!("CARGO_MANIFEST_DIR"), "/prompts")])
         .args(["--sessions", concat!(env!("CARGO_MANIFEST_DIR"), "/sessions")])
         .args([
@@ -153,9 +133,25 @@ fn pretty_output_is_translated_and_aligned() {
         ])
         .output()
         .unwrap();
-    let es_text = String::from_utf8(es_env.stdout).unwrap();
-    assert!(es_text.contains("max_tokens recomendado: 179"), "{es_text}");
-    assert!(String::from_utf8_lossy(&es.stdout).contains("recommended max_tokens: 179"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn pretty_output_is_translated_and_aligned() {
+    let (text, stderr) = budget_pretty(Some("zh"), None);
+    assert!(text.starts_with("输入"), "{text}");
+    assert!(text.contains("推荐 max_tokens：179"), "{text}");
+    // The warning prefix on stderr is translated too.
+    assert!(stderr.starts_with("警告: "), "{stderr}");
+    let (es, _) = budget_pretty(None, Some("es_ES.UTF-8"));
+    assert!(es.contains("max_tokens recomendado: 179"), "{es}");
+    let (en, stderr) = budget_pretty(None, None);
+    assert!(en.contains("recommended max_tokens: 179"), "{en}");
+    assert!(stderr.starts_with("warning: "), "{stderr}");
 }
 
 #[test]
