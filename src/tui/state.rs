@@ -51,17 +51,18 @@ impl Tab {
         Tab::Compare,
     ];
 
-    /// Its title.
-    pub fn title(self) -> &'static str {
-        match self {
-            Tab::Prompts => "Prompts",
-            Tab::Edit => "Edit",
-            Tab::Run => "Run",
-            Tab::Sweep => "Sweep",
-            Tab::Sessions => "Sessions",
-            Tab::Migrate => "Migrate",
-            Tab::Compare => "Compare",
-        }
+    /// Its title, in the UI language.
+    pub fn title(self) -> String {
+        let key = match self {
+            Tab::Prompts => "tui.tab.prompts",
+            Tab::Edit => "tui.tab.edit",
+            Tab::Run => "tui.tab.run",
+            Tab::Sweep => "tui.tab.sweep",
+            Tab::Sessions => "tui.tab.sessions",
+            Tab::Migrate => "tui.tab.migrate",
+            Tab::Compare => "tui.tab.compare",
+        };
+        rust_i18n::t!(key).into_owned()
     }
 
     /// Its 0-based position.

@@ -4,6 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
+use rust_i18n::t;
 
 use super::super::keymap::{Action, Keymap};
 use super::super::text;
@@ -13,31 +14,25 @@ use super::super::theme::Theme;
 pub fn entries(keymap: &Keymap) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = Action::ALL
         .iter()
-        .map(|(a, _, d)| {
+        .map(|(a, name, _)| {
             let keys = keymap.keys_for(*a);
             (
                 if keys.is_empty() {
-                    "(unbound)".into()
+                    t!("tui.help.unbound").into_owned()
                 } else {
                     keys.join(" ")
                 },
-                (*d).to_owned(),
+                t!(format!("tui.action.{name}")).into_owned(),
             )
         })
         .collect();
-    for (k, d) in [
-        ("Ctrl-C", "quit (always)"),
-        ("typing after /", "filter; Enter keeps, Esc clears"),
-        ("typing after m", "digits, Enter (0 = no limit), Esc cancels"),
-        ("provider picker", "↑/↓ Enter chooses · e model · Esc"),
-        ("Migrate tab: t", "run original and migrated as twins"),
-        ("editing", "Esc stops · Ctrl-S saves"),
-        ("editing: Ctrl-U", "undo (Ctrl-R redoes)"),
-        ("mouse wheel", "scroll the pane under the pointer"),
-        ("click a tab", "switch to it"),
-        ("any key", "closes this help"),
+    for k in [
+        "ctrl_c", "filter", "limit", "picker", "migrate", "editing", "undo", "wheel", "click", "any",
     ] {
-        v.push((k.to_owned(), d.to_owned()));
+        v.push((
+            t!(format!("tui.help.{k}_key")).into_owned(),
+            t!(format!("tui.help.{k}")).into_owned(),
+        ));
     }
     v
 }
@@ -63,10 +58,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, keymap: &Keymap, theme: Theme) {
         lines.push(Line::from(spans));
     }
     let b = super::block(
-        Line::styled(
-            " Keys — rebind in the [keys] table of cutline.toml · any key closes ",
-            theme.accent(),
-        ),
+        Line::styled(t!("tui.help.title").into_owned(), theme.accent()),
         true,
         theme,
     );

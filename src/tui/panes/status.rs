@@ -6,6 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use rust_i18n::t;
 
 use super::super::keymap::Action;
 use super::super::run_view::{Phase, RunView};
@@ -13,20 +14,22 @@ use super::super::state::{Field, Mode, Shown, State};
 
 fn run_part(r: &RunView, label: Option<&str>) -> String {
     let phase = match &r.phase {
-        Phase::Starting => "starting".to_owned(),
-        Phase::Streaming => "streaming".to_owned(),
-        Phase::Done => format!("finish {}", r.finish.map_or("?", |f| f.as_str())),
-        Phase::Cancelled => "cancelled".to_owned(),
-        Phase::Failed(_) => format!("failed ({})", r.finish.map_or("error", |f| f.as_str())),
+        Phase::Starting => t!("tui.status.starting"),
+        Phase::Streaming => t!("tui.status.streaming"),
+        Phase::Done => t!("tui.status.finish", reason = r.finish.map_or("?", |f| f.as_str())),
+        Phase::Cancelled => t!("tui.status.cancelled"),
+        Phase::Failed(_) => t!("tui.status.failed", reason = r.finish.map_or("error", |f| f.as_str())),
     };
-    let secs = r.elapsed_ms / 1000;
-    let tenths = (r.elapsed_ms % 1000) / 100;
+    let secs = format!("{}.{}", r.elapsed_ms / 1000, (r.elapsed_ms % 1000) / 100);
     let label = label.map(|l| format!("{l}: ")).unwrap_or_default();
-    format!(
-        "{label}{phase} · {} tok · {secs}.{tenths} s · path {}",
-        r.tokens(),
-        r.structured_path
-    )
+    let body = t!(
+        "tui.status.run",
+        phase = phase,
+        tokens = r.tokens(),
+        secs = secs,
+        path = r.structured_path
+    );
+    format!("{label}{body}")
 }
 
 /// The first line, as text.
@@ -34,21 +37,30 @@ pub fn line1(s: &State) -> String {
     let missing = s.local_installed == Some(false) && s.provider == super::super::event::ProviderChoice::Local;
     let model = match &s.provider {
         super::super::event::ProviderChoice::Configured { model, .. } => {
-            format!(" {}", model.as_deref().unwrap_or("(configured model)"))
+            format!(
+                " {}",
+                model
+                    .clone()
+                    .unwrap_or_else(|| t!("tui.status.configured_model").into_owned())
+            )
         }
         _ => String::new(),
     };
+    let limit = s
+        .max_tokens
+        .map_or_else(|| t!("tui.status.none").into_owned(), |n| n.to_string());
     let mut parts = vec![
         format!(
             "{}{model}{}",
             s.provider.label(),
-            if missing { " (not installed)" } else { "" }
+            if missing {
+                t!("tui.status.not_installed")
+            } else {
+                "".into()
+            }
         ),
-        format!(
-            "limit {}",
-            s.max_tokens.map_or_else(|| "none".to_owned(), |n| n.to_string())
-        ),
-        format!("structured {}", s.structured_label()),
+        t!("tui.status.limit", n = limit).into_owned(),
+        t!("tui.status.structured", mode = s.structured_label()).into_owned(),
     ];
     match &s.shown {
         Some(Shown::Single(r)) => {
@@ -73,46 +85,43 @@ pub fn line2(s: &State) -> (String, bool) {
     }
     let k = |a| s.keymap.key_for(a);
     let hint = match s.mode {
-        Mode::Filter => format!(" filter: {}▌ — Enter keeps · Esc clears", s.prompts.filter),
-        Mode::LimitInput => format!(
-            " max tokens: {}▌ — Enter sets (0 or empty: no limit) · Esc cancels",
-            s.limit_input
+        Mode::Filter => t!("tui.status.filter", text = s.prompts.filter),
+        Mode::LimitInput => t!("tui.status.limit_input", text = s.limit_input),
+        Mode::Insert => t!(
+            "tui.status.editing",
+            field = s.editor.as_ref().map_or(Field::Template, |e| e.field).title()
         ),
-        Mode::Insert => format!(
-            " editing {} — Esc stops · Ctrl-S saves",
-            s.editor.as_ref().map_or(Field::Template, |e| e.field).title()
+        Mode::Picker => t!("tui.status.picker"),
+        Mode::ModelInput => t!("tui.status.model_input", text = s.picker.model_input),
+        Mode::Normal if s.tab == super::super::state::Tab::Migrate => t!(
+            "tui.status.migrate",
+            migrate = k(Action::Migrate),
+            write = k(Action::MigrateWrite),
+            twins = k(Action::Twins),
+            provider = k(Action::Provider),
+            help = k(Action::Help)
         ),
-        Mode::Picker => " provider: ↑/↓ move · Enter chooses · e edits the model · Esc closes".to_owned(),
-        Mode::ModelInput => format!(" model: {}▌ — Enter sets · Esc cancels", s.picker.model_input),
-        Mode::Normal if s.tab == super::super::state::Tab::Migrate => format!(
-            " {} migrate the selection · {} write it · {} run original + migration · ↑/↓ scroll · {} provider · {} help",
-            k(Action::Migrate),
-            k(Action::MigrateWrite),
-            k(Action::Twins),
-            k(Action::Provider),
-            k(Action::Help)
+        Mode::Normal if s.tab == super::super::state::Tab::Compare => t!(
+            "tui.status.compare",
+            twins = k(Action::Twins),
+            pin = k(Action::Pin),
+            provider = k(Action::Provider),
+            help = k(Action::Help)
         ),
-        Mode::Normal if s.tab == super::super::state::Tab::Compare => format!(
-            " {} run twins · {} pin the run on show as A · ↑/↓ scroll · {} provider · {} help",
-            k(Action::Twins),
-            k(Action::Pin),
-            k(Action::Provider),
-            k(Action::Help)
-        ),
-        Mode::Normal => format!(
-            " {} help · {} run · {} twins · {} sweep · {}/{} limit · {} type limit · {} provider · {} quit",
-            k(Action::Help),
-            k(Action::Run),
-            k(Action::Twins),
-            k(Action::Sweep),
-            k(Action::LimitDown),
-            k(Action::LimitUp),
-            k(Action::LimitType),
-            k(Action::Provider),
-            k(Action::Quit)
+        Mode::Normal => t!(
+            "tui.status.normal",
+            help = k(Action::Help),
+            run = k(Action::Run),
+            twins = k(Action::Twins),
+            sweep = k(Action::Sweep),
+            down = k(Action::LimitDown),
+            up = k(Action::LimitUp),
+            typed = k(Action::LimitType),
+            provider = k(Action::Provider),
+            quit = k(Action::Quit)
         ),
     };
-    (hint, false)
+    (format!(" {hint}"), false)
 }
 
 /// Draw both lines in `area`.
