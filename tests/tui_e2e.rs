@@ -528,3 +528,40 @@ fn a_paste_lands_in_one_step_and_a_signal_goes_ahead_of_queued_keys() {
         sent.elapsed()
     );
 }
+
+/// Issue 13: the workbench in another language, from `LANG` or `--lang`:
+/// tabs, the status bar's hints and the help are translated.
+#[test]
+fn the_workbench_speaks_the_chosen_language() {
+    let Some(t) = Tmux::new("lang") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let config = dir.path().join("none.toml");
+    std::fs::write(&config, "").unwrap();
+    launch_with(&t, dir.path(), &config, "LC_ALL= LC_MESSAGES= LANG=zh_CN.UTF-8");
+    let s = t.wait_for("1 提示词");
+    assert!(s.contains("2 编辑") && s.contains("7 对比"), "{s}");
+    t.keys(&["Down"]);
+    let s = t.wait_for("帮助 · r 运行");
+    assert!(s.contains("上限 无"), "{s}");
+    t.keys(&["?"]);
+    let s = t.wait_for("本帮助");
+    assert!(s.contains("任意键关闭"), "{s}");
+    t.keys(&["x", "q"]);
+    assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
+    t.cmd(&["kill-server"]);
+
+    let t = Tmux::new("lang-flag").unwrap();
+    let bin = env!("CARGO_BIN_EXE_cutline");
+    t.start(&format!(
+        "cd '{}' && env CUTLINE_CONFIG='{}' LANG=zh_CN.UTF-8 '{bin}' --lang es --prompts prompts --sessions sessions --provider replay; echo EXIT=$?; sleep 60",
+        dir.path().display(),
+        config.display()
+    ));
+    let s = t.wait_for("3 Ejecutar");
+    assert!(s.contains("7 Comparar"), "--lang wins over LANG: {s}");
+    t.keys(&["Down"]);
+    t.wait_for("? ayuda · r ejecutar");
+    t.keys(&["q"]);
+    assert!(t.wait_for("EXIT=").contains("EXIT=0"));
+}

@@ -434,3 +434,27 @@ fn compare_union_per_type() {
     send(&mut s, [ch('7')]);
     assert_snapshot!("compare_union_per_type", screen(&s, 110, 24));
 }
+
+/// With no local model the first screen says what to do in one line, until
+/// the first key.
+#[test]
+fn first_screen_without_a_model() {
+    use cutline::tui::state::FirstScreen;
+    let mut s = state();
+    let _ = cutline::tui::update(&mut s, Event::SessionsLoaded(Vec::new()));
+    assert_eq!(s.first_screen, None, "sessions load once: no guide on a reload");
+    s.sessions.loaded = false;
+    let _ = cutline::tui::update(&mut s, Event::SessionsLoaded(vec![tui_reducer_session()]));
+    assert_eq!(s.first_screen, Some(FirstScreen::Replay));
+    assert_snapshot!("first_screen_replay", screen(&s, 100, 12));
+    send(&mut s, [key(KeyCode::Down)]);
+    assert_eq!(s.first_screen, None);
+    s.sessions.loaded = false;
+    let _ = cutline::tui::update(&mut s, Event::SessionsLoaded(Vec::new()));
+    assert_eq!(s.first_screen, Some(FirstScreen::Install));
+    let text = screen(&s, 120, 12);
+    assert!(
+        text.contains("no local model and no recorded runs: `cutline setup local` installs the model"),
+        "{text}"
+    );
+}

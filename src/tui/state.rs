@@ -132,6 +132,15 @@ pub struct Message {
     pub text: String,
 }
 
+/// What the first screen without a local model says to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstScreen {
+    /// Recorded runs exist: replay the twins, or install the model.
+    Replay,
+    /// Nothing recorded either: install the model.
+    Install,
+}
+
 /// The prompt list.
 #[derive(Debug, Default)]
 pub struct PromptList {
@@ -765,6 +774,8 @@ pub struct State {
     pub sessions: SessionsView,
     /// The status-bar message.
     pub message: Option<Message>,
+    /// The first screen's one-line guide, until the first key or click.
+    pub first_screen: Option<FirstScreen>,
     /// The provider picker (open in [`Mode::Picker`]).
     pub picker: ProviderPicker,
     /// The Migrate tab.
@@ -811,6 +822,7 @@ impl State {
             sweep_pending: false,
             sessions: SessionsView::default(),
             message: None,
+            first_screen: None,
             picker: ProviderPicker::default(),
             migrate: None,
             compare: CompareView::default(),

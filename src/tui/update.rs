@@ -20,13 +20,16 @@ use super::keymap::Action;
 use super::layout;
 use super::panes;
 use super::run_view::{self, Phase, RunView};
-use super::state::{Editor, Field, Mode, OutPane, Shown, State, SweepView, Tab, Target};
+use super::state::{Editor, Field, FirstScreen, Mode, OutPane, Shown, State, SweepView, Tab, Target};
 
 /// The default max-token limit that `-`/`+` start from when there is none.
 pub const DEFAULT_LIMIT: u32 = 256;
 
 /// Apply one event; return the work it asks for.
 pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
+    if matches!(ev, Event::Key(_) | Event::Mouse(_) | Event::Paste(_)) {
+        s.first_screen = None;
+    }
     match ev {
         Event::Key(k) => key(s, k),
         Event::Mouse(m) => mouse(s, m),
@@ -74,8 +77,12 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::SessionsLoaded(sessions) => {
+            let first = !s.sessions.loaded;
             s.sessions.sessions = sessions;
             s.sessions.loaded = true;
+            if first {
+                first_screen(s);
+            }
             s.sessions.selected = s.sessions.selected.min(s.sessions.rows().len().saturating_sub(1));
             if let Target::Recording(a, b) = s.target
                 && s.sessions.sessions.get(a).and_then(|x| x.runs.get(b)).is_none()
@@ -640,6 +647,19 @@ fn spec(s: &State, prompt: PromptConfig, vars: serde_json::Map<String, serde_jso
         StructuredPath::None => Structured::Off,
     });
     spec
+}
+
+/// The first screen without a local model says in one line what to do:
+/// replay the recorded twins, or install the model.
+fn first_screen(s: &mut State) {
+    if s.local_installed != Some(false) || s.shown.is_some() {
+        return;
+    }
+    s.first_screen = Some(if s.sessions.sessions.iter().any(|x| !x.runs.is_empty()) {
+        FirstScreen::Replay
+    } else {
+        FirstScreen::Install
+    });
 }
 
 fn local_guard(s: &mut State) -> bool {

@@ -10,7 +10,7 @@ use rust_i18n::t;
 
 use super::super::keymap::Action;
 use super::super::run_view::{Phase, RunView};
-use super::super::state::{Field, Mode, Shown, State};
+use super::super::state::{Field, FirstScreen, Mode, Shown, State};
 
 fn run_part(r: &RunView, label: Option<&str>) -> String {
     let phase = match &r.phase {
@@ -84,7 +84,22 @@ pub fn line2(s: &State) -> (String, bool) {
         return (format!(" {}", m.text), m.error);
     }
     let k = |a| s.keymap.key_for(a);
-    let hint = match s.mode {
+    let hint = match (s.first_screen, s.mode) {
+        (Some(FirstScreen::Replay), _) => t!(
+            "tui.status.first_replay",
+            twins = k(Action::Twins),
+            help = k(Action::Help)
+        ),
+        (Some(FirstScreen::Install), _) => t!("tui.status.first_empty", help = k(Action::Help)),
+        (None, mode) => mode_hint(s, mode),
+    };
+    (format!(" {hint}"), false)
+}
+
+/// The key hints of `mode`.
+fn mode_hint(s: &State, mode: Mode) -> std::borrow::Cow<'static, str> {
+    let k = |a| s.keymap.key_for(a);
+    match mode {
         Mode::Filter => t!("tui.status.filter", text = s.prompts.filter),
         Mode::LimitInput => t!("tui.status.limit_input", text = s.limit_input),
         Mode::Insert => t!(
@@ -120,8 +135,7 @@ pub fn line2(s: &State) -> (String, bool) {
             provider = k(Action::Provider),
             quit = k(Action::Quit)
         ),
-    };
-    (format!(" {hint}"), false)
+    }
 }
 
 /// Draw both lines in `area`.
