@@ -71,6 +71,7 @@ fn record(i: usize) -> RunRecord {
         adjustments: Vec::new(),
         checks: Vec::new(),
         prefill: String::new(),
+        token_ids: Vec::new(),
         continues: None,
         thinking: String::new(),
         analysis: json!({"response_type": "jsonl", "items": i}),

@@ -1459,6 +1459,7 @@ fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
         adjustments: Vec::new(),
         checks: Vec::new(),
         prefill: String::new(),
+        token_ids: Vec::new(),
         continues: None,
         analysis: json!({}),
     };

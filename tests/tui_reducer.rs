@@ -469,6 +469,7 @@ pub fn recorded_session() -> cutline::session::Session {
         adjustments: Vec::new(),
         checks: Vec::new(),
         prefill: String::new(),
+        token_ids: Vec::new(),
         continues: None,
         thinking: String::new(),
         analysis: serde_json::json!({}),

@@ -79,6 +79,7 @@ fn record_session(dir: &std::path::Path) {
         adjustments: Vec::new(),
         checks: Vec::new(),
         prefill: String::new(),
+        token_ids: Vec::new(),
         continues: None,
         thinking: String::new(),
         analysis: serde_json::json!({}),

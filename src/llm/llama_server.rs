@@ -38,10 +38,21 @@ impl LlamaServer {
     pub fn body(&self, req: &Request) -> Value {
         // A continuation's prefill follows the prompt verbatim: the model
         // goes on from the exact text it had produced.
-        let prompt = if req.system.is_empty() {
-            format!("{}{}", req.prompt, req.prefill)
+        let lead = if req.system.is_empty() {
+            req.prompt.clone()
         } else {
-            format!("{}\n\n{}{}", req.system, req.prompt, req.prefill)
+            format!("{}\n\n{}", req.system, req.prompt)
+        };
+        // With the prefill's token ids the model is handed back exactly
+        // the tokens it generated (llama-server takes a mixed list of
+        // strings and ids); the text would be re-tokenised, and greedy
+        // decoding could then go another way.
+        let prompt = if req.prefill_tokens.is_empty() {
+            json!(format!("{lead}{}", req.prefill))
+        } else {
+            let mut mixed = vec![json!(lead)];
+            mixed.extend(req.prefill_tokens.iter().map(|id| json!(id)));
+            Value::Array(mixed)
         };
         let mut body = json!({
             "prompt": prompt,
@@ -117,7 +128,11 @@ struct CompletionDecoder {
 impl Decoder for CompletionDecoder {
     fn feed(&mut self, _event: &str, data: &str, out: &mut Vec<Event>) -> Result<bool, LlmError> {
         let (delta, finish) = parse_event(data)?;
+        let ids = token_ids(data);
         out.extend(delta);
+        if !ids.is_empty() {
+            out.push(Event::Tokens { ids });
+        }
         self.finish = finish;
         Ok(self.finish.is_some())
     }
@@ -130,6 +145,17 @@ impl Decoder for CompletionDecoder {
             ))
         })
     }
+}
+
+/// The token ids of one `/completion` event (`tokens`, with
+/// `return_tokens`).
+fn token_ids(data: &str) -> Vec<u32> {
+    #[derive(serde::Deserialize)]
+    struct Ids {
+        #[serde(default)]
+        tokens: Vec<u32>,
+    }
+    serde_json::from_str::<Ids>(data).map(|i| i.tokens).unwrap_or_default()
 }
 
 /// One `/completion` stream event: its delta and, on the last one, the finish.
@@ -212,6 +238,25 @@ mod tests {
         });
         assert_eq!(b["n_predict"], -1);
         assert_eq!(b["repeat_penalty"], json!(1.15_f32));
+        // A continuation hands back the model's own tokens after the text.
+        let c = p.body(&Request {
+            prefill: "{\"a\"".into(),
+            prefill_tokens: vec![107, 38824],
+            ..Request::default()
+        });
+        assert_eq!(c["prompt"], json!(["", 107, 38824]));
+        let t = p.body(&Request {
+            prompt: "P".into(),
+            prefill: "{\"a\"".into(),
+            ..Request::default()
+        });
+        assert_eq!(t["prompt"], json!("P{\"a\""));
+    }
+
+    #[test]
+    fn token_ids_come_with_every_event() {
+        assert_eq!(token_ids(r#"{"content":"x","tokens":[5,6],"stop":false}"#), vec![5, 6]);
+        assert_eq!(token_ids(r#"{"content":"x","stop":false}"#), Vec::<u32>::new());
     }
 
     #[test]

@@ -60,6 +60,11 @@ pub struct Request {
     /// from there. Sent only to a provider whose `prefills()` is true.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub prefill: String,
+    /// The prefill as the token ids the model generated it as, when known
+    /// (llama-server sends them instead of the text, so the continuation
+    /// starts from exactly the state the cut left, not a re-tokenised one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefill_tokens: Vec<u32>,
     /// A GBNF grammar constraining a JSONL answer (`llm::grammar`); only a
     /// profile with `grammar` gets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,6 +203,12 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pieces: Vec<String>,
     },
+    /// The ids of the tokens just generated, one per piece (llama-server),
+    /// so a continuation can hand the model back exactly these tokens.
+    Tokens {
+        /// Token ids, in order.
+        ids: Vec<u32>,
+    },
     /// Reasoning / thinking text the model streamed (never part of the
     /// analysed answer).
     Thinking {
@@ -284,6 +295,10 @@ pub struct Transcript {
     pub thinking: String,
     /// Token pieces with their arrival time in ms since the request.
     pub pieces: Vec<Piece>,
+    /// The generated tokens' ids, one per piece, when the server reports
+    /// them (llama-server); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_ids: Vec<u32>,
     /// Why it ended (`error` when it failed).
     pub finish: Option<FinishReason>,
     /// The provider's own word.
@@ -336,6 +351,7 @@ impl Transcript {
                 }
             }
             Event::Thinking { text } => self.thinking.push_str(text),
+            Event::Tokens { ids } => self.token_ids.extend_from_slice(ids),
             Event::Finish {
                 reason,
                 raw_reason,

@@ -165,10 +165,14 @@ pub async fn run(
     let mut ended = end_of(first, continuable);
     let prefill = target.provider.prefills();
     let mut records = Vec::new();
+    // The kept answer as the model's own token ids, while every call
+    // reported them: the exact prefill.
+    let mut ids = exact_ids(&first.record);
     while ended.is_none() && calls.len() <= usize::try_from(more).unwrap_or(usize::MAX) {
         let mut plan = super::plan(spec, target)?;
         let how = if prefill {
             plan.request.prefill.clone_from(&stitched);
+            plan.request.prefill_tokens = ids.clone().unwrap_or_default();
             plan.continues = Some(crate::session::Continues::Prefill);
             How::Prefill
         } else {
@@ -188,6 +192,10 @@ pub async fn run(
             recorder.as_deref_mut(),
         )?;
         stitched.push_str(&o.record.text);
+        ids = ids.zip(exact_ids(&o.record)).map(|(mut a, b)| {
+            a.extend(b);
+            a
+        });
         let now = distinct(spec, &keys, &stitched)?;
         let added = now.len().saturating_sub(items.len());
         // With prefill the cut line's rest counts with the new lines.
@@ -212,6 +220,19 @@ pub async fn run(
         ended: ended.unwrap_or(Ended::OutOfCalls),
         records,
     })
+}
+
+/// The ids of the tokens behind `r.text`: one per piece, less the trailing
+/// tokens the server held back for a possible stop sequence and never sent
+/// (a cut drops their text); `None` when the server gave no ids or they do
+/// not add up to the text.
+fn exact_ids(r: &RunRecord) -> Option<Vec<u32>> {
+    if r.token_ids.len() != r.pieces.len() {
+        return None;
+    }
+    let kept = r.pieces.len() - r.pieces.iter().rev().take_while(|p| p.text.is_empty()).count();
+    let text: String = r.pieces[..kept].iter().map(|p| p.text.as_str()).collect();
+    (text == r.text).then(|| r.token_ids[..kept].to_vec())
 }
 
 /// Whether a call ends the continuation, and why.

@@ -97,6 +97,7 @@ mod tests {
             adjustments: Vec::new(),
             checks: Vec::new(),
             prefill: String::new(),
+            token_ids: Vec::new(),
             continues: None,
             analysis: serde_json::json!({}),
         }

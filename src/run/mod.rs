@@ -352,6 +352,7 @@ pub fn finish(
         structured_path: plan.path.as_str().into(),
         adjustments: plan.adjustments.clone(),
         prefill: plan.request.prefill.clone(),
+        token_ids: t.token_ids.clone(),
         continues: plan.continues,
         checks: Vec::new(),
         analysis: analysis.summary(),

@@ -97,6 +97,7 @@ impl Plan {
                 response_schema: None,
                 headers: Vec::new(),
                 prefill: rec.prefill.clone(),
+                prefill_tokens: Vec::new(),
                 grammar: None,
             },
             path: Path::parse(&rec.structured_path).unwrap_or(Path::None),
@@ -161,6 +162,7 @@ fn plan_with(spec: &Spec, target: &Target, info: &ProviderInfo) -> Result<Plan, 
         response_schema: fitted.native_schema,
         headers: spec.headers.clone(),
         prefill: String::new(),
+        prefill_tokens: Vec::new(),
         grammar: fitted.grammar,
     };
     Ok(Plan {

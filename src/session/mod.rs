@@ -106,6 +106,9 @@ pub struct RunRecord {
     /// (prefilled, or quoted in a follow-up turn).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub prefill: String,
+    /// The generated tokens' ids, one per piece (llama-server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_ids: Vec<u32>,
     /// Set on a call that continues an earlier answer: its text is the
     /// rest of an answer, not a whole one, so it is never picked as a
     /// recording to replay nor resumed as a run of an eval.
@@ -152,6 +155,7 @@ impl RunRecord {
             text: self.text.clone(),
             thinking: self.thinking.clone(),
             pieces: self.pieces.clone(),
+            token_ids: self.token_ids.clone(),
             finish: Some(self.finish),
             raw_reason: self.raw_reason.clone(),
             usage: self.usage,
