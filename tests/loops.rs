@@ -57,3 +57,47 @@ fn replay_output_carries_the_loop_or_null() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["data"]["loop"].is_null(), "{}", v["data"]["loop"]);
 }
+
+/// `parse` has no finish reason: a loop is reported when the text itself
+/// was cut (a JSON value that ends early, a cut last JSONL line), in every
+/// output path (the JSON envelope, the streamed JSONL `summary`).
+#[test]
+fn parse_output_carries_the_loop_of_a_cut_text_or_null() {
+    let s = cutline::session::load(std::path::Path::new("sessions/demo.jsonl")).expect("demo session");
+    let text_of = |id: &str| s.runs.iter().find(|r| r.run_id == id).expect("run").text.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let parse = |name: &str, text: &str, as_: &str, format: &str| -> Vec<serde_json::Value> {
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        let out = assert_cmd::Command::cargo_bin("cutline")
+            .unwrap()
+            .arg("parse")
+            .arg(&f)
+            .args(["--as", as_, "--output", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    // demo#13: a JSON array repeating one element until the limit.
+    let v = parse("13.json", &text_of("demo#13"), "json", "json");
+    let l = &v[0]["data"]["loop"];
+    assert_eq!(l["repeats"], 16, "{l}");
+    assert!(
+        text_of("demo#13")[usize::try_from(l["start_byte"].as_u64().unwrap()).unwrap()..]
+            .starts_with(l["unit"].as_str().unwrap())
+    );
+    // demo#25: a JSONL answer looping until the limit, streamed.
+    let recs = parse("25.jsonl", &text_of("demo#25"), "jsonl", "jsonl");
+    let summary = recs.iter().find(|r| r["type"] == "summary").unwrap();
+    assert!(summary["loop"]["repeats"].as_u64().unwrap() >= 3, "{summary}");
+    let env = parse("25b.jsonl", &text_of("demo#25"), "jsonl", "json");
+    assert_eq!(env[0]["data"]["loop"], summary["loop"]);
+    // demo#30 repeated a line and stopped on its own: complete, no loop.
+    let env = parse("30.jsonl", &text_of("demo#30"), "jsonl", "json");
+    assert!(env[0]["data"]["loop"].is_null(), "{}", env[0]["data"]["loop"]);
+}

@@ -17,6 +17,7 @@ use super::out::{Category, CliError, Format, Out};
 use super::{Cli, io_err};
 use crate::output::json::{self as json_out, JsonSchemas};
 use crate::output::jsonl::{self, JsonlAnalysis, LineCounts, LineOutcome, LineStatus};
+use crate::output::loops::Loop;
 use crate::output::schema::CompiledSchema;
 use crate::prompt::ResponseType;
 
@@ -133,16 +134,19 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             }
             let a = json_out::analyse(&text, &schemas);
             json_records(&a, out).map_err(|e| io_err(&e))?;
+            let looped = loop_in(text.as_bytes(), 0, a.error.as_ref().is_some_and(|e| e.truncated));
             if out.format() == Format::Json {
                 out.envelope(&JsonData {
                     analysis: &a,
                     response_type: "json",
+                    looped,
                 });
                 return Ok(Value::Null);
             }
             let mut data = serde_json::to_value(&a).unwrap_or(Value::Null);
             if let Value::Object(m) = &mut data {
                 m.insert("response_type".into(), "json".into());
+                m.insert("loop".into(), json!(looped));
             }
             Ok(data)
         }
@@ -163,23 +167,27 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 // Serialised straight into the envelope: no `Value` copy of
                 // the items and outcomes (the bytes are pinned by
                 // tests/output_bytes.rs).
+                let looped = loop_in(&bytes, 0, analysis.counts.truncated > 0);
                 out.envelope(&JsonlData {
                     response_type: "jsonl",
                     items: &analysis.items,
                     lines: &analysis.lines,
                     counts: analysis.counts,
                     object_schema: rejects.as_ref().map(ignored_report),
+                    looped,
                 });
                 return Ok(Value::Null);
             }
-            let (analysis, rejects) = stream_jsonl(&args.file, compiled.as_ref(), ignored.as_ref(), out)?;
+            let (analysis, rejects, tail) = stream_jsonl(&args.file, compiled.as_ref(), ignored.as_ref(), out)?;
+            let looped = loop_in(&tail.bytes, tail.offset, analysis.counts.truncated > 0);
             if out.format() == Format::Pretty {
                 out.pretty(&pretty_jsonl(&analysis)).map_err(|e| io_err(&e))?;
             }
             let c = analysis.counts;
-            let mut summary = json!({"type": "summary", "response_type": "jsonl", "items": c.ok, "counts": c});
-            let mut data =
-                json!({"response_type": "jsonl", "items": analysis.items, "lines": analysis.lines, "counts": c});
+            let mut summary =
+                json!({"type": "summary", "response_type": "jsonl", "items": c.ok, "counts": c, "loop": looped});
+            let mut data = json!({"response_type": "jsonl", "items": analysis.items, "lines": analysis.lines,
+                "counts": c, "loop": looped});
             if let Some(r) = &rejects {
                 summary["object_schema_rejects"] = r.iter().map(|(l, _)| json!(l)).collect();
                 data["object_schema"] = ignored_report(r);
@@ -234,7 +242,7 @@ fn stream_jsonl<W: Write>(
     schema: Option<&CompiledSchema>,
     ignored: Option<&CompiledSchema>,
     out: &mut Out<W>,
-) -> Result<(JsonlAnalysis, Option<Rejects>), CliError> {
+) -> Result<(JsonlAnalysis, Option<Rejects>, Tail), CliError> {
     let reader: Box<dyn Read> = if path == "-" {
         Box::new(std::io::stdin())
     } else {
@@ -271,6 +279,7 @@ fn stream_jsonl<W: Write>(
         }
     };
     let mut line = Vec::with_capacity(1024);
+    let mut tail = Tail::default();
     loop {
         line.clear();
         let n = reader
@@ -279,6 +288,7 @@ fn stream_jsonl<W: Write>(
         if n == 0 {
             break;
         }
+        tail.push(&line);
         let terminated = line.last() == Some(&b'\n');
         let body = if terminated { &line[..line.len() - 1] } else { &line[..] };
         judge.line(body, terminated, &mut emit);
@@ -287,7 +297,27 @@ fn stream_jsonl<W: Write>(
     if let Some(e) = write_err {
         return Err(io_err(&e));
     }
-    Ok((analysis, ignored.map(|_| rejects)))
+    Ok((analysis, ignored.map(|_| rejects), tail))
+}
+
+/// The last bytes of a streamed file (what loop detection looks at), at
+/// most twice [`crate::output::loops::MAX_TAIL`], and where they start.
+#[derive(Default)]
+struct Tail {
+    bytes: Vec<u8>,
+    offset: usize,
+}
+
+impl Tail {
+    fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend_from_slice(chunk);
+        let max = crate::output::loops::MAX_TAIL;
+        if self.bytes.len() > 2 * max {
+            let drop = self.bytes.len() - max;
+            self.bytes.drain(..drop);
+            self.offset += drop;
+        }
+    }
 }
 
 /// The `data` of a jsonl envelope, in its key order.
@@ -299,6 +329,8 @@ struct JsonlData<'a> {
     counts: LineCounts,
     #[serde(skip_serializing_if = "Option::is_none")]
     object_schema: Option<Value>,
+    #[serde(rename = "loop")]
+    looped: Option<Loop>,
 }
 
 /// The `data` of a json envelope: the analysis, then `response_type`.
@@ -307,6 +339,22 @@ struct JsonData<'a> {
     #[serde(flatten)]
     analysis: &'a json_out::JsonAnalysis,
     response_type: &'static str,
+    #[serde(rename = "loop")]
+    looped: Option<Loop>,
+}
+
+/// The runaway loop a cut answer ends in (`data.loop`): only an answer
+/// that was cut can have been running away. `tail` is the end of the text,
+/// `offset` where it starts in the whole.
+fn loop_in(tail: &[u8], offset: usize, cut: bool) -> Option<Loop> {
+    if !cut {
+        return None;
+    }
+    let text = String::from_utf8_lossy(tail);
+    crate::output::loops::detect(&text, None).map(|mut l| {
+        l.start_byte += offset;
+        l
+    })
 }
 
 /// One `line` record, serialised without building a `Value`. Its keys come
