@@ -25,6 +25,16 @@ need() {
 need tmux "the TUI end-to-end test drives the real binary in it"
 need chromium "the report test renders the HTML report in headless Chromium"
 export CUTLINE_REQUIRE_CHROMIUM=1
+# GNU time (not the shell keyword) measures the memory tests' peak RSS.
+if [ ! -x /usr/bin/time ]; then
+    echo "== installing time (the memory tests read its peak RSS)"
+    if [ "$(id -u)" = 0 ]; then
+        (apt-get install -y -q time >/dev/null 2>&1) || (apt-get update -q >/dev/null && apt-get install -y -q time >/dev/null)
+    else
+        sudo apt-get install -y -q time >/dev/null
+    fi
+fi
+export CUTLINE_REQUIRE_TIME=1
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -430,7 +430,7 @@ pub(crate) const JSONL_ARRAY_WARNING: &str =
 
 fn load_toml_checked(label: &str, text: &str) -> Result<(PromptConfig, Vec<Warning>), ConfigError> {
     let doc = Doc { label, text };
-    let root = DeTable::parse(text).map_err(|e| doc.toml_error(&e))?;
+    let root = super::toml_check::parse(text).map_err(|e| doc.toml_error(&e))?;
     let mut p = PromptConfig {
         id: stem(label),
         origin: Origin {

@@ -16,6 +16,7 @@ mod pyfmt;
 pub mod render;
 pub mod sidecar;
 pub mod tg_load;
+mod toml_check;
 mod toml_out;
 pub mod trustgraph;
 
