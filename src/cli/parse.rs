@@ -133,8 +133,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 out.warn(w).map_err(|e| io_err(&e))?;
             }
             let a = json_out::analyse(&text, &schemas);
-            json_records(&a, out).map_err(|e| io_err(&e))?;
             let looped = loop_in(text.as_bytes(), 0, a.error.as_ref().is_some_and(|e| e.truncated));
+            json_records(&a, looped.as_ref(), out).map_err(|e| io_err(&e))?;
             if out.format() == Format::Json {
                 out.envelope(&JsonData {
                     analysis: &a,
@@ -143,12 +143,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 });
                 return Ok(Value::Null);
             }
-            let mut data = serde_json::to_value(&a).unwrap_or(Value::Null);
-            if let Value::Object(m) = &mut data {
-                m.insert("response_type".into(), "json".into());
-                m.insert("loop".into(), json!(looped));
-            }
-            Ok(data)
+            // JSONL and pretty output are written above; only the JSON
+            // envelope carries `data` (no second copy of the analysis).
+            Ok(Value::Null)
         }
         As::Jsonl => {
             let compiled = schema
@@ -400,7 +397,7 @@ impl Serialize for LineRecord<'_> {
     }
 }
 
-fn json_records<W: Write>(a: &json_out::JsonAnalysis, out: &mut Out<W>) -> std::io::Result<()> {
+fn json_records<W: Write>(a: &json_out::JsonAnalysis, looped: Option<&Loop>, out: &mut Out<W>) -> std::io::Result<()> {
     for item in &a.items {
         out.record(&json!({"type": "item", "value": item}))?;
     }
@@ -416,7 +413,7 @@ fn json_records<W: Write>(a: &json_out::JsonAnalysis, out: &mut Out<W>) -> std::
     out.record(&json!({
         "type": "summary", "response_type": "json", "status": a.status, "error": a.error,
         "violations": a.violations, "items": a.items.len(), "salvaged": a.salvaged.len(),
-        "salvage_stop": a.salvage_stop,
+        "salvage_stop": a.salvage_stop, "loop": looped,
     }))?;
     if out.format() == Format::Pretty {
         out.pretty(&pretty_json(a))?;
