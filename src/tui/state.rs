@@ -580,7 +580,22 @@ impl SweepView {
             l.map_or(0, |p| p.jsonl_items),
         )
     }
+
+    /// The recommended limits (`cutline budget` at [`BUDGET_TARGET`]) of
+    /// the answers on show: (strict JSON, JSONL), each when its answer has
+    /// items to keep.
+    pub fn budgets(&self) -> (Option<usize>, Option<usize>) {
+        let of = |pts: &[SweepPoint], jsonl: bool| {
+            let last = pts.last()?;
+            let items = if jsonl { last.jsonl_items } else { last.json_items };
+            (items > 0).then(|| crate::eval::budget::of_input("", pts, jsonl, BUDGET_TARGET, None).limit)
+        };
+        (of(&self.data.json_points, false), of(&self.data.jsonl_points, true))
+    }
 }
+
+/// The share of an answer's items the Sweep tab's budget marker keeps.
+pub const BUDGET_TARGET: f64 = 0.95;
 
 /// What `r` runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

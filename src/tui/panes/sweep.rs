@@ -42,6 +42,17 @@ pub fn draw_chart(f: &mut Frame<'_>, area: Rect, sw: &SweepView, twins: bool, th
     let salvage = series(sw, area.width, |t| t.1);
     let jsonl = series(sw, area.width, |t| t.2);
     let cursor = [(f64_of(sw.cursor), 0.0), (f64_of(sw.cursor), f64_of(max_y))];
+    // The recommended limits, as dotted verticals in their series' colour.
+    let (b_json, b_jsonl) = sw.budgets();
+    let vertical = |x: Option<usize>| {
+        x.map(|x| {
+            (0..=8)
+                .map(|i| (f64_of(x), f64_of(max_y) * f64::from(i) / 8.0))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+    };
+    let (v_json, v_jsonl) = (vertical(b_json), vertical(b_jsonl));
     let names: [String; 3] = {
         let base = if twins {
             ["strict JSON (JSON prompt)", "salvage (JSON prompt)", "JSONL (twin)"]
@@ -86,6 +97,16 @@ pub fn draw_chart(f: &mut Frame<'_>, area: Rect, sw: &SweepView, twins: bool, th
             .graph_type(GraphType::Line)
             .style(theme.accent())
             .data(&cursor),
+        Dataset::default()
+            .marker(Marker::Dot)
+            .graph_type(GraphType::Scatter)
+            .style(theme.series(0))
+            .data(&v_json),
+        Dataset::default()
+            .marker(Marker::Dot)
+            .graph_type(GraphType::Scatter)
+            .style(theme.series(2))
+            .data(&v_jsonl),
     ];
     let title = if sw.data.estimated {
         " Items recovered vs max tokens (cuts from the o200k tokenizer) "
@@ -124,7 +145,22 @@ pub fn draw_summary(f: &mut Frame<'_>, area: Rect, sw: &SweepView, theme: Theme)
         Span::styled(format!("salvage {b}"), theme.series(1)),
         Span::raw(" · "),
         Span::styled(format!("JSONL {c}"), theme.series(2)),
-        Span::styled("   ←/→ move the cut · Shift-←/→ ×10", theme.dim()),
     ]);
+    let mut line = line;
+    let (b_json, b_jsonl) = sw.budgets();
+    if b_json.is_some() || b_jsonl.is_some() {
+        let show = |b: Option<usize>| b.map_or_else(|| "-".to_owned(), |n| n.to_string());
+        line.spans.push(Span::styled(
+            format!(
+                "   keep {:.0}%: strict JSON ≥ {} · JSONL ≥ {} tokens",
+                super::super::state::BUDGET_TARGET * 100.0,
+                show(b_json),
+                show(b_jsonl)
+            ),
+            theme.dim(),
+        ));
+    }
+    line.spans
+        .push(Span::styled("   ←/→ move the cut · Shift-←/→ ×10", theme.dim()));
     f.render_widget(Paragraph::new(line), area);
 }
