@@ -458,3 +458,20 @@ fn first_screen_without_a_model() {
         "{text}"
     );
 }
+
+/// A JSONL answer the limit cut while it repeated one line: the response
+/// pane marks the line the loop starts on and its title says what it
+/// wasted (issue 12).
+#[test]
+fn run_cut_in_a_runaway_loop() {
+    let mut s = state();
+    let mut text = String::from("{\"entity\": \"leaf\", \"definition\": \"a green part\"}\n");
+    for _ in 0..6 {
+        text.push_str("{\"entity\": \"root\", \"definition\": \"the part below\"}\n");
+    }
+    text.push_str("{\"entity\": \"ro");
+    show(&mut s, finished(1, &jsonl_prompt(), &text, FinishReason::Length));
+    let out = screen(&s, 110, 24);
+    assert!(out.contains("↻ loop from line 2: 6 repeats"), "{out}");
+    assert_snapshot!("run_runaway_loop", out);
+}

@@ -5,6 +5,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use crate::llm::FinishReason;
+use crate::output::loops;
+
 use super::super::run_view::{Phase, RunView};
 use super::super::state::Scroll;
 use super::super::text;
@@ -39,16 +42,34 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, run: &RunView, scroll: Scroll, focuse
     let digits = total.to_string().len().max(3);
     let live = run.live();
     let last = total.saturating_sub(1);
+    // A runaway loop the limit cut: its first line is marked, the title says
+    // what it wasted (linear in the text's tail, so found per frame).
+    let looped = (run.finish == Some(FinishReason::Length))
+        .then(|| loops::detect(&run.text, run.token_pieces.then_some(run.boundaries.as_slice())))
+        .flatten();
+    let loop_line = looped.as_ref().map(|l| {
+        run.line_starts
+            .partition_point(|&s| s <= l.start_byte)
+            .saturating_sub(1)
+    });
     let title = format!(
-        "Response · {} ({}) · {} B",
+        "Response · {} ({}) · {} B{}",
         run.prompt_id,
         run.response_type,
-        run.text.len()
+        run.text.len(),
+        looped.as_ref().map_or_else(String::new, |l| format!(
+            " · ↻ loop from line {}: {} repeats{}",
+            loop_line.unwrap_or(0) + 1,
+            l.repeats,
+            l.wasted_tokens
+                .map_or_else(String::new, |w| format!(", {w} tokens wasted"))
+        ))
     );
     let row = move |i: usize, w: usize| {
         let content = text::line_at(&run.text, &run.line_starts, i);
-        let gutter = format!("{:>digits$} ", i + 1);
-        let room = w.saturating_sub(gutter.len() + usize::from(live && i == last));
+        let mark = if loop_line == Some(i) { "↻" } else { " " };
+        let gutter = format!("{:>digits$}{mark}", i + 1);
+        let room = w.saturating_sub(text::width(&gutter) + usize::from(live && i == last));
         let mut spans = vec![Span::styled(gutter, theme.dim()), Span::raw(text::clip(content, room))];
         if live && i == last {
             spans.push(Span::styled("▌", theme.accent()));
