@@ -565,3 +565,39 @@ fn the_workbench_speaks_the_chosen_language() {
     t.keys(&["q"]);
     assert!(t.wait_for("EXIT=").contains("EXIT=0"));
 }
+
+/// Issue 13: `y` copies the response on show through OSC 52, which tmux
+/// (`set-clipboard on`) turns into a paste buffer.
+#[test]
+fn copy_reaches_the_clipboard_through_osc_52() {
+    let Some(t) = Tmux::new("copy") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    launch(&t, dir.path());
+    if not_wired(&t) {
+        return;
+    }
+    t.cmd(&["set-option", "-g", "set-clipboard", "on"]);
+    t.wait_for("extract-definitions-jsonl");
+    t.keys(&["/", "j", "s", "o", "n", "l", "Enter"]);
+    t.wait_for("/jsonl");
+    t.keys(&["j", "m", "2", "0", "Enter"]);
+    t.wait_for("limit 20");
+    t.keys(&["r"]);
+    t.wait_for("finish length");
+    t.keys(&["y"]);
+    // The parse pane has the focus: the kept line.
+    let s = t.wait_for("to the clipboard");
+    assert!(s.contains("copied 1 kept items ("), "{s}");
+    let buffer = t.cmd(&["show-buffer"]);
+    assert_eq!(
+        buffer,
+        "{\"entity\":\"photosynthesis\",\"definition\":\"how plants make sugar\"}"
+    );
+    // The response pane has it after `[`: the whole text, cut line and all.
+    t.keys(&["[", "y"]);
+    t.wait_for("copied the response (80 B)");
+    assert!(t.cmd(&["show-buffer"]).ends_with("{\"entity\":\"chlo"));
+    t.keys(&["q"]);
+    assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
+}

@@ -966,3 +966,45 @@ fn a_run_of_typed_keys_is_one_insertion() {
     send(&mut s, [key(KeyCode::Esc)]);
     assert!(typed.take(&s, ch('q')).is_some());
 }
+
+/// `y` copies the focused response, or in a parse pane the kept items one
+/// per line, through an OSC 52 effect, and says what it copied.
+#[test]
+fn copy_takes_the_focused_response_or_its_kept_items() {
+    let mut s = state();
+    let fx = send(&mut s, [ch('y')]);
+    assert!(fx.is_empty());
+    assert!(s.message.as_ref().unwrap().text.starts_with("nothing to copy"));
+    show(
+        &mut s,
+        finished(1, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length),
+    );
+    s.focus = OutPane::Response;
+    let fx = send(&mut s, [ch('y')]);
+    assert!(
+        matches!(fx.as_slice(), [Effect::Copy(t)] if t == TRUNCATED_ARRAY),
+        "{fx:?}"
+    );
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        format!("copied the response ({} B) to the clipboard", TRUNCATED_ARRAY.len())
+    );
+    s.focus = OutPane::Json;
+    let fx = send(&mut s, [ch('y')]);
+    let salvaged = s
+        .shown
+        .as_ref()
+        .unwrap()
+        .json_side()
+        .json
+        .as_ref()
+        .unwrap()
+        .salvaged
+        .clone();
+    let expected: Vec<String> = salvaged.iter().map(ToString::to_string).collect();
+    assert!(
+        matches!(fx.as_slice(), [Effect::Copy(t)] if *t == expected.join("\n")),
+        "{fx:?}"
+    );
+    assert!(s.message.as_ref().unwrap().text.starts_with("copied 3 kept items"));
+}

@@ -276,6 +276,9 @@ pub enum Effect {
         /// The author confirmed replacing an existing file.
         overwrite: bool,
     },
+    /// Put text on the terminal's clipboard (OSC 52: works over SSH and
+    /// through tmux with `set-clipboard on`).
+    Copy(String),
     /// Leave the workbench.
     Quit,
 }

@@ -95,6 +95,8 @@ pub enum Action {
     NextInput,
     /// Reload prompts and sessions from disk.
     Reload,
+    /// Copy the focused response (or its kept items) to the clipboard.
+    Copy,
 }
 
 impl Action {
@@ -143,6 +145,7 @@ impl Action {
         (Action::Rendered, "rendered", "show the rendered prompt"),
         (Action::NextInput, "next_input", "next sample input (runs use it)"),
         (Action::Reload, "reload", "reload prompts and sessions"),
+        (Action::Copy, "copy", "copy the response or kept items"),
     ];
 
     /// The config name of an action.
@@ -380,6 +383,7 @@ impl Keymap {
             (c('M'), Action::Migrate),
             (c('W'), Action::MigrateWrite),
             (c('P'), Action::Pin),
+            (c('y'), Action::Copy),
         ];
         for n in 1..=7u8 {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));

@@ -160,6 +160,7 @@ impl Runner {
                     let _ = tx.send(Event::Saved(r));
                 });
             }
+            Effect::Copy(text) => osc52(&text),
             Effect::LoadProviders => self.spawn_load_providers(),
             Effect::LoadGold(ids) => self.spawn_load_gold(ids),
             Effect::WriteMigrated { config, overwrite } => self.spawn_write_migrated(config, overwrite),
@@ -559,4 +560,15 @@ fn record(
             None
         }
     }
+}
+
+/// Ask the terminal to put `text` on the clipboard: OSC 52 with the text in
+/// base64, written straight to the terminal between frames.
+fn osc52(text: &str) {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(text);
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "\x1b]52;c;{b64}\x07");
+    let _ = out.flush();
 }

@@ -296,6 +296,7 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
         }
         Action::MigrateWrite => return migrate_write(s),
         Action::Pin => pin(s),
+        Action::Copy => return copy(s),
         Action::Structured => {
             s.structured = match s.structured {
                 None => Some(StructuredPath::Native),
@@ -660,6 +661,43 @@ fn first_screen(s: &mut State) {
     } else {
         FirstScreen::Install
     });
+}
+
+/// What `y` copies: the focused response's text, or (in a parse pane) the
+/// items the run's consumer kept, one JSON value per line (a JSON answer's
+/// strict items, else the elements salvage recovered).
+fn copy(s: &mut State) -> Vec<Effect> {
+    let run = match &s.shown {
+        Some(Shown::Single(r)) => r.as_ref(),
+        Some(Shown::Twins { json, jsonl }) => {
+            if matches!(s.focus, OutPane::Response2 | OutPane::Jsonl) {
+                jsonl.as_ref()
+            } else {
+                json.as_ref()
+            }
+        }
+        None => {
+            s.info(rust_i18n::t!("tui.status.nothing_to_copy").into_owned());
+            return Vec::new();
+        }
+    };
+    let (what, text) = match s.focus {
+        OutPane::Json | OutPane::Jsonl => {
+            let items: &[serde_json::Value] = match (&run.json, run.response_type) {
+                (Some(a), ResponseType::Json) if a.items.is_empty() => &a.salvaged,
+                (Some(a), ResponseType::Json) => &a.items,
+                _ => &run.jsonl.items,
+            };
+            let lines: Vec<String> = items.iter().map(serde_json::Value::to_string).collect();
+            (
+                rust_i18n::t!("tui.status.copied_items", n = items.len()),
+                lines.join("\n"),
+            )
+        }
+        OutPane::Response | OutPane::Response2 => (rust_i18n::t!("tui.status.copied_response"), run.text.clone()),
+    };
+    s.info(rust_i18n::t!("tui.status.copied", what = what, bytes = text.len()).into_owned());
+    vec![Effect::Copy(text)]
 }
 
 fn local_guard(s: &mut State) -> bool {
