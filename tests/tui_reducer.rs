@@ -1008,3 +1008,27 @@ fn copy_takes_the_focused_response_or_its_kept_items() {
     );
     assert!(s.message.as_ref().unwrap().text.starts_with("copied 3 kept items"));
 }
+
+/// `c` continues only a JSONL answer the limit cut; anything else says so.
+#[test]
+fn continue_needs_a_cut_jsonl_answer() {
+    let mut s = state();
+    assert!(send(&mut s, [ch('c')]).is_empty());
+    assert!(
+        s.message
+            .as_ref()
+            .unwrap()
+            .text
+            .starts_with("c continues a JSONL answer the limit cut")
+    );
+    show(&mut s, finished(1, &jsonl_prompt(), VALID_JSONL, FinishReason::Stop));
+    assert!(send(&mut s, [ch('c')]).is_empty(), "an answer that ended on its own");
+    show(
+        &mut s,
+        finished(2, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length),
+    );
+    assert!(
+        send(&mut s, [ch('c')]).is_empty(),
+        "a JSON array is not continued line by line"
+    );
+}

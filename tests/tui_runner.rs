@@ -124,6 +124,27 @@ async fn replay_streams_through_the_runner_and_sweeps() {
     assert_eq!(r.jsonl.counts.schema_invalid, 1);
     assert_eq!(r.jsonl.counts.invalid_json, 1);
     assert_eq!(r.jsonl.counts.truncated, 1);
+    // `c` continues it: the replay goes on from the cut text under the same
+    // limit, and the view shows the whole answer so far.
+    let fx = send(&mut s, [ch('c')]);
+    assert!(
+        matches!(fx.as_slice(), [Effect::Start(j)] if j.prefill == want),
+        "{fx:?}"
+    );
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.shown.as_ref().is_some_and(|x| !x.live())
+    })
+    .await;
+    let c = s.shown.as_ref().unwrap().jsonl_side();
+    let whole: String = pieces(JSONL_WITH_ERRORS, 5).into_iter().take(60).collect();
+    assert_eq!(c.text, whole, "{:?}", s.message);
+    assert!(c.text.len() > want.len() && c.text.starts_with(&want));
+    // Back to the cut run for the sweep below.
+    let fx = send(&mut s, [ch('r')]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.shown.as_ref().is_some_and(|x| !x.live())
+    })
+    .await;
     // The sweep of that run.
     let fx = send(&mut s, [ch('s')]);
     drive(&mut s, &mut runner, &mut rx, fx, |s| s.sweep.is_some()).await;

@@ -117,12 +117,12 @@ pub struct Continued {
 }
 
 /// The answer's complete lines: up to and including its last newline.
-fn complete_lines(text: &str) -> &str {
+pub fn complete_lines(text: &str) -> &str {
     text.rfind('\n').map_or("", |i| &text[..=i])
 }
 
 /// The follow-up prompt: the original, the last kept lines, the request.
-fn follow_up(prompt: &str, kept: &str) -> String {
+pub fn follow_up(prompt: &str, kept: &str) -> String {
     let lines: Vec<&str> = kept.lines().filter(|l| !l.trim().is_empty()).collect();
     let last = &lines[lines.len().saturating_sub(20)..];
     format!(

@@ -204,6 +204,10 @@ pub struct RunJob {
     pub max_tokens: Option<u32>,
     /// Where to record local runs.
     pub sessions_dir: PathBuf,
+    /// A continuation (`c`): the answer so far, which the run goes on from
+    /// (prefilled where the provider can, else a follow-up turn); empty for
+    /// a fresh run.
+    pub prefill: String,
 }
 
 /// One side of a sweep.

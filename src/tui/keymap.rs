@@ -97,6 +97,8 @@ pub enum Action {
     Reload,
     /// Copy the focused response (or its kept items) to the clipboard.
     Copy,
+    /// Continue the JSONL answer on show that the limit cut.
+    Continue,
 }
 
 impl Action {
@@ -146,6 +148,7 @@ impl Action {
         (Action::NextInput, "next_input", "next sample input (runs use it)"),
         (Action::Reload, "reload", "reload prompts and sessions"),
         (Action::Copy, "copy", "copy the response or kept items"),
+        (Action::Continue, "continue", "continue a JSONL answer the limit cut"),
     ];
 
     /// The config name of an action.
@@ -384,6 +387,7 @@ impl Keymap {
             (c('W'), Action::MigrateWrite),
             (c('P'), Action::Pin),
             (c('y'), Action::Copy),
+            (c('c'), Action::Continue),
         ];
         for n in 1..=7u8 {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));

@@ -378,6 +378,7 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
             (spec, crate::run::Plan::recorded(record, job.max_tokens))
         }
     };
+    let feed = continued(&job.prefill, target.provider.prefills(), &mut plan);
     let info = target.provider.info();
     let _ = tx.send(Event::Run {
         id,
@@ -397,6 +398,13 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
     };
     let schemas = wrapped.unwrap_or_else(|| job.schemas.clone());
     let mut an = Analysers::new(&schemas);
+    // A continuation shows the answer so far first, then what follows.
+    if !feed.is_empty() {
+        let _ = tx.send(Event::Run {
+            id,
+            msg: an.feed(&feed, &[]),
+        });
+    }
     let transcript = crate::run::stream(&target, &mut plan, &mut |ev, _| {
         if let LlmEvent::Delta { text, pieces } = ev {
             let _ = tx.send(Event::Run {
@@ -448,6 +456,26 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
         recorded: saved_as,
         notes,
     })
+}
+
+/// Set `plan` up to continue from `prefill` (nothing when empty): the whole
+/// answer prefilled where the provider can, else its complete lines quoted
+/// in a follow-up turn. Returns the text the view starts from.
+fn continued(prefill: &str, prefills: bool, plan: &mut crate::run::Plan) -> String {
+    use crate::run::continuation::{complete_lines, follow_up};
+    if prefill.is_empty() {
+        return String::new();
+    }
+    if prefills {
+        prefill.clone_into(&mut plan.request.prefill);
+        plan.continues = Some(crate::session::Continues::Prefill);
+        prefill.to_owned()
+    } else {
+        let kept = complete_lines(prefill);
+        plan.request.prompt = follow_up(&plan.request.prompt, kept);
+        plan.continues = Some(crate::session::Continues::FollowUp);
+        kept.to_owned()
+    }
 }
 
 /// What every run task shares: the registry in force and the session.

@@ -297,17 +297,8 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
         Action::MigrateWrite => return migrate_write(s),
         Action::Pin => pin(s),
         Action::Copy => return copy(s),
-        Action::Structured => {
-            s.structured = match s.structured {
-                None => Some(StructuredPath::Native),
-                Some(StructuredPath::Native) => Some(StructuredPath::Prompt),
-                Some(_) => None,
-            };
-            s.info(format!(
-                "structured output: {} (a JSONL prompt has no structured path)",
-                s.structured_label()
-            ));
-        }
+        Action::Continue => return continue_run(s),
+        Action::Structured => cycle_structured(s),
         Action::Save => return save(s),
         Action::Rendered => {
             if let Some(e) = &mut s.editor {
@@ -636,6 +627,7 @@ fn new_job(s: &mut State, prompt: &PromptConfig, source: Source) -> Result<(RunV
         schemas,
         max_tokens: s.max_tokens,
         sessions_dir: s.sessions_dir.clone(),
+        prefill: String::new(),
     };
     Ok((view, Effect::Start(Box::new(job))))
 }
@@ -698,6 +690,51 @@ fn copy(s: &mut State) -> Vec<Effect> {
     };
     s.info(rust_i18n::t!("tui.status.copied", what = what, bytes = text.len()).into_owned());
     vec![Effect::Copy(text)]
+}
+
+/// Structured output: off → native → prompt → off.
+fn cycle_structured(s: &mut State) {
+    s.structured = match s.structured {
+        None => Some(StructuredPath::Native),
+        Some(StructuredPath::Native) => Some(StructuredPath::Prompt),
+        Some(_) => None,
+    };
+    s.info(format!(
+        "structured output: {} (native on a JSONL prompt: a grammar on llama-server)",
+        s.structured_label()
+    ));
+}
+
+/// `c`: run the selected prompt again from the JSONL answer on show, which
+/// the limit cut: the new run starts from its text (its complete lines,
+/// for a provider that cannot prefill) and goes on under the same limit.
+fn continue_run(s: &mut State) -> Vec<Effect> {
+    let Some(Shown::Single(r)) = &s.shown else {
+        s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
+        return Vec::new();
+    };
+    if r.live() || r.finish != Some(FinishReason::Length) || r.response_type != ResponseType::Jsonl {
+        s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
+        return Vec::new();
+    }
+    let (prefill, prompt_id) = (r.text.clone(), r.prompt_id.clone());
+    let mut out = run(s);
+    let started = out.iter_mut().find_map(|e| match e {
+        Effect::Start(job) => Some(job),
+        _ => None,
+    });
+    match started {
+        Some(job) if matches!(&s.shown, Some(Shown::Single(v)) if v.prompt_id == prompt_id) => {
+            job.prefill = prefill;
+            s.info(rust_i18n::t!("tui.status.continuing").into_owned());
+        }
+        Some(_) => {
+            s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
+            return cancel_live(s);
+        }
+        None => {}
+    }
+    out
 }
 
 fn local_guard(s: &mut State) -> bool {
