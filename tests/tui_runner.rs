@@ -97,6 +97,8 @@ async fn replay_streams_through_the_runner_and_sweeps() {
     let mut runner = Runner::new(tx, dir.path().join("prompts"), dir.path().to_owned(), Instant::now());
     let mut s = state();
     s.sessions_dir = dir.path().to_owned();
+    // An `object-schema` (TrustGraph ignores it) that wants a confidence.
+    s.prompts.prompts[1].object_schema = Some(serde_json::json!({"type": "object", "required": ["confidence"]}));
     // The JSONL prompt at 30 tokens (pieces of 5 characters).
     let fx = send(
         &mut s,
@@ -124,6 +126,9 @@ async fn replay_streams_through_the_runner_and_sweeps() {
     assert_eq!(r.jsonl.counts.schema_invalid, 1);
     assert_eq!(r.jsonl.counts.invalid_json, 1);
     assert_eq!(r.jsonl.counts.truncated, 1);
+    // The status says what that schema would reject, and that it is ignored.
+    let msg = &s.message.as_ref().unwrap().text;
+    assert!(msg.contains("`object-schema` would reject line(s) 1"), "{msg}");
     // `c` continues it: the replay goes on from the cut text under the same
     // limit, and the view shows the whole answer so far.
     let fx = send(&mut s, [ch('c')]);

@@ -201,32 +201,11 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
 /// The lines a prompt's `object-schema` would reject, with why.
 type Rejects = Vec<(usize, Vec<crate::output::schema::Violation>)>;
 
-/// The lines of a JSONL analysis that `object-schema` (`ignored`) would
-/// reject, with why: what TrustGraph keeps unvalidated.
-pub(super) fn object_schema_rejects(analysis: &jsonl::JsonlAnalysis, ignored: &CompiledSchema) -> Rejects {
-    analysis
-        .lines
-        .iter()
-        .filter_map(|o| match o.status {
-            LineStatus::Ok { item } => Some((o.line, ignored.validate(&analysis.items[item]).err()?)),
-            _ => None,
-        })
-        .collect()
-}
+/// The lines `object-schema` would reject (see `output::jsonl`).
+pub(super) use crate::output::jsonl::object_schema_rejects;
 
-/// The warning naming the lines `object-schema` would reject.
-pub(super) fn ignored_warning(rejects: &Rejects) -> String {
-    let lines: Vec<String> = rejects.iter().map(|(l, _)| l.to_string()).collect();
-    let which = if lines.is_empty() {
-        "no line".to_owned()
-    } else {
-        format!("line(s) {}", lines.join(", "))
-    };
-    format!(
-        "`object-schema` would reject {which}; TrustGraph ignores `object-schema` (it reads only `schema`), so \
-         every parsed line is kept, here as there"
-    )
-}
+/// The warning naming them.
+pub(super) use crate::output::jsonl::object_schema_warning as ignored_warning;
 
 /// `data.object_schema`: that TrustGraph ignores it, and what it would reject.
 pub(super) fn ignored_report(rejects: &Rejects) -> Value {

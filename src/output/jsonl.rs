@@ -450,6 +450,36 @@ pub fn analyse(text: &[u8], schema: Option<&CompiledSchema>) -> JsonlAnalysis {
     out
 }
 
+/// The lines of a JSONL analysis that `object-schema` (`ignored`) would
+/// reject, with why: what TrustGraph keeps unvalidated.
+pub fn object_schema_rejects(
+    analysis: &JsonlAnalysis,
+    ignored: &super::schema::CompiledSchema,
+) -> Vec<(usize, Vec<super::schema::Violation>)> {
+    analysis
+        .lines
+        .iter()
+        .filter_map(|o| match o.status {
+            LineStatus::Ok { item } => Some((o.line, ignored.validate(&analysis.items[item]).err()?)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The warning naming the lines `object-schema` would reject.
+pub fn object_schema_warning(rejects: &[(usize, Vec<super::schema::Violation>)]) -> String {
+    let lines: Vec<String> = rejects.iter().map(|(l, _)| l.to_string()).collect();
+    let which = if lines.is_empty() {
+        "no line".to_owned()
+    } else {
+        format!("line(s) {}", lines.join(", "))
+    };
+    format!(
+        "`object-schema` would reject {which}; TrustGraph ignores `object-schema` (it reads only `schema`), so \
+         every parsed line is kept, here as there"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ use crate::llm::{self, Event as LlmEvent};
 use crate::output::json::{JsonAnalysis, SalvagedElement};
 use crate::output::jsonl::JsonlAnalysis;
 use crate::output::position::line_col;
+use crate::output::schema::CompiledSchema;
 use crate::output::stream::{Completed, JsonStream, JsonlStream};
 use crate::output::sweep::{SweepSchemas, sweep};
 use crate::output::tokens::{Tokenizer, boundaries};
@@ -416,23 +417,7 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
     .await;
     let (json, jsonl) = an.finish();
     let outcome = crate::run::finish(info, &spec, &plan, started_ms, &transcript, None).map_err(|e| e.to_string())?;
-    let mut notes: Vec<String> = outcome
-        .record
-        .adjustments
-        .iter()
-        .map(crate::llm::params::Adjustment::describe)
-        .collect();
-    notes.extend(
-        outcome
-            .record
-            .checks
-            .iter()
-            .map(crate::llm::mismatch::Mismatch::describe),
-    );
-    notes.extend(crate::run::budget_note(&outcome.record));
-    if !outcome.undefined.is_empty() {
-        notes.push(format!("undefined, rendered empty: {}", outcome.undefined.join(", ")));
-    }
+    let notes = run_notes(&outcome, &spec, &jsonl);
     let records = matches!(
         (&job.provider, &job.source),
         (
@@ -476,6 +461,41 @@ fn continued(prefill: &str, prefills: bool, plan: &mut crate::run::Plan) -> Stri
         plan.continues = Some(crate::session::Continues::FollowUp);
         kept.to_owned()
     }
+}
+
+/// What the status bar says about a finished run beside its outcome:
+/// adjustments, finish checks, where the budget went, undefined names, and
+/// what an ignored `object-schema` would reject.
+fn run_notes(outcome: &crate::run::Outcome, spec: &crate::run::Spec, jsonl: &JsonlAnalysis) -> Vec<String> {
+    let mut notes: Vec<String> = outcome
+        .record
+        .adjustments
+        .iter()
+        .map(crate::llm::params::Adjustment::describe)
+        .collect();
+    notes.extend(
+        outcome
+            .record
+            .checks
+            .iter()
+            .map(crate::llm::mismatch::Mismatch::describe),
+    );
+    notes.extend(crate::run::budget_note(&outcome.record));
+    if !outcome.undefined.is_empty() {
+        notes.push(format!("undefined, rendered empty: {}", outcome.undefined.join(", ")));
+    }
+    // What an `object-schema` TrustGraph ignores would reject, as the CLI says.
+    if let Some(ignored) = spec
+        .prompt
+        .object_schema
+        .as_ref()
+        .and_then(|s| CompiledSchema::compile(s).ok())
+        && spec.prompt.response_type == crate::prompt::ResponseType::Jsonl
+    {
+        let rejects = crate::output::jsonl::object_schema_rejects(jsonl, &ignored);
+        notes.push(crate::output::jsonl::object_schema_warning(&rejects));
+    }
+    notes
 }
 
 /// What every run task shares: the registry in force and the session.
