@@ -138,9 +138,9 @@ fn line_status(a: &JsonlAnalysis, line: usize) -> &LineStatus {
 /// `(column, message)` of an `invalid_json` or `truncated` line.
 fn parse_error(s: &LineStatus) -> (usize, &str) {
     match s {
-        LineStatus::InvalidJson { column, message } | LineStatus::Truncated { column, message } => {
-            (*column, message.as_str())
-        }
+        LineStatus::InvalidJson { column, message }
+        | LineStatus::Truncated { column, message }
+        | LineStatus::TooDeep { column, message, .. } => (*column, message.as_str()),
         other => panic!("not a parse error: {other:?}"),
     }
 }

@@ -66,3 +66,63 @@ async fn a_schema_that_does_not_compile_rejects_every_line_of_a_run() {
         "{w:?}"
     );
 }
+
+/// A line nested past Python's recursion limit fails the whole response in
+/// TrustGraph: `run` says so on the run, beside the lines that parse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_past_pythons_nesting_limit_fails_the_whole_run() {
+    let deep = format!("{{\"x\": {}{}}}", "[".repeat(1000), "]".repeat(1000));
+    let server = Server::start(vec![Reply::data(&[
+        &json!({"content": format!("{{\"a\": 1}}\n{deep}\n{{\"a\": 2}}\n"), "stop": false}).to_string(),
+        &json!({"content": "", "stop": true, "stop_type": "eos"}).to_string(),
+    ])])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("p.json"),
+        "{\"prompt\": \"x\",\n\"response-type\": \"jsonl\"}",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("cutline.toml"),
+        format!(
+            "[[provider]]\nname = \"srv\"\nkind = \"llama-server\"\nbase_url = \"{}\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let out = Command::cargo_bin("cutline")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("CUTLINE_CONFIG", dir.path().join("cutline.toml"))
+        .arg("--prompts")
+        .arg(&prompts)
+        .args([
+            "--sessions",
+            "sessions",
+            "run",
+            "p",
+            "--provider",
+            "srv",
+            "--output",
+            "json",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = &env["data"]["analysis"];
+    assert_eq!(a["items"], json!([{"a": 1}, {"a": 2}]));
+    assert_eq!(a["lines"][1]["status"], "too_deep");
+    assert_eq!(a["raises"], json!({"line": 2, "depth": 1001}));
+    assert_eq!(
+        env["warnings"],
+        json!([
+            "TrustGraph's parse_jsonl raises RecursionError at line 2 (depth 1001), so the whole response fails \
+             and TrustGraph gets 0 items; the lines alone keep 2"
+        ])
+    );
+}

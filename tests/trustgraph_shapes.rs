@@ -333,7 +333,19 @@ fn python_json_lines_are_kept_and_output_stays_strict_json() {
         serde_json::json!(["NaN", "\\ud800"])
     );
     assert_eq!(v["data"]["lines"][1]["not_standard"], serde_json::json!(["-Infinity"]));
-    assert_eq!(v["data"]["lines"][2]["status"], "invalid_json");
+    assert_eq!(v["data"]["lines"][2]["status"], "too_deep");
+    assert_eq!(v["data"]["lines"][2]["depth"], 997);
+    assert_eq!(v["data"]["counts"]["invalid_json"], 1);
+    // The response-level verdict: TrustGraph's consumer raises on line 3 and
+    // returns nothing, whatever lines 1 and 2 hold.
+    assert_eq!(v["data"]["raises"], serde_json::json!({"line": 3, "depth": 997}));
+    assert_eq!(
+        v["warnings"],
+        serde_json::json!([
+            "TrustGraph's parse_jsonl raises RecursionError at line 3 (depth 997), so the whole response fails and \
+             TrustGraph gets 0 items; the lines alone keep 2"
+        ])
+    );
     assert_eq!(
         v["data"]["lines"][2]["message"],
         "nesting depth 997 is past Python's limit (995): TrustGraph's json.loads raises RecursionError, which \
@@ -348,6 +360,12 @@ fn python_json_lines_are_kept_and_output_stays_strict_json() {
         .collect();
     let line1 = first.iter().find(|r| r["type"] == "line" && r["line"] == 1).unwrap();
     assert_eq!(line1["not_standard"], serde_json::json!(["NaN", "\\ud800"]));
+    let summary = first.iter().find(|r| r["type"] == "summary").unwrap();
+    assert_eq!(summary["raises"], serde_json::json!({"line": 3, "depth": 997}));
+    // A response within the limit has no verdict.
+    fs::write(&response, "{\"confidence\": 1}\n").unwrap();
+    let (v, _) = envelope(&args);
+    assert!(v["data"].get("raises").is_none(), "{v}");
 }
 
 #[test]

@@ -475,3 +475,19 @@ fn run_cut_in_a_runaway_loop() {
     assert!(out.contains("↻ loop from line 2: 6 repeats"), "{out}");
     assert_snapshot!("run_runaway_loop", out);
 }
+
+/// A line nested past Python's limit: the JSONL pane says TrustGraph's
+/// consumer fails the whole response there (issue 11).
+#[test]
+fn run_jsonl_past_pythons_nesting_limit() {
+    let mut s = state();
+    let text = format!(
+        "{{\"entity\": \"leaf\", \"definition\": \"a green part\"}}\n{{\"x\": {}{}}}\n",
+        "[".repeat(996),
+        "]".repeat(996)
+    );
+    show(&mut s, finished(1, &jsonl_prompt(), &text, FinishReason::Stop));
+    let out = screen(&s, 110, 24);
+    assert!(out.contains("TrustGraph raises at line 2: 0 items"), "{out}");
+    assert_snapshot!("run_jsonl_too_deep", out);
+}

@@ -147,53 +147,70 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             // envelope carries `data` (no second copy of the analysis).
             Ok(Value::Null)
         }
-        As::Jsonl => {
-            let compiled = schema
-                .as_ref()
-                .map(CompiledSchema::compile)
-                .transpose()
-                .map_err(|e| input::compile_err(&origin, &e))?;
-            let ignored = object_schema.as_ref().and_then(|s| CompiledSchema::compile(s).ok());
-            if out.format() == Format::Json {
-                let bytes = input::read_all(&args.file)?;
-                let analysis = jsonl::analyse(&bytes, compiled.as_ref());
-                let rejects = ignored.as_ref().map(|s| object_schema_rejects(&analysis, s));
-                if let Some(r) = &rejects {
-                    out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
-                }
-                // Serialised straight into the envelope: no `Value` copy of
-                // the items and outcomes (the bytes are pinned by
-                // tests/output_bytes.rs).
-                let looped = loop_in(&bytes, 0, analysis.counts.truncated > 0);
-                out.envelope(&JsonlData {
-                    response_type: "jsonl",
-                    items: &analysis.items,
-                    lines: &analysis.lines,
-                    counts: analysis.counts,
-                    object_schema: rejects.as_ref().map(ignored_report),
-                    looped,
-                });
-                return Ok(Value::Null);
-            }
-            let (analysis, rejects, tail) = stream_jsonl(&args.file, compiled.as_ref(), ignored.as_ref(), out)?;
-            let looped = loop_in(&tail.bytes, tail.offset, analysis.counts.truncated > 0);
-            if out.format() == Format::Pretty {
-                out.pretty(&pretty_jsonl(&analysis)).map_err(|e| io_err(&e))?;
-            }
-            let c = analysis.counts;
-            let mut summary =
-                json!({"type": "summary", "response_type": "jsonl", "items": c.ok, "counts": c, "loop": looped});
-            let mut data = json!({"response_type": "jsonl", "items": analysis.items, "lines": analysis.lines,
-                "counts": c, "loop": looped});
-            if let Some(r) = &rejects {
-                summary["object_schema_rejects"] = r.iter().map(|(l, _)| json!(l)).collect();
-                data["object_schema"] = ignored_report(r);
-                out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
-            }
-            out.record(&summary).map_err(|e| io_err(&e))?;
-            Ok(data)
-        }
+        As::Jsonl => parse_jsonl(args, schema.as_ref(), &origin, object_schema.as_ref(), out),
     }
+}
+
+/// `parse --as jsonl`: the envelope analyses the whole file; records and
+/// pretty output stream it line by line.
+fn parse_jsonl<W: Write>(
+    args: &Args,
+    schema: Option<&Value>,
+    origin: &str,
+    object_schema: Option<&Value>,
+    out: &mut Out<W>,
+) -> Result<Value, CliError> {
+    let compiled = schema
+        .map(CompiledSchema::compile)
+        .transpose()
+        .map_err(|e| input::compile_err(origin, &e))?;
+    let ignored = object_schema.and_then(|s| CompiledSchema::compile(s).ok());
+    if out.format() == Format::Json {
+        let bytes = input::read_all(&args.file)?;
+        let analysis = jsonl::analyse(&bytes, compiled.as_ref());
+        let rejects = ignored.as_ref().map(|s| object_schema_rejects(&analysis, s));
+        if let Some(r) = &rejects {
+            out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
+        }
+        if let Some(r) = analysis.raises {
+            out.warn(r.verdict(analysis.counts.ok)).map_err(|e| io_err(&e))?;
+        }
+        // Serialised straight into the envelope: no `Value` copy of
+        // the items and outcomes (the bytes are pinned by
+        // tests/output_bytes.rs).
+        let looped = loop_in(&bytes, 0, analysis.counts.truncated > 0);
+        out.envelope(&JsonlData {
+            response_type: "jsonl",
+            items: &analysis.items,
+            lines: &analysis.lines,
+            counts: analysis.counts,
+            object_schema: rejects.as_ref().map(ignored_report),
+            raises: analysis.raises,
+            looped,
+        });
+        return Ok(Value::Null);
+    }
+    let (analysis, rejects, tail) = stream_jsonl(&args.file, compiled.as_ref(), ignored.as_ref(), out)?;
+    let looped = loop_in(&tail.bytes, tail.offset, analysis.counts.truncated > 0);
+    if out.format() == Format::Pretty {
+        out.pretty(&pretty_jsonl(&analysis)).map_err(|e| io_err(&e))?;
+    }
+    let c = analysis.counts;
+    let mut summary = json!({"type": "summary", "response_type": "jsonl", "items": c.ok, "counts": c, "loop": looped});
+    let mut data = json!({"response_type": "jsonl", "items": analysis.items, "lines": analysis.lines,
+        "counts": c, "loop": looped});
+    if let Some(r) = analysis.raises {
+        summary["raises"] = json!(r);
+        data["raises"] = json!(r);
+        out.warn(r.verdict(c.ok)).map_err(|e| io_err(&e))?;
+    }
+    if let Some(r) = &rejects {
+        summary["object_schema_rejects"] = r.iter().map(|(l, _)| json!(l)).collect();
+        data["object_schema"] = ignored_report(r);
+        out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
+    }
+    out.record(&summary).map_err(|e| io_err(&e))?;
+    Ok(data)
 }
 
 /// Read a JSONL response line by line, emitting each line's record as it is
@@ -251,7 +268,7 @@ fn stream_jsonl<W: Write>(
             analysis.push(outcome, value);
         } else {
             // Count without keeping: memory stays flat however long the file.
-            analysis.counts.add(&outcome.status);
+            analysis.count(&outcome);
         }
     };
     let mut line = Vec::with_capacity(1024);
@@ -305,6 +322,8 @@ struct JsonlData<'a> {
     counts: LineCounts,
     #[serde(skip_serializing_if = "Option::is_none")]
     object_schema: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raises: Option<jsonl::Raises>,
     #[serde(rename = "loop")]
     looped: Option<Loop>,
 }
@@ -358,6 +377,11 @@ impl Serialize for LineRecord<'_> {
             LineStatus::Empty | LineStatus::Fence => {}
             LineStatus::InvalidJson { column, message } | LineStatus::Truncated { column, message } => {
                 m.serialize_entry("column", column)?;
+                m.serialize_entry("message", message)?;
+            }
+            LineStatus::TooDeep { column, depth, message } => {
+                m.serialize_entry("column", column)?;
+                m.serialize_entry("depth", depth)?;
                 m.serialize_entry("message", message)?;
             }
             LineStatus::SchemaInvalid { errors } => m.serialize_entry("errors", errors)?,
@@ -454,7 +478,9 @@ pub fn pretty_jsonl(a: &JsonlAnalysis) -> String {
         let (mark, detail) = match &l.status {
             LineStatus::Ok { item } => ('✓', a.items.get(*item).map(ToString::to_string).unwrap_or_default()),
             LineStatus::Empty | LineStatus::Fence => (' ', l.status.word().to_owned()),
-            LineStatus::InvalidJson { column, message } => ('✗', format!("invalid JSON at column {column}: {message}")),
+            LineStatus::InvalidJson { column, message } | LineStatus::TooDeep { column, message, .. } => {
+                ('✗', format!("invalid JSON at column {column}: {message}"))
+            }
             LineStatus::Truncated { column, message } => ('✗', format!("truncated at column {column}: {message}")),
             LineStatus::SchemaInvalid { errors } => (
                 '✗',
@@ -469,5 +495,8 @@ pub fn pretty_jsonl(a: &JsonlAnalysis) -> String {
         "{} items kept; {} invalid JSON, {} schema-invalid, {} truncated",
         c.ok, c.invalid_json, c.schema_invalid, c.truncated
     );
+    if let Some(r) = a.raises {
+        let _ = writeln!(s, "{}", r.verdict(c.ok));
+    }
     s
 }

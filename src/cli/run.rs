@@ -207,16 +207,24 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     }
 }
 
-/// For a prompt with an `object-schema` (which TrustGraph ignores): which
-/// kept lines that schema would reject, in `data.object_schema` and a
-/// warning, as `parse` says it.
+/// What TrustGraph's consumer would make of a JSONL answer beyond its
+/// lines, as `parse` says it: where it raises on the whole response
+/// (`data.analysis.raises`), and, for a prompt with an `object-schema`
+/// (which TrustGraph ignores), which kept lines that schema would reject
+/// (`data.object_schema`), each with a warning.
 pub fn object_schema_report<W: Write>(
     data: &mut Value,
     o: &Outcome,
     prompt: &crate::prompt::PromptConfig,
     out: &mut Out<W>,
 ) -> Result<(), CliError> {
-    let (Some(schema), crate::run::Analysis::Jsonl(a)) = (&prompt.object_schema, &o.analysis) else {
+    let crate::run::Analysis::Jsonl(a) = &o.analysis else {
+        return Ok(());
+    };
+    if let Some(r) = a.raises {
+        out.warn(r.verdict(a.counts.ok)).map_err(|e| io_err(&e))?;
+    }
+    let Some(schema) = &prompt.object_schema else {
         return Ok(());
     };
     let Ok(ignored) = crate::output::schema::CompiledSchema::compile(schema) else {

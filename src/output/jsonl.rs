@@ -43,6 +43,17 @@ pub enum LineStatus {
         /// The parser's message.
         message: String,
     },
+    /// Nested past Python's recursion limit: `json.loads` raises
+    /// `RecursionError`, which TrustGraph's `parse_jsonl` does not catch, so
+    /// the whole response fails there (see [`JsonlAnalysis::raises`]).
+    TooDeep {
+        /// 1-based column where parsing stopped.
+        column: usize,
+        /// The line's bracket depth.
+        depth: usize,
+        /// What that means, in words.
+        message: String,
+    },
     /// JSON that the per-line schema rejects.
     SchemaInvalid {
         /// Every violation, with its JSON pointer.
@@ -65,6 +76,7 @@ impl LineStatus {
             Self::Empty => "empty",
             Self::Fence => "fence",
             Self::InvalidJson { .. } => "invalid_json",
+            Self::TooDeep { .. } => "too_deep",
             Self::SchemaInvalid { .. } => "schema_invalid",
             Self::Truncated { .. } => "truncated",
         }
@@ -110,7 +122,9 @@ impl LineCounts {
             LineStatus::Ok { .. } => self.ok += 1,
             LineStatus::Empty => self.empty += 1,
             LineStatus::Fence => self.fence += 1,
-            LineStatus::InvalidJson { .. } => self.invalid_json += 1,
+            // Not JSON to any consumer; the response-level failure is
+            // `JsonlAnalysis::raises`.
+            LineStatus::InvalidJson { .. } | LineStatus::TooDeep { .. } => self.invalid_json += 1,
             LineStatus::SchemaInvalid { .. } => self.schema_invalid += 1,
             LineStatus::Truncated { .. } => self.truncated += 1,
         }
@@ -126,16 +140,54 @@ pub struct JsonlAnalysis {
     pub lines: Vec<LineOutcome>,
     /// Outcome counts.
     pub counts: LineCounts,
+    /// The first line nested past Python's limit: TrustGraph's consumer
+    /// raises there and returns nothing for the whole response, whatever the
+    /// other lines hold. Kept apart from `lines` because a streamed analysis
+    /// keeps only counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raises: Option<Raises>,
+}
+
+/// Where TrustGraph's `parse_jsonl` raises on a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Raises {
+    /// 1-based line number.
+    pub line: usize,
+    /// That line's bracket depth.
+    pub depth: usize,
+}
+
+impl Raises {
+    /// The verdict, in words, with what the lines alone would keep.
+    pub fn verdict(&self, kept: usize) -> String {
+        format!(
+            "TrustGraph's parse_jsonl raises RecursionError at line {} (depth {}), so the whole response fails \
+             and TrustGraph gets 0 items; the lines alone keep {kept}",
+            self.line, self.depth
+        )
+    }
 }
 
 impl JsonlAnalysis {
     /// Record one line; the value is kept when the status is `ok`.
     pub fn push(&mut self, outcome: LineOutcome, value: Option<Value>) {
-        self.counts.add(&outcome.status);
+        self.count(&outcome);
         if let Some(v) = value {
             self.items.push(v);
         }
         self.lines.push(outcome);
+    }
+
+    /// Count one line without keeping it (a streamed analysis whose memory
+    /// stays flat), noting where the reference raises.
+    pub fn count(&mut self, outcome: &LineOutcome) {
+        self.counts.add(&outcome.status);
+        if let (None, LineStatus::TooDeep { depth, .. }) = (self.raises, &outcome.status) {
+            self.raises = Some(Raises {
+                line: outcome.line,
+                depth: *depth,
+            });
+        }
     }
 }
 
@@ -288,11 +340,14 @@ fn judge_full(
             };
             let column = super::position::line_col(line, stop).1;
             let message = match py {
-                super::pyjson::PyRefusal::TooDeep(depth) => format!(
-                    "nesting depth {depth} is past Python's limit ({}): TrustGraph's json.loads raises \
-                     RecursionError, which parse_jsonl does not catch, so the whole response fails there",
-                    super::pyjson::PY_MAX_DEPTH
-                ),
+                super::pyjson::PyRefusal::TooDeep(depth) => {
+                    let message = format!(
+                        "nesting depth {depth} is past Python's limit ({}): TrustGraph's json.loads raises \
+                         RecursionError, which parse_jsonl does not catch, so the whole response fails there",
+                        super::pyjson::PY_MAX_DEPTH
+                    );
+                    return (LineStatus::TooDeep { column, depth, message }, None, Vec::new());
+                }
                 super::pyjson::PyRefusal::Invalid => strip_position(&e.to_string()),
             };
             // A line closed by a fence did not run out.

@@ -122,7 +122,11 @@ impl Analysis {
                 } else {
                     "has_errors"
                 };
-                json!({"response_type": "jsonl", "status": status, "items": a.items, "lines": a.lines, "counts": a.counts, "salvaged": []})
+                let mut v = json!({"response_type": "jsonl", "status": status, "items": a.items, "lines": a.lines, "counts": a.counts, "salvaged": []});
+                if let Some(r) = a.raises {
+                    v["raises"] = json!(r);
+                }
+                v
             }
         }
     }

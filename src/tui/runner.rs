@@ -484,6 +484,9 @@ fn run_notes(outcome: &crate::run::Outcome, spec: &crate::run::Spec, jsonl: &Jso
     if !outcome.undefined.is_empty() {
         notes.push(format!("undefined, rendered empty: {}", outcome.undefined.join(", ")));
     }
+    if let Some(r) = jsonl.raises {
+        notes.push(r.verdict(jsonl.counts.ok));
+    }
     // What an `object-schema` TrustGraph ignores would reject, as the CLI says.
     if let Some(ignored) = spec
         .prompt

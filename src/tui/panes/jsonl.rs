@@ -28,7 +28,15 @@ pub fn rows(d: &JsonlData<'_>) -> usize {
 
 fn header(d: &JsonlData<'_>, theme: Theme) -> Line<'static> {
     let c = d.analysis.counts;
-    let mut spans = vec![
+    let mut spans = Vec::new();
+    // The verdict that overrides every line goes first, where it is not cut.
+    if let Some(r) = d.analysis.raises {
+        spans.push(Span::styled(
+            format!("✗ TrustGraph raises at line {}: 0 items · ", r.line),
+            theme.bad(),
+        ));
+    }
+    spans.extend([
         Span::styled(format!("✓ {} kept", c.ok), theme.ok()),
         Span::raw(" · "),
         Span::styled(
@@ -43,7 +51,7 @@ fn header(d: &JsonlData<'_>, theme: Theme) -> Line<'static> {
             },
         ),
         Span::styled(format!(" · {} blank", c.empty + c.fence), theme.dim()),
-    ];
+    ]);
     if d.live {
         spans.push(Span::styled(" · streaming", theme.dim()));
     }
@@ -57,6 +65,9 @@ pub fn describe(status: &LineStatus, a: &JsonlAnalysis) -> String {
         LineStatus::Empty => "empty".into(),
         LineStatus::Fence => "code fence (skipped)".into(),
         LineStatus::InvalidJson { column, message } => format!("invalid JSON at column {column}: {message}"),
+        LineStatus::TooDeep { depth, .. } => {
+            format!("nested {depth} deep, past Python's limit: TrustGraph fails the whole response")
+        }
         LineStatus::SchemaInvalid { errors } => {
             errors.iter().map(super::json::violation).collect::<Vec<_>>().join("; ")
         }
