@@ -491,3 +491,25 @@ fn run_jsonl_past_pythons_nesting_limit() {
     assert!(out.contains("TrustGraph raises at line 2: 0 items"), "{out}");
     assert_snapshot!("run_jsonl_too_deep", out);
 }
+
+/// A prompt with an `object-schema` (which TrustGraph ignores): the JSONL
+/// pane keeps every parsed line and marks the ones it would reject (issue 11).
+#[test]
+fn run_jsonl_marks_what_the_ignored_object_schema_would_reject() {
+    let mut s = state();
+    let mut p = jsonl_prompt();
+    p.schema = None;
+    p.object_schema = Some(serde_json::json!({
+        "type": "object", "required": ["entity", "definition"]
+    }));
+    let text = "{\"entity\": \"a\"}\n{\"entity\": \"b\", \"definition\": \"c\"}\n";
+    show(&mut s, finished(1, &p, text, FinishReason::Stop));
+    let out = screen(&s, 160, 24);
+    assert!(out.contains("✓ 2 kept"), "{out}");
+    assert!(
+        out.contains("object-schema (ignored by TrustGraph) would reject"),
+        "{out}"
+    );
+    assert_eq!(out.matches("would reject").count(), 1, "{out}");
+    assert_snapshot!("run_jsonl_ignored_object_schema", out);
+}

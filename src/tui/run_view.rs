@@ -48,6 +48,9 @@ pub struct RunView {
     pub response_type: ResponseType,
     /// Compiled schemas for both parsers.
     pub schemas: Arc<SweepSchemas>,
+    /// The prompt's `object-schema`, compiled: TrustGraph ignores it, so it
+    /// only marks the kept lines it would reject.
+    pub ignored: Option<Arc<crate::output::schema::CompiledSchema>>,
     /// Provider label (`replay`, `local`, …).
     pub provider: String,
     /// Where a replay comes from, or another note for the status bar.
@@ -100,6 +103,12 @@ impl RunView {
             prompt_id: prompt.id.clone(),
             response_type: prompt.response_type,
             schemas,
+            ignored: prompt
+                .object_schema
+                .as_ref()
+                .filter(|_| prompt.response_type == ResponseType::Jsonl)
+                .and_then(|s| crate::output::schema::CompiledSchema::compile(s).ok())
+                .map(Arc::new),
             provider: provider.to_owned(),
             note: None,
             max_tokens,

@@ -7,6 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::output::jsonl::{JsonlAnalysis, LineStatus};
+use crate::output::schema::CompiledSchema;
 
 use super::super::state::Scroll;
 use super::super::text;
@@ -19,6 +20,9 @@ pub struct JsonlData<'a> {
     pub analysis: &'a JsonlAnalysis,
     /// True while text is still arriving.
     pub live: bool,
+    /// The prompt's `object-schema`, which TrustGraph ignores: a kept line
+    /// it would reject says so (and stays kept).
+    pub ignored: Option<&'a CompiledSchema>,
 }
 
 /// Rows: one header and one per line.
@@ -75,6 +79,15 @@ pub fn describe(status: &LineStatus, a: &JsonlAnalysis) -> String {
     }
 }
 
+/// Why the ignored `object-schema` would reject a kept line, if it would.
+fn ignored_rejects(d: &JsonlData<'_>, status: &LineStatus) -> Option<String> {
+    let LineStatus::Ok { item } = status else {
+        return None;
+    };
+    let errors = d.ignored?.validate(d.analysis.items.get(*item)?).err()?;
+    Some(errors.iter().map(super::json::violation).collect::<Vec<_>>().join("; "))
+}
+
 /// Draw the JSONL pane.
 pub fn draw(
     f: &mut Frame<'_>,
@@ -98,7 +111,10 @@ pub fn draw(
             _ => ("✗", theme.bad()),
         };
         let prefix = format!("{mark} {:>4} ", l.line);
-        let body = describe(&l.status, d.analysis);
+        let mut body = describe(&l.status, d.analysis);
+        if let Some(why) = ignored_rejects(d, &l.status) {
+            body = format!("{body} · object-schema (ignored by TrustGraph) would reject: {why}");
+        }
         let room = w.saturating_sub(text::width(&prefix));
         let body_style = match l.status {
             LineStatus::Ok { .. } => ratatui::style::Style::new(),

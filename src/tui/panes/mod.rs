@@ -115,12 +115,14 @@ pub fn jsonl_source(s: &State) -> Option<jsonl::JsonlData<'_>> {
         return Some(jsonl::JsonlData {
             analysis: &c.jsonl,
             live: false,
+            ignored: None,
         });
     }
     let r = s.shown.as_ref()?.jsonl_side();
     Some(jsonl::JsonlData {
         analysis: &r.jsonl,
         live: r.live(),
+        ignored: r.ignored.as_deref(),
     })
 }
 
