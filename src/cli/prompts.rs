@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
+use crate::output::schema::summary;
 use crate::prompt::PromptConfig;
 
 /// Arguments of `prompts`.
@@ -17,35 +18,6 @@ pub struct Args {
     /// Directory of prompt configs (default: --prompts, i.e. ./prompts).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-}
-
-/// A short description of a schema: `array of {entity, definition}`,
-/// `oneOf definition | relationship`.
-pub fn schema_summary(schema: Option<&Value>) -> String {
-    let Some(s) = schema else {
-        return "none".into();
-    };
-    if let Some(items) = s.get("items") {
-        return format!("array of {}", schema_summary(Some(items)));
-    }
-    if let Some(branches) = s.get("oneOf").or_else(|| s.get("anyOf")).and_then(Value::as_array) {
-        let tags: Vec<String> = branches
-            .iter()
-            .map(|b| {
-                b.pointer("/properties/type/const")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| "…".to_owned(), str::to_owned)
-            })
-            .collect();
-        return format!("oneOf {}", tags.join(" | "));
-    }
-    match s.get("properties").and_then(Value::as_object) {
-        Some(props) => {
-            let names: Vec<&str> = props.keys().map(String::as_str).collect();
-            format!("{{{}}}", names.join(", "))
-        }
-        None => s.get("type").and_then(Value::as_str).unwrap_or("any").to_owned(),
-    }
 }
 
 /// The shape a prompt came from: `toml`, `trustgraph-prompt`,
@@ -67,8 +39,8 @@ fn record(cfg: &PromptConfig) -> Value {
         "path": cfg.origin.file,
         "shape": shape(cfg),
         "description": cfg.description,
-        "schema": schema_summary(cfg.schema.as_ref()),
-        "object_schema": cfg.object_schema.as_ref().map(|s| schema_summary(Some(s))),
+        "schema": summary(cfg.schema.as_ref()),
+        "object_schema": cfg.object_schema.as_ref().map(|s| summary(Some(s))),
         "twin": cfg.twin,
         "inputs": cfg.inputs.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
     })
@@ -116,10 +88,10 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             p.id,
             p.response_type.to_string(),
             shape(p),
-            schema_summary(p.schema.as_ref()),
+            summary(p.schema.as_ref()),
             p.object_schema
                 .as_ref()
-                .map(|s| format!(" (object-schema, ignored by TrustGraph: {})", schema_summary(Some(s))))
+                .map(|s| format!(" (object-schema, ignored by TrustGraph: {})", summary(Some(s))))
                 .unwrap_or_default()
         );
     }

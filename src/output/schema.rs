@@ -271,6 +271,36 @@ fn with_root_defs(root: &Value, sub: &Value) -> Value {
     out
 }
 
+
+/// A short description of a schema: `array of {entity, definition}`,
+/// `oneOf definition | relationship`.
+pub fn summary(schema: Option<&Value>) -> String {
+    let Some(s) = schema else {
+        return "none".into();
+    };
+    if let Some(items) = s.get("items") {
+        return format!("array of {}", summary(Some(items)));
+    }
+    if let Some(branches) = s.get("oneOf").or_else(|| s.get("anyOf")).and_then(Value::as_array) {
+        let tags: Vec<String> = branches
+            .iter()
+            .map(|b| {
+                b.pointer("/properties/type/const")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| "…".to_owned(), str::to_owned)
+            })
+            .collect();
+        return format!("oneOf {}", tags.join(" | "));
+    }
+    match s.get("properties").and_then(Value::as_object) {
+        Some(props) => {
+            let names: Vec<&str> = props.keys().map(String::as_str).collect();
+            format!("{{{}}}", names.join(", "))
+        }
+        None => s.get("type").and_then(Value::as_str).unwrap_or("any").to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

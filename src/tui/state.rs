@@ -689,16 +689,14 @@ impl ProviderPicker {
     }
 }
 
-/// The Migrate tab: a JSON-array prompt's JSONL migration, precomputed into
-/// rows so drawing costs only the visible ones.
+/// The Migrate tab: a JSON-array prompt's JSONL migration (the pane draws
+/// its rows from it).
 #[derive(Debug)]
 pub struct MigrateView {
     /// The prompt migrated.
     pub source: PromptConfig,
     /// The migration, or why there is none (not a JSON prompt).
     pub result: Result<Migration, String>,
-    /// Rows to draw: diffs, the per-line schema, flags, unconvertible parts.
-    pub rows: Vec<super::panes::migrate::Row>,
     /// First visible row.
     pub top: usize,
     /// The file the migrated prompt goes to.

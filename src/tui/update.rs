@@ -390,7 +390,7 @@ fn move_by(s: &mut State, by: isize) {
         Tab::Run | Tab::Sweep => scroll_pane(s, s.focus_in_tab(), by),
         Tab::Migrate => {
             if let Some(m) = &mut s.migrate {
-                m.top = step(m.top, by, m.rows.len());
+                m.top = step(m.top, by, panes::migrate::rows(&m.source, &m.result).len());
             }
         }
         Tab::Compare => {
@@ -1355,11 +1355,9 @@ fn migrate_selected_from(s: &mut State, src: Option<PromptConfig>) {
         )),
         Err(e) => s.error(e.clone()),
     }
-    let rows = panes::migrate::rows(&src, &result);
     s.migrate = Some(super::state::MigrateView {
         source: src,
         result,
-        rows,
         top: 0,
         target,
         confirm_overwrite: false,

@@ -273,7 +273,8 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         Err(_) => (format!(" Migrate {} · no migration ", m.source.id), None),
     };
     let inner_h = super::super::layout::inner_height(area).saturating_sub(usize::from(head.is_some()));
-    let total = m.rows.len();
+    let rows = rows(&m.source, &m.result);
+    let total = rows.len();
     let top = m.top.min(total.saturating_sub(inner_h));
     let end = (top + inner_h).min(total);
     let mut spans = vec![Span::styled(title, theme.accent())];
@@ -286,7 +287,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let w = usize::from(inner.width);
     let lines: Vec<Line<'static>> = head
         .iter()
-        .chain(&m.rows[top..end])
+        .chain(&rows[top..end])
         .map(|r| Line::styled(text::clip(&r.text, w), style(r.kind, theme)))
         .collect();
     f.render_widget(Paragraph::new(lines), inner);

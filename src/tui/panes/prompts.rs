@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
-use crate::cli::prompts::schema_summary;
+use crate::output::schema::summary as schema_summary;
 
 use super::super::state::{Mode, Scroll, State};
 use super::super::text;
