@@ -601,3 +601,49 @@ fn copy_reaches_the_clipboard_through_osc_52() {
     t.keys(&["q"]);
     assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
 }
+
+/// Issue 13: Ctrl-O hands the field to `$EDITOR` with the workbench
+/// suspended (the editor owns the terminal and reads the keys typed), then
+/// the workbench comes back with the edited text, which Ctrl-S saves.
+#[test]
+fn ctrl_o_edits_the_field_in_the_external_editor() {
+    let Some(t) = Tmux::new("editor") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    // An "editor" that shows it has the terminal, reads a word typed there
+    // in cooked mode, and puts it into the file.
+    let script = dir.path().join("editor.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nprintf 'EDITOR-OPEN %s\\n' \"$(basename \"$1\" | sed 's/-[^.]*//')\"\nread word\nsed -i \"s/Define/$word/\" \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = dir.path().join("cutline.toml");
+    launch_with(&t, dir.path(), &config, &format!("VISUAL= EDITOR='{}'", script.display()));
+    if not_wired(&t) {
+        return;
+    }
+    t.wait_for("extract-definitions-jsonl");
+    t.keys(&["Enter"]);
+    t.wait_for("Define the terms in:");
+    t.keys(&["C-o"]);
+    let s = t.wait_for("EDITOR-OPEN");
+    assert!(s.contains("EDITOR-OPEN cutline.txt"), "{s}");
+    assert!(!s.contains("Prompts ·"), "the workbench left the screen to the editor:\n{s}");
+    t.cmd(&["send-keys", "-t", "e2e", "List", "Enter"]);
+    let s = t.wait_for("edited in the external editor");
+    assert!(s.contains("List the terms in:"), "{s}");
+    t.cmd(&["send-keys", "-t", "e2e", "C-s"]);
+    let s = t.wait_for("saved prompts/");
+    let file = s
+        .split("saved ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    let saved = std::fs::read_to_string(dir.path().join(&file)).unwrap();
+    assert!(saved.contains("List the terms in:"), "{saved}");
+    t.keys(&["q"]);
+    assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
+}

@@ -1032,3 +1032,81 @@ fn continue_needs_a_cut_jsonl_answer() {
         "a JSON array is not continued line by line"
     );
 }
+
+/// Ctrl-O hands the focused field to the external editor (with a suffix
+/// for its syntax) and takes its text back: the field changes, is dirty and
+/// revalidated; an editor that failed leaves it as it was (issue 13).
+#[test]
+fn ctrl_o_edits_the_focused_field_externally() {
+    let mut s = state();
+    let fx = send(&mut s, [ctrl('o')]);
+    assert!(fx.is_empty());
+    assert!(s.message.as_ref().unwrap().text.starts_with("Ctrl-O edits a field"));
+    send(&mut s, [key(KeyCode::Enter), key(KeyCode::Right), key(KeyCode::Right)]);
+    let schema = s.editor.as_ref().unwrap().areas[Field::Schema.index()]
+        .lines()
+        .join("\n");
+    // From normal mode and from insert mode alike.
+    for keys in [vec![ctrl('o')], vec![ch('e'), ctrl('o')]] {
+        let fx = send(&mut s, keys);
+        match fx.as_slice() {
+            [Effect::EditExternally { field, text, suffix }] => {
+                assert_eq!(*field, Field::Schema);
+                assert_eq!(*text, schema);
+                assert_eq!(*suffix, ".json");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(s.mode, Mode::Insert, "typing goes on after the editor");
+    // The same text back: nothing changes.
+    send(
+        &mut s,
+        [Event::EditedExternally {
+            field: Field::Schema,
+            result: Ok(schema.clone()),
+        }],
+    );
+    assert!(!s.editor.as_ref().unwrap().dirty);
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "Schema: unchanged in the external editor"
+    );
+    // A broken schema back: the field holds it, with its error at its line.
+    let broken = "{\n  \"type\": \"object\",\n  \"properties\": }\n}";
+    send(
+        &mut s,
+        [Event::EditedExternally {
+            field: Field::Schema,
+            result: Ok(broken.into()),
+        }],
+    );
+    let e = s.editor.as_ref().unwrap();
+    assert!(e.dirty);
+    assert_eq!(e.areas[Field::Schema.index()].lines().join("\n"), broken);
+    assert_eq!(e.errors[Field::Schema.index()].as_ref().unwrap().line, 3);
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "Schema: edited in the external editor (Ctrl-S saves)"
+    );
+    // A failed editor: the field is unchanged and the status says why.
+    send(
+        &mut s,
+        [Event::EditedExternally {
+            field: Field::Schema,
+            result: Err("`false` exited with exit status: 1".into()),
+        }],
+    );
+    assert_eq!(
+        s.editor.as_ref().unwrap().areas[Field::Schema.index()]
+            .lines()
+            .join("\n"),
+        broken
+    );
+    let m = s.message.as_ref().unwrap();
+    assert!(m.error);
+    assert_eq!(
+        m.text,
+        "external editor: `false` exited with exit status: 1; the field is unchanged"
+    );
+}

@@ -271,7 +271,6 @@ fn with_root_defs(root: &Value, sub: &Value) -> Value {
     out
 }
 
-
 /// A short description of a schema: `array of {entity, definition}`,
 /// `oneOf definition | relationship`.
 pub fn summary(schema: Option<&Value>) -> String {

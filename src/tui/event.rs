@@ -26,6 +26,13 @@ pub enum Event {
     Mouse(MouseEvent),
     /// Text pasted (bracketed paste): inserted in one step.
     Paste(String),
+    /// The external editor closed: the field's new text, or why not.
+    EditedExternally {
+        /// The field it was opened for.
+        field: crate::tui::state::Field,
+        /// The text saved in the editor, or why there is none.
+        result: Result<String, String>,
+    },
     /// The terminal was resized to (columns, rows).
     Resize(u16, u16),
     /// Time passed: milliseconds since the workbench started.
@@ -283,6 +290,16 @@ pub enum Effect {
     /// Put text on the terminal's clipboard (OSC 52: works over SSH and
     /// through tmux with `set-clipboard on`).
     Copy(String),
+    /// Hand a field to `$VISUAL`/`$EDITOR` with the workbench suspended;
+    /// the result comes back as [`Event::EditedExternally`].
+    EditExternally {
+        /// The field.
+        field: crate::tui::state::Field,
+        /// Its text now.
+        text: String,
+        /// File name suffix, so the editor picks its syntax (`.json`).
+        suffix: &'static str,
+    },
     /// Leave the workbench.
     Quit,
 }

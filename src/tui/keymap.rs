@@ -99,6 +99,8 @@ pub enum Action {
     Copy,
     /// Continue the JSONL answer on show that the limit cut.
     Continue,
+    /// Open the field being edited in `$VISUAL`/`$EDITOR`.
+    ExternalEdit,
 }
 
 impl Action {
@@ -149,6 +151,11 @@ impl Action {
         (Action::Reload, "reload", "reload prompts and sessions"),
         (Action::Copy, "copy", "copy the response or kept items"),
         (Action::Continue, "continue", "continue a JSONL answer the limit cut"),
+        (
+            Action::ExternalEdit,
+            "external_edit",
+            "edit the field in $VISUAL/$EDITOR",
+        ),
     ];
 
     /// The config name of an action.
@@ -388,6 +395,7 @@ impl Keymap {
             (c('P'), Action::Pin),
             (c('y'), Action::Copy),
             (c('c'), Action::Continue),
+            (Key::ctrl('o'), Action::ExternalEdit),
         ];
         for n in 1..=7u8 {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));

@@ -29,6 +29,7 @@ use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, d
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 pub mod event;
+pub mod external;
 pub mod keymap;
 pub mod layout;
 pub mod log;
@@ -121,14 +122,55 @@ impl TerminalGuard {
         enable_raw_mode()?;
         TERMINAL_ENTERED.store(true, Ordering::SeqCst);
         let guard = Self;
-        execute!(
-            std::io::stdout(),
-            EnterAlternateScreen,
-            EnableMouseCapture,
-            EnableBracketedPaste
-        )?;
+        enter_modes()?;
         Ok(guard)
     }
+}
+
+/// Raw mode on, alternate screen, mouse and bracketed paste: on start, and
+/// again after the external editor had the terminal.
+fn enter_modes() -> std::io::Result<()> {
+    enable_raw_mode()?;
+    TERMINAL_ENTERED.store(true, Ordering::SeqCst);
+    execute!(
+        std::io::stdout(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste
+    )
+}
+
+/// Lets the event loop take the terminal from the input thread (for the
+/// external editor): while `paused` the thread reads nothing and says so in
+/// `idle`, so no key meant for the editor lands in the workbench.
+#[derive(Default)]
+struct InputGate {
+    paused: AtomicBool,
+    idle: AtomicBool,
+}
+
+/// Suspend the workbench, run the external editor on `text`, and take the
+/// terminal back (redrawn in full on the next frame).
+fn edit_externally(
+    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
+    gate: &InputGate,
+    text: &str,
+    suffix: &str,
+) -> std::io::Result<Result<String, String>> {
+    gate.idle.store(false, Ordering::SeqCst);
+    gate.paused.store(true, Ordering::SeqCst);
+    // The input thread polls in 100 ms steps: it is idle within one.
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while !gate.idle.load(Ordering::SeqCst) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    restore_terminal();
+    let editor = external::command();
+    log::log(format!("external editor: {editor}"));
+    let result = external::edit(&editor, text, suffix);
+    let entered = enter_modes().and_then(|()| terminal.clear());
+    gate.paused.store(false, Ordering::SeqCst);
+    entered.map(|()| result)
 }
 
 impl Drop for TerminalGuard {
@@ -206,9 +248,14 @@ fn run(opts: &TuiOptions) -> std::io::Result<()> {
     result
 }
 
-fn spawn_input(tx: UnboundedSender<Event>, stop: Arc<AtomicBool>) {
+fn spawn_input(tx: UnboundedSender<Event>, stop: Arc<AtomicBool>, gate: Arc<InputGate>) {
     std::thread::spawn(move || {
         while !stop.load(Ordering::Relaxed) {
+            if gate.paused.load(Ordering::SeqCst) {
+                gate.idle.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
             match ct::poll(Duration::from_millis(100)) {
                 Ok(true) => {}
                 Ok(false) => continue,
@@ -286,7 +333,9 @@ async fn event_loop(
     // Signals have their own channel, read ahead of queued input.
     let (sig_tx, mut sig_rx) = unbounded_channel();
     let stop = Arc::new(AtomicBool::new(false));
-    spawn_input(tx.clone(), stop.clone());
+    let gate = Arc::new(InputGate::default());
+    spawn_input(tx.clone(), stop.clone(), gate.clone());
+    let own_tx = tx.clone();
     spawn_signals(sig_tx);
     {
         let tx = tx.clone();
@@ -345,6 +394,15 @@ async fn event_loop(
             effects.extend(update(&mut state, t));
         }
         for e in effects {
+            if let Effect::EditExternally { field, text, suffix } = e {
+                match edit_externally(terminal, &gate, &text, suffix) {
+                    Ok(result) => {
+                        let _ = own_tx.send(Event::EditedExternally { field, result });
+                    }
+                    Err(e) => break 'outer Err(e),
+                }
+                continue;
+            }
             if !runner.apply(e) {
                 break 'outer Ok(());
             }

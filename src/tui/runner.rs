@@ -76,6 +76,24 @@ impl Runner {
         }
     }
 
+    fn spawn_load_sessions(&self) {
+        let dir = self.sessions_dir.clone();
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let sessions: Vec<_> = crate::session::list(&dir)
+                .iter()
+                .filter_map(|p| match crate::session::load(p) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        log(format!("session {}: {e}", p.display()));
+                        None
+                    }
+                })
+                .collect();
+            let _ = tx.send(Event::SessionsLoaded(sessions));
+        });
+    }
+
     /// Carry out one effect. Returns false for [`Effect::Quit`].
     pub fn apply(&mut self, e: Effect) -> bool {
         match e {
@@ -101,23 +119,7 @@ impl Runner {
                     });
                 });
             }
-            Effect::LoadSessions => {
-                let dir = self.sessions_dir.clone();
-                let tx = self.tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    let sessions: Vec<_> = crate::session::list(&dir)
-                        .iter()
-                        .filter_map(|p| match crate::session::load(p) {
-                            Ok(s) => Some(s),
-                            Err(e) => {
-                                log(format!("session {}: {e}", p.display()));
-                                None
-                            }
-                        })
-                        .collect();
-                    let _ = tx.send(Event::SessionsLoaded(sessions));
-                });
-            }
+            Effect::LoadSessions => self.spawn_load_sessions(),
             Effect::Start(job) => {
                 self.tasks.retain(|_, h| !h.is_finished());
                 let id = job.id;
@@ -162,6 +164,14 @@ impl Runner {
                 });
             }
             Effect::Copy(text) => osc52(&text),
+            // The event loop runs the editor with the terminal suspended;
+            // a runner without a terminal (tests) cannot.
+            Effect::EditExternally { field, .. } => {
+                let _ = self.tx.send(Event::EditedExternally {
+                    field,
+                    result: Err("no terminal to run the editor in".into()),
+                });
+            }
             Effect::LoadProviders => self.spawn_load_providers(),
             Effect::LoadGold(ids) => self.spawn_load_gold(ids),
             Effect::WriteMigrated { config, overwrite } => self.spawn_write_migrated(config, overwrite),

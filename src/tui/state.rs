@@ -309,6 +309,25 @@ impl Editor {
         e
     }
 
+    /// Replace a field's text (the external editor's result), keeping the
+    /// cursor on the same line where it still exists. True when it changed.
+    pub fn replace(&mut self, field: Field, text: &str, theme: Theme) -> bool {
+        let i = field.index();
+        if area_text(&self.areas[i]) == text {
+            return false;
+        }
+        let row = self.areas[i].cursor().0;
+        self.areas[i] = area(text, theme);
+        let last = self.areas[i].lines().len().saturating_sub(1);
+        self.areas[i].move_cursor(ratatui_textarea::CursorMove::Jump(
+            u16::try_from(row.min(last)).unwrap_or(u16::MAX),
+            0,
+        ));
+        self.dirty = true;
+        self.revalidate();
+        true
+    }
+
     /// The focused text area.
     pub fn area_mut(&mut self) -> &mut TextArea<'static> {
         &mut self.areas[self.field.index()]

@@ -3,6 +3,8 @@
 //! that needs IO (runs, saves, loading) goes out as [`Effect`]s and comes back
 //! as [`Event`]s.
 
+mod external;
+
 use std::sync::Arc;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
@@ -34,6 +36,7 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
         Event::Key(k) => key(s, k),
         Event::Mouse(m) => mouse(s, m),
         Event::Paste(text) => super::paste::paste(s, &text),
+        Event::EditedExternally { field, result } => external::edited(s, field, result),
         Event::Resize(w, h) => {
             s.size = (w, h);
             Vec::new()
@@ -219,6 +222,9 @@ fn insert_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
     {
         return save(s);
     }
+    if s.keymap.action(&k) == Some(Action::ExternalEdit) {
+        return external::open(s);
+    }
     let Some(e) = &mut s.editor else {
         s.mode = Mode::Normal;
         return Vec::new();
@@ -298,6 +304,7 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Pin => pin(s),
         Action::Copy => return copy(s),
         Action::Continue => return continue_run(s),
+        Action::ExternalEdit => return external::open(s),
         Action::Structured => cycle_structured(s),
         Action::Save => return save(s),
         Action::Rendered => {

@@ -1,0 +1,80 @@
+//! Running `$VISUAL`/`$EDITOR` on a field (Ctrl-O): the text goes to a
+//! private temporary file, the editor runs through `sh -c` as git runs it (so
+//! `EDITOR="code --wait"` works), and the file's text comes back. The event
+//! loop suspends the terminal and input around this call.
+
+use std::io::Write as _;
+use std::process::Command;
+
+/// The editor command: `$VISUAL`, else `$EDITOR`, else `vi`.
+pub fn command() -> String {
+    ["VISUAL", "EDITOR"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(|v| v.to_string_lossy().trim().to_owned())
+        .find(|v| !v.is_empty())
+        .unwrap_or_else(|| "vi".to_owned())
+}
+
+/// Edit `text` with the `editor` command (see [`command`]); the saved text, or why there is none.
+/// A final newline the editor added is dropped when `text` had none, so an
+/// unchanged file comes back unchanged.
+///
+/// # Errors
+/// The temporary file cannot be written or read, the editor cannot start
+/// or exits unsuccessfully, or the file is not UTF-8.
+pub fn edit(editor: &str, text: &str, suffix: &str) -> Result<String, String> {
+    let mut file = tempfile::Builder::new()
+        .prefix("cutline-field-")
+        .suffix(suffix)
+        .tempfile()
+        .map_err(|e| format!("temporary file: {e}"))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(|e| format!("temporary file: {e}"))?;
+    let path = file.into_temp_path();
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("cutline-editor")
+        .arg(&path)
+        .status()
+        .map_err(|e| format!("could not start `{editor}`: {e}"))?;
+    if !status.success() {
+        return Err(format!("`{editor}` exited with {status}"));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = String::from_utf8(bytes)
+        .map_err(|e| format!("the edited text is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))?;
+    if !text.ends_with('\n') && out.ends_with('\n') {
+        out.pop();
+        if out.ends_with('\r') {
+            out.pop();
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_editor_that_changes_nothing_gives_the_text_back() {
+        // `true` leaves the file as written.
+        assert_eq!(edit("true", "a\nb", ".txt").unwrap(), "a\nb");
+    }
+
+    #[test]
+    fn the_edited_file_comes_back_and_a_failing_editor_is_an_error() {
+        assert_eq!(edit("sed -i s/a/z/", "a\nb", ".txt").unwrap(), "z\nb");
+        // An editor that adds a final newline does not change a field that had none.
+        assert_eq!(edit("sed -i '$a\\'", "a", ".txt").unwrap(), "a");
+        let e = edit("false", "a", ".txt").unwrap_err();
+        assert!(e.starts_with("`false` exited with"), "{e}");
+        assert_eq!(
+            edit("printf '\\377' >", "a", ".txt").unwrap_err(),
+            "the edited text is not UTF-8 (byte 0)"
+        );
+    }
+}
