@@ -620,7 +620,12 @@ fn ctrl_o_edits_the_field_in_the_external_editor() {
     .unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let config = dir.path().join("cutline.toml");
-    launch_with(&t, dir.path(), &config, &format!("VISUAL= EDITOR='{}'", script.display()));
+    launch_with(
+        &t,
+        dir.path(),
+        &config,
+        &format!("VISUAL= EDITOR='{}'", script.display()),
+    );
     if not_wired(&t) {
         return;
     }
@@ -630,7 +635,10 @@ fn ctrl_o_edits_the_field_in_the_external_editor() {
     t.keys(&["C-o"]);
     let s = t.wait_for("EDITOR-OPEN");
     assert!(s.contains("EDITOR-OPEN cutline.txt"), "{s}");
-    assert!(!s.contains("Prompts ·"), "the workbench left the screen to the editor:\n{s}");
+    assert!(
+        !s.contains("Prompts ·"),
+        "the workbench left the screen to the editor:\n{s}"
+    );
     t.cmd(&["send-keys", "-t", "e2e", "List", "Enter"]);
     let s = t.wait_for("edited in the external editor");
     assert!(s.contains("List the terms in:"), "{s}");
@@ -644,6 +652,38 @@ fn ctrl_o_edits_the_field_in_the_external_editor() {
         .to_owned();
     let saved = std::fs::read_to_string(dir.path().join(&file)).unwrap();
     assert!(saved.contains("List the terms in:"), "{saved}");
+    t.keys(&["q"]);
+    assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
+}
+
+/// Issue 13: `/` in the Run tab finds text in the focused pane and `n`
+/// moves to the next hit, in the real terminal.
+#[test]
+fn slash_finds_text_in_the_response_pane() {
+    let Some(t) = Tmux::new("search") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    launch(&t, dir.path());
+    if not_wired(&t) {
+        return;
+    }
+    t.wait_for("extract-definitions-jsonl");
+    t.keys(&["/", "j", "s", "o", "n", "l", "Enter"]);
+    t.wait_for("/jsonl");
+    t.keys(&["j", "r"]);
+    t.wait_for("finish stop");
+    // The JSON-array parse pane has the focus and no such text; the JSONL
+    // pane's rows are the kept lines (row 1 is its header).
+    t.keys(&["/", "P", "I", "G", "M", "E", "N", "T", "Enter"]);
+    t.wait_for("/PIGMENT: no match in this pane");
+    t.keys(&["]", "/", "P", "I", "G", "M", "E", "N", "T", "Enter"]);
+    let s = t.wait_for("match 1 of 1");
+    assert!(s.contains("/PIGMENT: match 1 of 1 (row 3)"), "{s}");
+    t.keys(&["[", "[", "/", "e", "n", "t", "i", "t", "y", "Enter"]);
+    t.wait_for("/entity: match 1 of 3 (row 1)");
+    t.keys(&["n"]);
+    t.wait_for("/entity: match 2 of 3 (row 2)");
+    t.keys(&["Escape"]);
     t.keys(&["q"]);
     assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
 }

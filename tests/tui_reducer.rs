@@ -849,7 +849,7 @@ fn the_migrate_tab_follows_the_selection() {
 #[test]
 fn random_keys_and_sizes_never_panic() {
     use ratatui::crossterm::event::KeyEvent;
-    let codes: Vec<KeyCode> = "qtrsWMPpe?/mn0123456789+-=<>[]hjklgGvoiRx "
+    let codes: Vec<KeyCode> = "qtrsWMPpe?/mnN0123456789+-=<>[]hjklgGvoiRxcy/"
         .chars()
         .map(KeyCode::Char)
         .chain([
@@ -879,13 +879,33 @@ fn random_keys_and_sizes_never_panic() {
         send(&mut s, [Event::ProvidersLoaded(Ok(configured_entries()))]);
         for i in 0..600 {
             let code = codes[rng.usize(..codes.len())];
-            let mods = if rng.u8(..10) == 0 {
-                KeyModifiers::SHIFT
-            } else {
-                KeyModifiers::NONE
+            let mods = match rng.u8(..20) {
+                0 | 1 => KeyModifiers::SHIFT,
+                // Ctrl-O (the external editor) and Ctrl-S among the rest.
+                2 => KeyModifiers::CONTROL,
+                _ => KeyModifiers::NONE,
             };
             // Ctrl-C quits: leave it out so the walk goes on.
-            let _ = update(&mut s, Event::Key(KeyEvent::new(code, mods)));
+            if mods == KeyModifiers::CONTROL && code == KeyCode::Char('c') {
+                continue;
+            }
+            let code = if mods == KeyModifiers::CONTROL && rng.bool() {
+                KeyCode::Char('o')
+            } else {
+                code
+            };
+            for fx in update(&mut s, Event::Key(KeyEvent::new(code, mods))) {
+                // The editor's answer, as the event loop would send it.
+                if let Effect::EditExternally { field, text, .. } = fx {
+                    let _ = update(
+                        &mut s,
+                        Event::EditedExternally {
+                            field,
+                            result: Ok(format!("{text}x")),
+                        },
+                    );
+                }
+            }
             s.quit = false;
             if i % 50 == 0 {
                 let (w, h) = sizes[rng.usize(..sizes.len())];
@@ -1109,4 +1129,99 @@ fn ctrl_o_edits_the_focused_field_externally() {
         m.text,
         "external editor: `false` exited with exit status: 1; the field is unchanged"
     );
+}
+
+/// `/` in the Run tab searches the focused pane (case-insensitive, in the
+/// rows as drawn), `n`/`N` move between hits and wrap, `Esc` ends it; on the
+/// Prompts tab `/` still filters (issue 13).
+#[test]
+fn slash_searches_the_focused_pane_and_n_moves_between_hits() {
+    let mut s = state();
+    s.size = (110, 30);
+    let mut text = String::new();
+    for i in 0..60 {
+        let _ = writeln!(text, "{{\"entity\": \"term{i}\", \"definition\": \"filler\"}}");
+    }
+    text.push_str("{\"entity\": \"Chlorophyll\", \"definition\": \"green\"}\n{\"entity\": \"stomata\", \"definition\": \"pores, not chlorophyll\"}\n");
+    show(&mut s, finished(1, &jsonl_prompt(), &text, FinishReason::Stop));
+    s.tab = Tab::Run;
+    s.focus = OutPane::Response;
+    send(&mut s, [ch('/')]);
+    assert_eq!(s.mode, Mode::Search(OutPane::Response, String::new()));
+    send(&mut s, "CHLORO".chars().map(ch).chain([key(KeyCode::Enter)]));
+    assert_eq!(s.mode, Mode::Normal);
+    let x = s.search.clone().expect("a hit");
+    assert_eq!((x.pane, x.query.as_str(), x.row), (OutPane::Response, "CHLORO", 60));
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "/CHLORO: match 1 of 2 (row 61) · n next · N previous · Esc ends"
+    );
+    // The hit is in view, and drawn in reverse video.
+    let top = s.scroll(OutPane::Response).top;
+    assert!(top <= 60 && 60 < top + 10, "top {top}");
+    send(&mut s, [ch('n')]);
+    assert_eq!(s.search.as_ref().unwrap().row, 61);
+    send(&mut s, [ch('n')]);
+    assert_eq!(s.search.as_ref().unwrap().row, 60, "n wraps to the first hit");
+    send(&mut s, [ch('N')]);
+    assert_eq!(s.search.as_ref().unwrap().row, 61, "N wraps back to the last");
+    assert!(s.message.as_ref().unwrap().text.starts_with("/CHLORO: match 2 of 2"));
+    // The JSONL pane searches its own rows (the line outcomes).
+    s.focus = OutPane::Jsonl;
+    send(&mut s, [ch('/')]);
+    assert_eq!(
+        s.mode,
+        Mode::Search(OutPane::Jsonl, String::new()),
+        "a new pane starts empty"
+    );
+    send(&mut s, "pores".chars().map(ch).chain([key(KeyCode::Enter)]));
+    assert_eq!(s.search.as_ref().unwrap().row, 62, "row 0 is the pane's header");
+    // No match: said, and the search ends.
+    send(&mut s, [ch('/')]);
+    assert_eq!(
+        s.mode,
+        Mode::Search(OutPane::Jsonl, "pores".into()),
+        "the last query comes back"
+    );
+    send(
+        &mut s,
+        [key(KeyCode::Backspace)]
+            .into_iter()
+            .chain("zz".chars().map(ch))
+            .chain([key(KeyCode::Enter)]),
+    );
+    assert_eq!(s.message.as_ref().unwrap().text, "/porezz: no match in this pane");
+    assert!(s.search.is_none());
+    // Without a search, n is the next sample input again; Esc ends a search.
+    send(&mut s, "/pores".chars().map(ch).chain([key(KeyCode::Enter)]));
+    assert!(s.search.is_some());
+    send(&mut s, [key(KeyCode::Esc)]);
+    assert!(s.search.is_none());
+    // On the Prompts tab, / filters the list as before.
+    s.tab = Tab::Prompts;
+    send(&mut s, [ch('/')]);
+    assert_eq!(s.mode, Mode::Filter);
+}
+
+/// The current hit is drawn in reverse video.
+#[test]
+fn the_search_hit_is_drawn_in_reverse_video() {
+    let mut s = state();
+    s.size = (110, 30);
+    show(&mut s, finished(1, &jsonl_prompt(), VALID_JSONL, FinishReason::Stop));
+    s.tab = Tab::Run;
+    s.focus = OutPane::Response;
+    send(&mut s, "/green".chars().map(ch).chain([key(KeyCode::Enter)]));
+    let backend = ratatui::backend::TestBackend::new(110, 30);
+    let mut term = ratatui::Terminal::new(backend).unwrap();
+    term.draw(|f| cutline::tui::draw(f, &s)).unwrap();
+    let buf = term.backend().buffer();
+    // Above the two status lines (the status bar has its own style).
+    let reversed: Vec<u16> = (0..28)
+        .filter(|&y| buf[(10, y)].modifier.contains(ratatui::style::Modifier::REVERSED))
+        .collect();
+    assert_eq!(reversed.len(), 1, "{reversed:?}");
+    let y = reversed[0];
+    let row: String = (0..110).map(|x| buf[(x, y)].symbol().to_owned()).collect();
+    assert!(row.contains("the green pigment"), "{row}");
 }

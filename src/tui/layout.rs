@@ -132,7 +132,11 @@ pub fn pane_at(state: &State, col: u16, row: u16) -> Option<(OutPane, Rect)> {
 
 /// The rect of a scrolling pane in the current tab.
 pub fn pane_rect(state: &State, pane: OutPane) -> Rect {
-    let body = screen(full(state)).body;
+    pane_rect_in(state, screen(full(state)).body, pane)
+}
+
+/// Where `pane` is drawn within `body`, the screen's body.
+pub fn pane_rect_in(state: &State, body: Rect, pane: OutPane) -> Rect {
     if state.tab == Tab::Sweep {
         let a = sweep_areas(body);
         return if pane == OutPane::Jsonl { a.jsonl } else { a.json };

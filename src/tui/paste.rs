@@ -39,6 +39,11 @@ pub fn paste(s: &mut State, text: &str) -> Vec<Effect> {
             s.prompts.selected = s.prompts.selected.min(s.prompts.filtered().len().saturating_sub(1));
         }
         Mode::ModelInput => push_line(&mut s.picker.model_input, &text, FIELD_MAX),
+        Mode::Search(..) => {
+            if let Mode::Search(_, query) = &mut s.mode {
+                push_line(query, &text, FIELD_MAX);
+            }
+        }
         Mode::LimitInput => {
             let room = 9usize.saturating_sub(s.limit_input.len());
             s.limit_input

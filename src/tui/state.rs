@@ -72,7 +72,7 @@ impl Tab {
 }
 
 /// What keys go to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mode {
     /// Keys are actions (the keymap).
     Normal,
@@ -86,6 +86,20 @@ pub enum Mode {
     Picker,
     /// Typing the model of the provider under the picker's cursor.
     ModelInput,
+    /// Typing a search in the focused pane (`/` on the Run and Sweep
+    /// tabs): the pane and the text so far.
+    Search(OutPane, String),
+}
+
+/// A search found in a pane: `n`/`N` move between its hits, `Esc` ends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search {
+    /// The pane searched.
+    pub pane: OutPane,
+    /// What was searched for (matched case-insensitively).
+    pub query: String,
+    /// The row of the current hit.
+    pub row: usize,
 }
 
 /// A text pane's scroll position.
@@ -760,6 +774,8 @@ pub struct State {
     pub tab: Tab,
     /// Where keys go.
     pub mode: Mode,
+    /// The search found last, while it lasts (`n`/`N`, `Esc` ends it).
+    pub search: Option<Search>,
     /// The help overlay is open.
     pub help: bool,
     /// Milliseconds since start.
@@ -831,6 +847,7 @@ impl State {
             keymap,
             tab: Tab::Prompts,
             mode: Mode::Normal,
+            search: None,
             help: false,
             clock_ms: 0,
             prompts_dir,

@@ -23,6 +23,9 @@ pub fn draw(f: &mut Frame<'_>, s: &State) {
         Tab::Migrate => panes::migrate::draw(f, sc.body, s),
         Tab::Compare => panes::compare::draw(f, sc.body, s),
     }
+    if matches!(s.tab, Tab::Run | Tab::Sweep) {
+        mark_search_hit(f, sc.body, s);
+    }
     panes::status::draw(f, sc.status, s);
     if matches!(s.mode, super::state::Mode::Picker | super::state::Mode::ModelInput) {
         panes::providers::draw(f, sc.body, s);
@@ -30,6 +33,33 @@ pub fn draw(f: &mut Frame<'_>, s: &State) {
     if s.help {
         panes::help::draw(f, sc.body, &s.keymap, s.theme);
     }
+}
+
+/// Show the current search hit (`/`) in reverse video across its row.
+fn mark_search_hit(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
+    let Some(x) = &s.search else { return };
+    if s.focus_in_tab() != x.pane {
+        return;
+    }
+    let area = layout::pane_rect_in(s, body, x.pane);
+    let height = layout::inner_height(area);
+    let rows = panes::rows(s, x.pane);
+    let top = s.scroll(x.pane).top_for(rows, height);
+    if x.row < top || x.row >= top + height {
+        return;
+    }
+    let Ok(dy) = u16::try_from(x.row - top) else { return };
+    let row = ratatui::layout::Rect {
+        x: area.x + 1,
+        y: area.y + 1 + dy,
+        width: area.width.saturating_sub(2),
+        height: 1,
+    }
+    .intersection(f.area());
+    f.buffer_mut().set_style(
+        row,
+        ratatui::style::Style::new().add_modifier(ratatui::style::Modifier::REVERSED),
+    );
 }
 
 fn draw_tabs(f: &mut Frame<'_>, area: ratatui::layout::Rect, s: &State) {

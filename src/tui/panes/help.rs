@@ -27,7 +27,7 @@ pub fn entries(keymap: &Keymap) -> Vec<(String, String)> {
         })
         .collect();
     for k in [
-        "ctrl_c", "filter", "limit", "picker", "migrate", "editing", "undo", "wheel", "click", "any",
+        "ctrl_c", "filter", "search", "limit", "picker", "migrate", "editing", "undo", "wheel", "click", "any",
     ] {
         v.push((
             t!(format!("tui.help.{k}_key")).into_owned(),

@@ -107,6 +107,33 @@ pub fn rows(d: &JsonData<'_>) -> usize {
     header(d, Theme::default()).len() + d.elements.len()
 }
 
+/// An element's row: its prefix (mark, line, tag), its tag and its body.
+fn element_row(e: &SalvagedElement, strict_ok: bool) -> (String, &'static str, String) {
+    let mark = if e.valid { "✓" } else { "✗" };
+    let tag = match (e.valid, strict_ok) {
+        (true, true) => "item",
+        (true, false) => "salvaged",
+        (false, _) => "invalid",
+    };
+    let prefix = format!("{mark} L{:<4} {tag:<8} ", e.line);
+    let mut body = super::compact(&e.value);
+    if let Some(v) = e.errors.first() {
+        body = format!("{} — {body}", violation(v));
+    }
+    (prefix, tag, body)
+}
+
+/// Row `i` as text (what search looks in).
+pub fn row_text(d: &JsonData<'_>, i: usize) -> Option<String> {
+    let head = header(d, Theme::default());
+    if let Some(l) = head.get(i) {
+        return Some(l.spans.iter().map(|s| s.content.as_ref()).collect());
+    }
+    let strict_ok = d.analysis.is_some_and(|a| a.status == JsonStatus::Ok);
+    let (prefix, _, body) = element_row(d.elements.get(i - head.len())?, strict_ok);
+    Some(prefix + &body)
+}
+
 /// Draw the JSON-array pane.
 pub fn draw(f: &mut Frame<'_>, area: Rect, d: &JsonData<'_>, scroll: Scroll, focused: bool, theme: Theme, title: &str) {
     let head = header(d, theme);
@@ -117,21 +144,8 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, d: &JsonData<'_>, scroll: Scroll, foc
             return clip_line(l, w);
         }
         let e = &d.elements[i - head.len()];
-        let (mark, style) = if e.valid {
-            ("✓", theme.ok())
-        } else {
-            ("✗", theme.bad())
-        };
-        let tag = match (e.valid, strict_ok) {
-            (true, true) => "item",
-            (true, false) => "salvaged",
-            (false, _) => "invalid",
-        };
-        let prefix = format!("{mark} L{:<4} {tag:<8} ", e.line);
-        let mut body = super::compact(&e.value);
-        if let Some(v) = e.errors.first() {
-            body = format!("{} — {body}", violation(v));
-        }
+        let style = if e.valid { theme.ok() } else { theme.bad() };
+        let (prefix, tag, body) = element_row(e, strict_ok);
         let room = w.saturating_sub(text::width(&prefix));
         Line::from(vec![
             Span::styled(prefix, style),

@@ -79,6 +79,35 @@ pub fn describe(status: &LineStatus, a: &JsonlAnalysis) -> String {
     }
 }
 
+/// A line's row: its prefix (mark and number) and what happened to it.
+fn line_row(d: &JsonlData<'_>, l: &crate::output::jsonl::LineOutcome) -> (String, String) {
+    let mark = match l.status {
+        LineStatus::Ok { .. } => "✓",
+        LineStatus::Empty | LineStatus::Fence => "·",
+        _ => "✗",
+    };
+    let mut body = describe(&l.status, d.analysis);
+    if let Some(why) = ignored_rejects(d, &l.status) {
+        body = format!("{body} · object-schema (ignored by TrustGraph) would reject: {why}");
+    }
+    (format!("{mark} {:>4} ", l.line), body)
+}
+
+/// Row `i` as text (what search looks in).
+pub fn row_text(d: &JsonlData<'_>, i: usize) -> Option<String> {
+    if i == 0 {
+        return Some(
+            header(d, Theme::default())
+                .spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect(),
+        );
+    }
+    let (prefix, body) = line_row(d, d.analysis.lines.get(i - 1)?);
+    Some(prefix + &body)
+}
+
 /// Why the ignored `object-schema` would reject a kept line, if it would.
 fn ignored_rejects(d: &JsonlData<'_>, status: &LineStatus) -> Option<String> {
     let LineStatus::Ok { item } = status else {
@@ -105,16 +134,12 @@ pub fn draw(
             return super::json::clip_line(&head, w);
         }
         let l = &d.analysis.lines[i - 1];
-        let (mark, style) = match l.status {
-            LineStatus::Ok { .. } => ("✓", theme.ok()),
-            LineStatus::Empty | LineStatus::Fence => ("·", theme.dim()),
-            _ => ("✗", theme.bad()),
+        let style = match l.status {
+            LineStatus::Ok { .. } => theme.ok(),
+            LineStatus::Empty | LineStatus::Fence => theme.dim(),
+            _ => theme.bad(),
         };
-        let prefix = format!("{mark} {:>4} ", l.line);
-        let mut body = describe(&l.status, d.analysis);
-        if let Some(why) = ignored_rejects(d, &l.status) {
-            body = format!("{body} · object-schema (ignored by TrustGraph) would reject: {why}");
-        }
+        let (prefix, body) = line_row(d, l);
         let room = w.saturating_sub(text::width(&prefix));
         let body_style = match l.status {
             LineStatus::Ok { .. } => ratatui::style::Style::new(),

@@ -87,6 +87,24 @@ pub fn rows(s: &State, pane: OutPane) -> usize {
     }
 }
 
+/// The text of row `i` of a scrolling pane, as drawn but unclipped (what
+/// `/` searches).
+pub fn row_text(s: &State, pane: OutPane, i: usize) -> Option<String> {
+    match pane {
+        OutPane::Response | OutPane::Response2 => {
+            let shown = s.shown.as_ref()?;
+            let r = if pane == OutPane::Response {
+                shown.json_side()
+            } else {
+                shown.jsonl_side()
+            };
+            (i < r.line_count()).then(|| super::text::line_at(&r.text, &r.line_starts, i).to_owned())
+        }
+        OutPane::Json => json::row_text(&json_source(s)?, i),
+        OutPane::Jsonl => jsonl::row_text(&jsonl_source(s)?, i),
+    }
+}
+
 /// What the JSON pane shows in the current tab: the run, or its cut at the
 /// sweep cursor.
 pub fn json_source(s: &State) -> Option<json::JsonData<'_>> {

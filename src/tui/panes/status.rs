@@ -84,7 +84,7 @@ pub fn line2(s: &State) -> (String, bool) {
         return (format!(" {}", m.text), m.error);
     }
     let k = |a| s.keymap.key_for(a);
-    let hint = match (s.first_screen, s.mode) {
+    let hint = match (s.first_screen, &s.mode) {
         (Some(FirstScreen::Replay), _) => t!(
             "tui.status.first_replay",
             twins = k(Action::Twins),
@@ -97,7 +97,7 @@ pub fn line2(s: &State) -> (String, bool) {
 }
 
 /// The key hints of `mode`.
-fn mode_hint(s: &State, mode: Mode) -> std::borrow::Cow<'static, str> {
+fn mode_hint(s: &State, mode: &Mode) -> std::borrow::Cow<'static, str> {
     let k = |a| s.keymap.key_for(a);
     match mode {
         Mode::Filter => t!("tui.status.filter", text = s.prompts.filter),
@@ -108,6 +108,7 @@ fn mode_hint(s: &State, mode: Mode) -> std::borrow::Cow<'static, str> {
         ),
         Mode::Picker => t!("tui.status.picker"),
         Mode::ModelInput => t!("tui.status.model_input", text = s.picker.model_input),
+        Mode::Search(_, text) => t!("tui.status.search_input", text = text),
         Mode::Normal if s.tab == super::super::state::Tab::Migrate => t!(
             "tui.status.migrate",
             migrate = k(Action::Migrate),

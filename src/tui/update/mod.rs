@@ -4,6 +4,7 @@
 //! as [`Event`]s.
 
 mod external;
+mod search;
 
 use std::sync::Arc;
 
@@ -148,15 +149,25 @@ fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
         return Vec::new();
     }
     match s.mode {
+        Mode::Search(..) => search::key(s, k),
         Mode::Filter => filter_key(s, k),
         Mode::LimitInput => limit_key(s, k),
         Mode::Insert => insert_key(s, k),
         Mode::Picker => picker_key(s, k),
         Mode::ModelInput => model_key(s, k),
-        Mode::Normal => match s.keymap.action(&k) {
-            Some(a) => action(s, a),
-            None => Vec::new(),
-        },
+        Mode::Normal => {
+            // While a search lasts, n / N move between its hits.
+            if let KeyCode::Char(c @ ('n' | 'N')) = k.code
+                && !k.modifiers.contains(KeyModifiers::CONTROL)
+                && search::step(s, c == 'n')
+            {
+                return Vec::new();
+            }
+            match s.keymap.action(&k) {
+                Some(a) => action(s, a),
+                None => Vec::new(),
+            }
+        }
     }
 }
 
@@ -266,8 +277,10 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Open => return open(s),
         Action::Edit => edit(s),
         Action::Filter => {
-            s.tab = Tab::Prompts;
-            s.mode = Mode::Filter;
+            if !search::start(s) {
+                s.tab = Tab::Prompts;
+                s.mode = Mode::Filter;
+            }
         }
         Action::Run => return run(s),
         Action::Twins if s.tab == Tab::Migrate => return migrate_twins(s),
@@ -275,6 +288,7 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Cancel => {
             let out = cancel_live(s);
             if out.is_empty() {
+                search::end(s);
                 s.message = None;
             } else {
                 s.info("cancelled; what arrived is kept");
