@@ -381,7 +381,16 @@ fn configured_providers_are_chosen_in_the_picker() {
     // The one with a key: its model edited in the picker.
     t.keys(&["p", "Down", "Down", "Down", "e"]);
     t.wait_for("model: m1");
-    t.keys(&["BSpace", "BSpace", "m", "2", "Enter", "Enter"]);
+    t.keys(&["BSpace", "BSpace", "m", "2", "Enter"]);
+    // w asks, w again writes it into the file, every other byte kept.
+    t.keys(&["w"]);
+    t.wait_for("for keyed into");
+    let before = std::fs::read_to_string(&config).unwrap();
+    t.keys(&["w"]);
+    t.wait_for("saved model = \"m2\" for keyed");
+    let after = std::fs::read_to_string(&config).unwrap();
+    assert_eq!(after, before.replace("model = \"m1\"", "model = \"m2\""));
+    t.keys(&["Enter"]);
     t.wait_for("keyed m2 │");
     t.keys(&["1", "r"]);
     let s = t.wait_for("failed");

@@ -1225,3 +1225,71 @@ fn the_search_hit_is_drawn_in_reverse_video() {
     let row: String = (0..110).map(|x| buf[(x, y)].symbol().to_owned()).collect();
     assert!(row.contains("the green pigment"), "{row}");
 }
+
+/// `w` in the picker saves the model typed for a configured provider into
+/// the file that defines it, asking first; any other key keeps the model
+/// for this session only (issue 13).
+#[test]
+fn w_in_the_picker_asks_then_saves_the_typed_model() {
+    let mut s = state();
+    let mut entries = configured_entries();
+    entries[0].config.file = Some("conf/cutline.toml".into());
+    send(&mut s, [ch('p'), Event::ProvidersLoaded(Ok(entries))]);
+    // On replay: nothing to save.
+    assert!(send(&mut s, [ch('w')]).is_empty());
+    assert!(s.message.as_ref().unwrap().text.starts_with("w saves a model typed"));
+    // The configured model itself: nothing typed, nothing to save.
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Down)]);
+    assert!(send(&mut s, [ch('w')]).is_empty());
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "openai: type a model first (e), then w saves it"
+    );
+    send(&mut s, [ch('e')]);
+    send(
+        &mut s,
+        (0..11)
+            .map(|_| key(KeyCode::Backspace))
+            .chain("gpt-5-mini".chars().map(ch)),
+    );
+    send(&mut s, [key(KeyCode::Enter)]);
+    assert_eq!(s.mode, Mode::Picker);
+    // Asked first.
+    assert!(send(&mut s, [ch('w')]).is_empty());
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "write model = \"gpt-5-mini\" for openai into conf/cutline.toml? w again writes · any other key keeps it for this session"
+    );
+    // Another key drops the question; w asks again, then w writes.
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Up)]);
+    assert!(s.picker.save.is_none());
+    assert!(send(&mut s, [ch('w')]).is_empty());
+    let fx = send(&mut s, [ch('w')]);
+    match fx.as_slice() {
+        [Effect::SaveModel(job)] => {
+            assert_eq!(job.provider, "openai");
+            assert_eq!(job.model, "gpt-5-mini");
+            assert_eq!(job.file, std::path::PathBuf::from("conf/cutline.toml"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Saved: the config is read again; a failure is shown.
+    let fx = send(&mut s, [Event::ModelSaved(Ok("saved".into()))]);
+    assert!(matches!(fx.as_slice(), [Effect::LoadProviders]));
+    send(
+        &mut s,
+        [Event::ModelSaved(Err("conf/cutline.toml: permission denied".into()))],
+    );
+    let m = s.message.as_ref().unwrap();
+    assert!(m.error);
+    assert_eq!(m.text, "model not saved: conf/cutline.toml: permission denied");
+    // A provider defined in no file cannot be saved.
+    send(
+        &mut s,
+        [key(KeyCode::Down), ch('e'), ch('x'), key(KeyCode::Enter), ch('w')],
+    );
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "claude: not defined in a file, so there is nowhere to save its model"
+    );
+}

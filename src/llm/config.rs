@@ -174,6 +174,8 @@ pub struct ProviderConfig {
     pub total_timeout_secs: Option<f64>,
     /// Where it was defined (`file:line:col`), for messages.
     pub origin: Option<String>,
+    /// The file it was defined in (where the workbench saves a model).
+    pub file: Option<PathBuf>,
 }
 
 impl ProviderConfig {
@@ -202,6 +204,7 @@ impl ProviderConfig {
             first_byte_timeout_secs: None,
             total_timeout_secs: None,
             origin: None,
+            file: None,
         }
     }
 
@@ -460,6 +463,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<ProviderConfig>, ConfigError
             first_byte_timeout_secs: raw.first_byte_timeout_secs.map(Spanned::into_inner),
             total_timeout_secs: raw.total_timeout_secs.map(Spanned::into_inner),
             origin: Some(format!("{}:{line}:{col}", path.display())),
+            file: Some(path.to_owned()),
         });
     }
     Ok(out)
@@ -660,6 +664,26 @@ fn key_from_env(cfg: &ProviderConfig, var: &str, env: &dyn Fn(&str) -> Option<St
     }
 }
 
+/// `text` (a config file) with the `model` of provider `name` set, every
+/// other byte kept (comments, order, spacing): what the workbench writes
+/// when a model typed in the picker is saved.
+///
+/// # Errors
+/// The text is not TOML, or has no `[[provider]]` named `name`.
+pub fn with_model(text: &str, name: &str, model: &str) -> Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| e.message().to_owned())?;
+    let entry = doc
+        .get_mut("provider")
+        .and_then(toml_edit::Item::as_array_of_tables_mut)
+        .and_then(|ps| {
+            ps.iter_mut()
+                .find(|p| p.get("name").and_then(toml_edit::Item::as_str).map(str::trim) == Some(name))
+        })
+        .ok_or_else(|| format!("no [[provider]] named {name:?}"))?;
+    entry["model"] = toml_edit::value(model);
+    Ok(doc.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -678,5 +702,18 @@ mod tests {
         assert!(!is_env_name("sk-abc"));
         assert!(!is_env_name("1A"));
         assert!(!is_env_name(""));
+    }
+
+    #[test]
+    fn with_model_sets_one_providers_model_and_keeps_every_other_byte() {
+        let text = "# mine\n[keys]\nsweep = [\"s\"]\n\n[[provider]]\nname = \"a\"   # first\nkind = \"openai\"\nmodel = \"gpt-4o\"\n\n[[provider]]\nname = \"b\"\nkind = \"ollama\"\n";
+        let out = with_model(text, "a", "gpt-5-mini").unwrap();
+        assert_eq!(out, text.replace("model = \"gpt-4o\"", "model = \"gpt-5-mini\""));
+        let out = with_model(text, "b", "qwen3:4b").unwrap();
+        assert_eq!(out, format!("{text}model = \"qwen3:4b\"\n"));
+        let parsed = parse(&out, Path::new("c.toml")).unwrap();
+        assert_eq!(parsed[1].model.as_deref(), Some("qwen3:4b"));
+        assert_eq!(with_model(text, "c", "x").unwrap_err(), "no [[provider]] named \"c\"");
+        assert!(with_model("[[provider]\n", "a", "x").is_err());
     }
 }

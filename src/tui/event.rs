@@ -26,6 +26,8 @@ pub enum Event {
     Mouse(MouseEvent),
     /// Text pasted (bracketed paste): inserted in one step.
     Paste(String),
+    /// A model was saved to this file, or why not.
+    ModelSaved(Result<String, String>),
     /// The external editor closed: the field's new text, or why not.
     EditedExternally {
         /// The field it was opened for.
@@ -86,6 +88,17 @@ pub struct ProviderEntry {
     pub config: ProviderConfig,
     /// True when its key variable is set (or the kind needs no key).
     pub key_set: bool,
+}
+
+/// A model to save for a configured provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaveModel {
+    /// The provider's name.
+    pub provider: String,
+    /// The model typed.
+    pub model: String,
+    /// The config file that defines the provider.
+    pub file: PathBuf,
 }
 
 /// How writing a migrated prompt went.
@@ -290,6 +303,10 @@ pub enum Effect {
     /// Put text on the terminal's clipboard (OSC 52: works over SSH and
     /// through tmux with `set-clipboard on`).
     Copy(String),
+    /// Write a model typed in the picker into the provider's config file
+    /// (atomically, every other byte kept); the answer is
+    /// [`Event::ModelSaved`].
+    SaveModel(SaveModel),
     /// Hand a field to `$VISUAL`/`$EDITOR` with the workbench suspended;
     /// the result comes back as [`Event::EditedExternally`].
     EditExternally {

@@ -175,6 +175,14 @@ impl Runner {
             Effect::LoadProviders => self.spawn_load_providers(),
             Effect::LoadGold(ids) => self.spawn_load_gold(ids),
             Effect::WriteMigrated { config, overwrite } => self.spawn_write_migrated(config, overwrite),
+            Effect::SaveModel(job) => {
+                let tx = self.tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let r = save_model(&job);
+                    log(format!("save model {} for {}: {r:?}", job.model, job.provider));
+                    let _ = tx.send(Event::ModelSaved(r));
+                });
+            }
             Effect::Sweep(job) => {
                 let tx = self.tx.clone();
                 tokio::task::spawn_blocking(move || {
@@ -231,6 +239,23 @@ impl Runner {
             h.abort();
         }
     }
+}
+
+/// Write `job.model` into the provider's config file: read, edit (every
+/// other byte kept), write atomically.
+fn save_model(job: &crate::tui::event::SaveModel) -> Result<String, String> {
+    let path = &job.file;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let out = crate::llm::config::with_model(&text, &job.provider, &job.model)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    crate::store::write_atomic(path, out.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(rust_i18n::t!(
+        "tui.status.save_model_saved",
+        model = job.model,
+        provider = job.provider,
+        file = path.display()
+    )
+    .into_owned())
 }
 
 /// The configured providers with whether each one's key variable is set

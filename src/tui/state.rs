@@ -684,6 +684,8 @@ pub struct ProviderPicker {
     pub models: Vec<(String, String)>,
     /// The model being typed.
     pub model_input: String,
+    /// A save asked for and not yet confirmed (`w` again writes it).
+    pub save: Option<crate::tui::event::SaveModel>,
 }
 
 impl ProviderPicker {

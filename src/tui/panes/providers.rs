@@ -79,7 +79,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let hint = if s.mode == Mode::ModelInput {
         format!("model: {}▌ — Enter sets · Esc cancels", s.picker.model_input)
     } else {
-        "↑/↓ move · Enter chooses · e edits the model · Esc closes".to_owned()
+        "↑/↓ move · Enter chooses · e edits the model · w saves it · Esc closes".to_owned()
     };
     lines.push(Line::styled(text::clip(&hint, inner_w), theme.accent()));
     let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX).min(area.height);

@@ -4,6 +4,7 @@
 //! as [`Event`]s.
 
 mod external;
+mod save_model;
 mod search;
 
 use std::sync::Arc;
@@ -38,6 +39,7 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
         Event::Mouse(m) => mouse(s, m),
         Event::Paste(text) => super::paste::paste(s, &text),
         Event::EditedExternally { field, result } => external::edited(s, field, result),
+        Event::ModelSaved(r) => save_model::saved(s, r),
         Event::Resize(w, h) => {
             s.size = (w, h);
             Vec::new()
@@ -1206,6 +1208,11 @@ fn open_picker(s: &mut State) -> Vec<Effect> {
 
 fn picker_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
     let n = s.picker.len();
+    if k.code == KeyCode::Char('w') {
+        return save_model::ask(s);
+    }
+    // Any other key drops a save that was not confirmed.
+    s.picker.save = None;
     match (k.code, s.keymap.action(&k)) {
         (KeyCode::Esc, _) | (_, Some(Action::Quit | Action::Provider)) => s.mode = Mode::Normal,
         (KeyCode::Enter, _) => choose_provider(s),
