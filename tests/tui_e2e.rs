@@ -696,3 +696,31 @@ fn slash_finds_text_in_the_response_pane() {
     t.keys(&["q"]);
     assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
 }
+
+/// Issue 13: the last tab and the pinned compare side come back in the next
+/// session (kept beside the sessions, the pin as its recording).
+#[test]
+fn the_last_tab_and_the_pin_come_back_next_time() {
+    let Some(t) = Tmux::new("remember") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    launch(&t, dir.path());
+    if not_wired(&t) {
+        return;
+    }
+    t.wait_for("extract-definitions-jsonl");
+    t.keys(&["5", "Down", "Enter"]);
+    t.wait_for("opened demo#1");
+    t.keys(&["P"]);
+    t.wait_for("as compare side A");
+    t.keys(&["7", "q"]);
+    assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
+    let kept = std::fs::read_to_string(dir.path().join("sessions/.cutline-workbench.json")).unwrap();
+    assert_eq!(kept, r#"{"tab":"compare","pin":"demo#1"}"#);
+    t.cmd(&["kill-session", "-t", "e2e"]);
+    launch(&t, dir.path());
+    let s = t.wait_for("compare side A: demo#1, pinned last session");
+    assert!(s.contains("Nothing to compare yet"), "the Compare tab is on show:\n{s}");
+    t.keys(&["q"]);
+    assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
+}

@@ -1293,3 +1293,67 @@ fn w_in_the_picker_asks_then_saves_the_typed_model() {
         "claude: not defined in a file, so there is nowhere to save its model"
     );
 }
+
+/// The last tab and the pinned compare side are kept for the next
+/// session: quitting says what to keep (the pin as its recording), and at
+/// start the tab comes back and the pin is restored once the sessions are
+/// loaded, whichever arrives first (issue 13).
+#[test]
+fn the_last_tab_and_the_pin_are_kept_between_sessions() {
+    use cutline::tui::event::Remembered;
+    let mut s = state();
+    send(&mut s, [Event::SessionsLoaded(vec![recorded_session()]), ch('5')]);
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter), ch('P'), ch('7')]);
+    assert_eq!(s.pinned.as_ref().unwrap().recorded.as_deref(), Some("demo#1"));
+    let fx = send(&mut s, [ch('q')]);
+    let kept = match fx.as_slice() {
+        [Effect::Remember(r), Effect::Quit] => r.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        kept,
+        Remembered {
+            tab: Some(Tab::Compare),
+            pin: Some("demo#1".into())
+        }
+    );
+    // Its bytes on disk are plain JSON.
+    assert_eq!(
+        serde_json::to_string(&kept).unwrap(),
+        r#"{"tab":"compare","pin":"demo#1"}"#
+    );
+    // Remembered before the sessions load: the pin waits for them.
+    let mut s = state();
+    s.sessions.loaded = false;
+    send(&mut s, [Event::Remembered(kept.clone())]);
+    assert_eq!(s.tab, Tab::Compare);
+    assert!(s.pinned.is_none());
+    send(&mut s, [Event::SessionsLoaded(vec![recorded_session()])]);
+    let pinned = s.pinned.as_ref().expect("restored");
+    assert_eq!(pinned.recorded.as_deref(), Some("demo#1"));
+    assert_eq!(pinned.jsonl.counts.ok, 2);
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "compare side A: demo#1, pinned last session"
+    );
+    // After them: at once. A run no longer recorded is said, not pinned.
+    let mut s = state();
+    send(&mut s, [Event::SessionsLoaded(vec![recorded_session()])]);
+    send(
+        &mut s,
+        [Event::Remembered(Remembered {
+            tab: Some(Tab::Sessions),
+            pin: Some("demo#9".into()),
+        })],
+    );
+    assert_eq!(s.tab, Tab::Sessions);
+    assert!(s.pinned.is_none());
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "the run pinned last session (demo#9) is no longer recorded"
+    );
+    // A person who moved already keeps their tab.
+    let mut s = state();
+    send(&mut s, [ch('3'), Event::Remembered(kept)]);
+    assert_eq!(s.tab, Tab::Run);
+}

@@ -26,6 +26,8 @@ pub enum Event {
     Mouse(MouseEvent),
     /// Text pasted (bracketed paste): inserted in one step.
     Paste(String),
+    /// What the last session kept.
+    Remembered(Remembered),
     /// A model was saved to this file, or why not.
     ModelSaved(Result<String, String>),
     /// The external editor closed: the field's new text, or why not.
@@ -88,6 +90,16 @@ pub struct ProviderEntry {
     pub config: ProviderConfig,
     /// True when its key variable is set (or the kind needs no key).
     pub key_set: bool,
+}
+
+/// What the workbench keeps between sessions, beside the sessions it
+/// records: the last tab and the pinned compare side (by its recording).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Remembered {
+    /// The tab open at quit.
+    pub tab: Option<crate::tui::state::Tab>,
+    /// The pinned run, as `session#N`, when it was recorded.
+    pub pin: Option<String>,
 }
 
 /// A model to save for a configured provider.
@@ -303,6 +315,10 @@ pub enum Effect {
     /// Put text on the terminal's clipboard (OSC 52: works over SSH and
     /// through tmux with `set-clipboard on`).
     Copy(String),
+    /// Read what the last session kept ([`Event::Remembered`]).
+    LoadRemembered,
+    /// Keep this for the next session (written before the workbench exits).
+    Remember(Remembered),
     /// Write a model typed in the picker into the provider's config file
     /// (atomically, every other byte kept); the answer is
     /// [`Event::ModelSaved`].

@@ -356,6 +356,7 @@ async fn event_loop(
     runner.apply(Effect::LoadPrompts);
     runner.apply(Effect::LoadSessions);
     runner.apply(Effect::LoadProviders);
+    runner.apply(Effect::LoadRemembered);
     terminal.draw(|f| view::draw(f, &state))?;
     test_panic_hook();
     let result = 'outer: loop {

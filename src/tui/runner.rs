@@ -76,6 +76,18 @@ impl Runner {
         }
     }
 
+    /// Run `f` (given the sessions directory) on the blocking pool and send
+    /// the event it returns.
+    fn spawn_blocking(&self, f: impl FnOnce(PathBuf) -> Option<Event> + Send + 'static) {
+        let tx = self.tx.clone();
+        let dir = self.sessions_dir.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Some(ev) = f(dir) {
+                let _ = tx.send(ev);
+            }
+        });
+    }
+
     fn spawn_load_sessions(&self) {
         let dir = self.sessions_dir.clone();
         let tx = self.tx.clone();
@@ -175,14 +187,14 @@ impl Runner {
             Effect::LoadProviders => self.spawn_load_providers(),
             Effect::LoadGold(ids) => self.spawn_load_gold(ids),
             Effect::WriteMigrated { config, overwrite } => self.spawn_write_migrated(config, overwrite),
-            Effect::SaveModel(job) => {
-                let tx = self.tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    let r = save_model(&job);
-                    log(format!("save model {} for {}: {r:?}", job.model, job.provider));
-                    let _ = tx.send(Event::ModelSaved(r));
-                });
-            }
+            // Written at once: it comes just before the workbench exits.
+            Effect::Remember(r) => remember(&self.sessions_dir, &r),
+            Effect::LoadRemembered => self.spawn_blocking(move |dir| remembered(&dir).map(Event::Remembered)),
+            Effect::SaveModel(job) => self.spawn_blocking(move |_| {
+                let r = save_model(&job);
+                log(format!("save model {} for {}: {r:?}", job.model, job.provider));
+                Some(Event::ModelSaved(r))
+            }),
             Effect::Sweep(job) => {
                 let tx = self.tx.clone();
                 tokio::task::spawn_blocking(move || {
@@ -239,6 +251,39 @@ impl Runner {
             h.abort();
         }
     }
+}
+
+/// The file beside the sessions that keeps the last tab and pin.
+pub const REMEMBERED_FILE: &str = ".cutline-workbench.json";
+
+/// Keep `r` for the next session (only where the sessions directory
+/// exists: the workbench creates no directory to remember a tab).
+fn remember(dir: &std::path::Path, r: &crate::tui::event::Remembered) {
+    if !dir.is_dir() {
+        return;
+    }
+    let path = dir.join(REMEMBERED_FILE);
+    let written = serde_json::to_vec(r)
+        .map_err(std::io::Error::other)
+        .and_then(|bytes| crate::store::write_atomic(&path, &bytes));
+    if let Err(e) = written {
+        log(format!("{}: {e}", path.display()));
+    }
+}
+
+/// What the last session kept, if anything readable (a missing or damaged
+/// file is nothing to restore, never an error in the person's way).
+fn remembered(dir: &std::path::Path) -> Option<crate::tui::event::Remembered> {
+    let path = dir.join(REMEMBERED_FILE);
+    let meta = std::fs::metadata(&path).ok()?;
+    if meta.len() > 64 * 1024 {
+        log(format!("{}: {} bytes, ignored", path.display(), meta.len()));
+        return None;
+    }
+    let bytes = std::fs::read(&path).ok()?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| log(format!("{}: {e}", path.display())))
+        .ok()
 }
 
 /// Write `job.model` into the provider's config file: read, edit (every

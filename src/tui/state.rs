@@ -21,7 +21,8 @@ use super::run_view::{Cut, RunView};
 use super::theme::Theme;
 
 /// The tabs, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Tab {
     /// The prompt list.
     Prompts,
@@ -834,6 +835,9 @@ pub struct State {
     pub compare: CompareView,
     /// A finished run pinned as compare side A (the run on show is B).
     pub pinned: Option<Box<RunView>>,
+    /// A pin remembered from the last session (`session#N`), restored once
+    /// the sessions it refers to have loaded.
+    pub pin_to_restore: Option<String>,
     /// Next run id.
     pub next_id: u64,
     /// Set once quitting.
@@ -878,6 +882,7 @@ impl State {
             migrate: None,
             compare: CompareView::default(),
             pinned: None,
+            pin_to_restore: None,
             next_id: 1,
             quit: false,
         }

@@ -4,6 +4,7 @@
 //! as [`Event`]s.
 
 mod external;
+mod remember;
 mod save_model;
 mod search;
 
@@ -40,6 +41,7 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
         Event::Paste(text) => super::paste::paste(s, &text),
         Event::EditedExternally { field, result } => external::edited(s, field, result),
         Event::ModelSaved(r) => save_model::saved(s, r),
+        Event::Remembered(r) => remember::loaded(s, r),
         Event::Resize(w, h) => {
             s.size = (w, h);
             Vec::new()
@@ -95,7 +97,7 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
             {
                 s.target = Target::None;
             }
-            Vec::new()
+            remember::restore_pin(s)
         }
         Event::Run { id, msg } => run_msg(s, id, msg),
         Event::Saved(r) => {
@@ -135,6 +137,7 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
 fn quit(s: &mut State) -> Vec<Effect> {
     s.quit = true;
     let mut out = cancel_live(s);
+    out.push(remember::on_quit(s));
     out.push(Effect::Quit);
     out
 }
@@ -555,21 +558,11 @@ pub fn prompt_of_record(s: &State, rec: &RunRecord) -> PromptConfig {
     }
 }
 
-fn open_recording(s: &mut State) {
-    let Some((si, Some(ri))) = s.sessions.selected_row() else {
-        s.info("select a run (↓) to open it");
-        return;
-    };
+/// A recorded run as a finished view (its recorded reference set).
+fn view_of_record(s: &mut State, si: usize, ri: usize) -> Result<RunView, String> {
     let rec = s.sessions.sessions[si].runs[ri].clone();
     let prompt = prompt_of_record(s, &rec);
-    let schemas = match run_view::schemas_for(&prompt) {
-        Ok(x) => Arc::new(x),
-        Err(e) => {
-            s.error(e);
-            return;
-        }
-    };
-    let _ = cancel_live(s);
+    let schemas = Arc::new(run_view::schemas_for(&prompt)?);
     let id = s.next_id;
     s.next_id += 1;
     let t = rec.transcript();
@@ -588,9 +581,26 @@ fn open_recording(s: &mut State) {
     v.elapsed_ms = rec.total_ms;
     v.structured_path.clone_from(&rec.structured_path);
     v.note = Some(format!("recorded {}", reference(s, si, ri)));
+    v.recorded = Some(reference(s, si, ri));
     if let Some(e) = &rec.error {
         v.phase = Phase::Failed(e.to_string());
     }
+    Ok(v)
+}
+
+fn open_recording(s: &mut State) {
+    let Some((si, Some(ri))) = s.sessions.selected_row() else {
+        s.info("select a run (↓) to open it");
+        return;
+    };
+    let _ = cancel_live(s);
+    let v = match view_of_record(s, si, ri) {
+        Ok(v) => v,
+        Err(e) => {
+            s.error(e);
+            return;
+        }
+    };
     show(s, Shown::Single(Box::new(v)));
     s.target = Target::Recording(si, ri);
     s.tab = Tab::Run;
