@@ -512,6 +512,11 @@ fn quitting_with_unsaved_edits_asks_once() {
     let fx = send(&mut s, [ch('q')]);
     assert!(fx.is_empty());
     assert!(s.message.as_ref().unwrap().text.contains("unsaved"));
+    // Another key in between drops the question: q asks again.
+    let fx = send(&mut s, [key(KeyCode::Down), ch('q')]);
+    assert!(fx.is_empty());
+    // The answer does not live in the message: clearing it changes nothing.
+    s.message = None;
     let fx = send(&mut s, [ch('q')]);
     assert!(matches!(fx.last(), Some(Effect::Quit)));
 }

@@ -92,6 +92,13 @@ pub enum Mode {
     Search(OutPane, String),
 }
 
+/// A question asked in the status bar that the next key answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirm {
+    /// Quit with unsaved edits: the quit key again quits.
+    QuitUnsaved,
+}
+
 /// A search found in a pane: `n`/`N` move between its hits, `Esc` ends it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Search {
@@ -779,6 +786,8 @@ pub struct State {
     pub mode: Mode,
     /// The search found last, while it lasts (`n`/`N`, `Esc` ends it).
     pub search: Option<Search>,
+    /// A question the next key answers (any other key drops it).
+    pub confirm: Option<Confirm>,
     /// The help overlay is open.
     pub help: bool,
     /// Milliseconds since start.
@@ -854,6 +863,7 @@ impl State {
             tab: Tab::Prompts,
             mode: Mode::Normal,
             search: None,
+            confirm: None,
             help: false,
             clock_ms: 0,
             prompts_dir,

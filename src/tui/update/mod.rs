@@ -142,6 +142,22 @@ fn quit(s: &mut State) -> Vec<Effect> {
     out
 }
 
+/// The quit key: with unsaved edits it asks first, and quits when `asked`
+/// says the question was just put.
+fn quit_asking(s: &mut State, asked: Option<super::state::Confirm>) -> Vec<Effect> {
+    let dirty = s.editor.as_ref().is_some_and(|e| e.dirty);
+    if dirty && asked != Some(super::state::Confirm::QuitUnsaved) {
+        s.error(format!(
+            "unsaved edits: {} again quits without saving, {} saves",
+            s.keymap.key_for(Action::Quit),
+            s.keymap.key_for(Action::Save)
+        ));
+        s.confirm = Some(super::state::Confirm::QuitUnsaved);
+        return Vec::new();
+    }
+    quit(s)
+}
+
 fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
     if k.kind == KeyEventKind::Release {
         return Vec::new();
@@ -152,6 +168,11 @@ fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
     if s.help {
         s.help = false;
         return Vec::new();
+    }
+    // A question is answered by the very next key, or dropped.
+    let asked = s.confirm.take();
+    if s.mode == Mode::Normal && s.keymap.action(&k) == Some(Action::Quit) {
+        return quit_asking(s, asked);
     }
     match s.mode {
         Mode::Search(..) => search::key(s, k),
@@ -254,18 +275,7 @@ fn insert_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
 
 fn action(s: &mut State, a: Action) -> Vec<Effect> {
     match a {
-        Action::Quit => {
-            let dirty = s.editor.as_ref().is_some_and(|e| e.dirty);
-            if dirty && !s.message.as_ref().is_some_and(|m| m.text.starts_with("unsaved")) {
-                s.error(format!(
-                    "unsaved edits: {} again quits without saving, {} saves",
-                    s.keymap.key_for(Action::Quit),
-                    s.keymap.key_for(Action::Save)
-                ));
-                return Vec::new();
-            }
-            return quit(s);
-        }
+        Action::Quit => return quit_asking(s, None),
         Action::Help => s.help = true,
         Action::NextTab => s.tab = Tab::ALL[(s.tab.index() + 1) % Tab::ALL.len()],
         Action::PrevTab => s.tab = Tab::ALL[(s.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len()],
