@@ -98,19 +98,7 @@ fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliE
 /// Read a gold set: one JSON item per line, blank lines skipped; a bad line
 /// is an `input_error` naming `file:line`.
 pub fn read_gold(path: &std::path::Path) -> Result<Vec<Value>, CliError> {
-    let label = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| CliError::new(Category::InputError, format!("{label}: {e}")))?;
-    let (text, _) = input::lossy(&label, &bytes);
-    let mut items = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| CliError::new(Category::InputError, format!("{label}:{}: bad JSON: {e}", i + 1)))?;
-        items.push(v);
-    }
-    Ok(items)
+    crate::eval::inputs::read_gold(path).map_err(|e| CliError::new(Category::InputError, e))
 }
 
 /// A JSONL record: `type` first, then `head`, then the fields of `body`.

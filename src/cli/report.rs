@@ -6,7 +6,6 @@
 //! (path, bytes, runs, twin pairs, charts, notes); the envelope's `data` is
 //! that record without `type`.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -14,8 +13,7 @@ use serde_json::{Value, json};
 
 use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
-use crate::prompt::PromptConfig;
-use crate::report::{self, Input, RunInput, Section};
+use crate::report::{self, Input, Section};
 
 /// What `report` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -80,25 +78,8 @@ fn parse_runs(spec: &str, n: usize) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
-/// The gold set of prompt `cfg`: `<dir>/<id>.jsonl`, else its twin's,
-/// annotating the prompt's first sample input (as `eval` reads them).
-fn gold_for(cfg: &PromptConfig, dir: &std::path::Path) -> Result<Option<crate::eval::Gold>, CliError> {
-    let Some(first) = cfg.inputs.first() else {
-        return Ok(None);
-    };
-    for id in std::iter::once(&cfg.id).chain(&cfg.twin) {
-        let path = dir.join(format!("{id}.jsonl"));
-        if path.is_file() {
-            let items = super::compare::read_gold(&path)?;
-            let file = path.display().to_string();
-            return Ok(Some(crate::eval::Gold::new(file, items, cfg, &first.vars, &[])));
-        }
-    }
-    Ok(None)
-}
-
 /// Load what the report needs: the session, the prompts directory (twins,
-/// sample input names) and the gold sets.
+/// sample input names) and the gold sets (`report::load`).
 fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Option<String>), CliError> {
     let (file_part, runs_spec) = split_reference(&args.session);
     let (session, last) =
@@ -124,75 +105,14 @@ fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Opt
         (None, Kind::Svg) => vec![numbers[last]],
         (None, Kind::Html) => numbers.clone(),
     };
-    let mut notes = session.warnings.clone();
     for w in &session.warnings {
         out.warn(w.clone()).map_err(|e| io_err(&e))?;
-    }
-    let (configs, _, _) = crate::store::load_dir(&cli.prompts);
-    let by_id: BTreeMap<&str, &PromptConfig> = configs.iter().map(|c| (c.id.as_str(), c)).collect();
-    let mut unknown: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    let mut gold = BTreeMap::new();
-    let mut runs = Vec::with_capacity(session.runs.len());
-    for (i, record) in session.runs.into_iter().enumerate() {
-        let number = numbers[i];
-        let known = by_id.get(record.prompt_id.as_str()).copied();
-        if known.is_none() {
-            unknown.entry(record.prompt_id.clone()).or_default().push(number);
-        }
-        if let Some(cfg) = known
-            && !gold.contains_key(&cfg.id)
-        {
-            match gold_for(cfg, &cli.prompts.join("gold")) {
-                Ok(Some(g)) => {
-                    gold.insert(cfg.id.clone(), g);
-                }
-                Ok(None) => {}
-                Err(e) => notes.push(format!("gold set of {}: {e}", cfg.id)),
-            }
-        }
-        let prompt = super::replay::prompt_of(&record)
-            .map_err(|e| e.message)
-            .and_then(|cfg| {
-                let schemas = super::sweep::from_prompt(cfg.response_type, cfg.schema.as_ref())
-                    .map_err(|e| format!("prompt {:?}: {e}", cfg.id))?;
-                Ok((cfg, schemas))
-            });
-        runs.push(RunInput {
-            number,
-            twin: known.and_then(|c| c.twin.clone()),
-            input: known.and_then(|c| {
-                c.inputs
-                    .iter()
-                    .find(|s| s.vars == record.variables)
-                    .map(|s| s.name.clone())
-            }),
-            selected: picked.contains(&number),
-            prompt,
-            record,
-        });
-    }
-    for (id, numbers) in unknown {
-        let numbered: Vec<String> = numbers.iter().map(|n| format!("#{n}")).collect();
-        notes.push(format!(
-            "prompt {id:?} (runs {}) is not in {}: its twin, sample input names and gold set are unknown",
-            numbered.join(", "),
-            cli.prompts.display()
-        ));
     }
     let suffix = runs_spec.map(crate::session::safe_stem).or_else(|| match args.format {
         Kind::Svg => Some(picked.first().copied().unwrap_or(0).to_string()),
         Kind::Html => None,
     });
-    Ok((
-        Input {
-            session_id: session.header.id.clone(),
-            source: session.path.display().to_string(),
-            notes,
-            runs,
-            gold,
-        },
-        suffix,
-    ))
+    Ok((report::load::input(session, &picked, &cli.prompts), suffix))
 }
 
 /// Run `report`.

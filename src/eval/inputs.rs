@@ -195,6 +195,28 @@ fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
     Ok(out)
 }
 
+/// A gold set: one JSON item per non-blank line of a JSONL file (invalid
+/// UTF-8 replaced). The one reader for `compare --gold`, `eval`, `report`
+/// and the workbench.
+///
+/// # Errors
+/// The file cannot be read (`file: cause`) or a line is not JSON
+/// (`file:line: bad JSON: cause`).
+pub fn read_gold(path: &Path) -> Result<Vec<Value>, String> {
+    let label = path.display();
+    let bytes = std::fs::read(path).map_err(|e| format!("{label}: {e}"))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut items = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| format!("{label}:{}: bad JSON: {e}", i + 1))?;
+        items.push(v);
+    }
+    Ok(items)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

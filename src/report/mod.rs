@@ -2,14 +2,15 @@
 //! no script, no external reference) for a session or some of its runs,
 //! or just one sweep chart as SVG.
 //!
-//! Pure: `cli::report` loads the session, the prompt configs and the gold
-//! sets and hands them over as an [`Input`]; [`build`] analyses every run
+//! Pure but for [`load`], which reads the session, the prompt configs and
+//! the gold sets into an [`Input`] (for `cli::report` and the workbench); [`build`] analyses every run
 //! (the same `run::Analysis`, `output::sweep`, `compare` and `eval` code the
 //! other commands use) into a [`Report`]; `html` and `svg` turn that into
 //! text. Nothing here reads a file or the clock, so the same session always
 //! gives the same bytes.
 
 pub mod html;
+pub mod load;
 mod panel;
 pub mod svg;
 

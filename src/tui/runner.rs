@@ -346,20 +346,10 @@ pub fn write_migrated(config: &crate::prompt::PromptConfig, dir: &std::path::Pat
 pub fn load_gold(dir: &std::path::Path, ids: &[String]) -> Result<Option<(String, Vec<serde_json::Value>)>, String> {
     for id in ids {
         let path = dir.join(format!("{id}.jsonl"));
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("{}: {e}", path.display())),
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        let mut items = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v = serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
-            items.push(v);
+        if !path.exists() {
+            continue;
         }
+        let items = crate::eval::inputs::read_gold(&path)?;
         return Ok(Some((path.display().to_string(), items)));
     }
     Ok(None)
