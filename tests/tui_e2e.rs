@@ -724,3 +724,26 @@ fn the_last_tab_and_the_pin_come_back_next_time() {
     t.keys(&["q"]);
     assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
 }
+
+/// Issue 13: `x` on an opened recording writes the shareable report beside
+/// the sessions and says where.
+#[test]
+fn x_writes_the_report_of_what_is_on_show() {
+    let Some(t) = Tmux::new("report") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    launch(&t, dir.path());
+    if not_wired(&t) {
+        return;
+    }
+    t.wait_for("extract-definitions-jsonl");
+    t.keys(&["5", "Down", "Down", "Enter"]);
+    t.wait_for("opened demo#2");
+    t.keys(&["x"]);
+    let s = t.wait_for("open it in a browser");
+    assert!(s.contains("report: sessions/demo-2.html ("), "{s}");
+    let page = std::fs::read_to_string(dir.path().join("sessions/demo-2.html")).unwrap();
+    assert!(page.contains("extract-definitions-jsonl"), "{page}");
+    t.keys(&["q"]);
+    assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
+}

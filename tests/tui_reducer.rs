@@ -1362,3 +1362,84 @@ fn the_last_tab_and_the_pin_are_kept_between_sessions() {
     send(&mut s, [ch('3'), Event::Remembered(kept)]);
     assert_eq!(s.tab, Tab::Run);
 }
+
+/// `x` asks for the report of the recorded runs on show; a replay (not
+/// recorded), a live run or nothing on show is said instead (issue 13).
+#[test]
+fn x_writes_the_report_of_the_recorded_runs_on_show() {
+    let mut s = state();
+    assert!(send(&mut s, [ch('x')]).is_empty());
+    assert!(s.message.as_ref().unwrap().text.starts_with("x writes the HTML report"));
+    // A run that was not recorded (a replay).
+    show(&mut s, finished(1, &jsonl_prompt(), VALID_JSONL, FinishReason::Stop));
+    assert!(send(&mut s, [ch('x')]).is_empty());
+    assert!(s.message.as_ref().unwrap().text.starts_with("x reports recorded runs"));
+    // An opened recording.
+    send(&mut s, [Event::SessionsLoaded(vec![recorded_session()]), ch('5')]);
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter)]);
+    let fx = send(&mut s, [ch('x')]);
+    match fx.as_slice() {
+        [Effect::WriteReport { session, runs }] => {
+            assert_eq!(session, "demo");
+            assert_eq!(runs, &[1]);
+        }
+        other => panic!("{other:?}"),
+    }
+    send(&mut s, [Event::ReportWritten(Err("sessions: disk full".into()))]);
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "report not written: sessions: disk full"
+    );
+    // Twins recorded as #3 and #4 of one session: one report of both.
+    let mut a = finished(7, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length);
+    a.recorded = Some("w-1#3".into());
+    let mut b = finished(8, &jsonl_prompt(), JSONL_WITH_ERRORS, FinishReason::Length);
+    b.recorded = Some("w-1#4".into());
+    s.shown = Some(Shown::Twins {
+        json: Box::new(a),
+        jsonl: Box::new(b),
+    });
+    let fx = send(&mut s, [ch('x')]);
+    assert!(
+        matches!(fx.as_slice(), [Effect::WriteReport { session, runs }] if session == "w-1" && runs == &[3, 4]),
+        "{fx:?}"
+    );
+}
+
+/// The runner's side: the page lands beside the sessions, names the
+/// prompt and draws its chart, and the status says where.
+#[test]
+fn the_report_file_is_written_beside_the_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir(&sessions).unwrap();
+    let mut session = recorded_session();
+    let text = std::fs::read_to_string(&session.path).unwrap_or_else(|_| {
+        // The fixture lives in a dropped temp dir: write it again.
+        let mut t = String::from("{\"type\":\"session\",\"version\":1,\"id\":\"demo\",\"created_ms\":0}\n");
+        t.push_str(&serde_json::to_string(&session.runs[0]).unwrap());
+        t.push('\n');
+        t
+    });
+    session.path = sessions.join("demo.jsonl");
+    std::fs::write(&session.path, text).unwrap();
+    let said = cutline::tui::files::write_report(&sessions, &dir.path().join("prompts"), "demo", &[1]).unwrap();
+    let page = std::fs::read_to_string(sessions.join("demo-1.html")).unwrap();
+    assert!(
+        said.starts_with(&format!("report: {} (", sessions.join("demo-1.html").display())),
+        "{said}"
+    );
+    assert!(
+        said.ends_with("KB, 1 runs) — open it in a browser or send it"),
+        "{said}"
+    );
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..80]);
+    assert!(page.contains("extract-definitions-jsonl"));
+    assert!(page.contains("<svg"), "the chart is drawn inline");
+    assert!(
+        !page.contains("http://") && !page.contains("https://"),
+        "nothing outside the file"
+    );
+    let missing = cutline::tui::files::write_report(&sessions, dir.path(), "nope", &[1]).unwrap_err();
+    assert!(missing.contains("nope"), "{missing}");
+}

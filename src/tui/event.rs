@@ -28,6 +28,8 @@ pub enum Event {
     Paste(String),
     /// What the last session kept.
     Remembered(Remembered),
+    /// The report was written (what the status says), or why not.
+    ReportWritten(Result<String, String>),
     /// A model was saved to this file, or why not.
     ModelSaved(Result<String, String>),
     /// The external editor closed: the field's new text, or why not.
@@ -315,6 +317,14 @@ pub enum Effect {
     /// Put text on the terminal's clipboard (OSC 52: works over SSH and
     /// through tmux with `set-clipboard on`).
     Copy(String),
+    /// Write the HTML report of runs of one session beside the sessions
+    /// ([`Event::ReportWritten`]).
+    WriteReport {
+        /// The session's id.
+        session: String,
+        /// The runs' numbers (`session#N`).
+        runs: Vec<usize>,
+    },
     /// Read what the last session kept ([`Event::Remembered`]).
     LoadRemembered,
     /// Keep this for the next session (written before the workbench exits).

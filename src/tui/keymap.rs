@@ -101,6 +101,8 @@ pub enum Action {
     Continue,
     /// Open the field being edited in `$VISUAL`/`$EDITOR`.
     ExternalEdit,
+    /// Write the shareable HTML report of the runs on show.
+    Report,
 }
 
 impl Action {
@@ -156,6 +158,7 @@ impl Action {
             "external_edit",
             "edit the field in $VISUAL/$EDITOR",
         ),
+        (Action::Report, "report", "write the HTML report of the runs on show"),
     ];
 
     /// The config name of an action.
@@ -396,6 +399,7 @@ impl Keymap {
             (c('y'), Action::Copy),
             (c('c'), Action::Continue),
             (Key::ctrl('o'), Action::ExternalEdit),
+            (c('x'), Action::Report),
         ];
         for n in 1..=7u8 {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));

@@ -30,6 +30,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 pub mod event;
 pub mod external;
+pub mod files;
 pub mod keymap;
 pub mod layout;
 pub mod log;

@@ -26,6 +26,7 @@ use super::event::{
     Effect, Event, ProviderChoice, ProviderEntry, RunEnd, RunJob, RunMsg, Source, SweepData, SweepInput, SweepJob,
     WriteOutcome,
 };
+use super::files;
 use super::log::log;
 
 /// Runs effects; results come back on the channel it was given.
@@ -85,6 +86,15 @@ impl Runner {
             if let Some(ev) = f(dir) {
                 let _ = tx.send(ev);
             }
+        });
+    }
+
+    fn spawn_report(&self, session: String, runs: Vec<usize>) {
+        let prompts = self.prompts_dir.clone();
+        self.spawn_blocking(move |dir| {
+            let r = files::write_report(&dir, &prompts, &session, &runs);
+            log(format!("report of {session} {runs:?}: {r:?}"));
+            Some(Event::ReportWritten(r))
         });
     }
 
@@ -188,10 +198,11 @@ impl Runner {
             Effect::LoadGold(ids) => self.spawn_load_gold(ids),
             Effect::WriteMigrated { config, overwrite } => self.spawn_write_migrated(config, overwrite),
             // Written at once: it comes just before the workbench exits.
-            Effect::Remember(r) => remember(&self.sessions_dir, &r),
-            Effect::LoadRemembered => self.spawn_blocking(move |dir| remembered(&dir).map(Event::Remembered)),
+            Effect::Remember(r) => files::remember(&self.sessions_dir, &r),
+            Effect::LoadRemembered => self.spawn_blocking(move |dir| files::remembered(&dir).map(Event::Remembered)),
+            Effect::WriteReport { session, runs } => self.spawn_report(session, runs),
             Effect::SaveModel(job) => self.spawn_blocking(move |_| {
-                let r = save_model(&job);
+                let r = files::save_model(&job);
                 log(format!("save model {} for {}: {r:?}", job.model, job.provider));
                 Some(Event::ModelSaved(r))
             }),
@@ -251,56 +262,6 @@ impl Runner {
             h.abort();
         }
     }
-}
-
-/// The file beside the sessions that keeps the last tab and pin.
-pub const REMEMBERED_FILE: &str = ".cutline-workbench.json";
-
-/// Keep `r` for the next session (only where the sessions directory
-/// exists: the workbench creates no directory to remember a tab).
-fn remember(dir: &std::path::Path, r: &crate::tui::event::Remembered) {
-    if !dir.is_dir() {
-        return;
-    }
-    let path = dir.join(REMEMBERED_FILE);
-    let written = serde_json::to_vec(r)
-        .map_err(std::io::Error::other)
-        .and_then(|bytes| crate::store::write_atomic(&path, &bytes));
-    if let Err(e) = written {
-        log(format!("{}: {e}", path.display()));
-    }
-}
-
-/// What the last session kept, if anything readable (a missing or damaged
-/// file is nothing to restore, never an error in the person's way).
-fn remembered(dir: &std::path::Path) -> Option<crate::tui::event::Remembered> {
-    let path = dir.join(REMEMBERED_FILE);
-    let meta = std::fs::metadata(&path).ok()?;
-    if meta.len() > 64 * 1024 {
-        log(format!("{}: {} bytes, ignored", path.display(), meta.len()));
-        return None;
-    }
-    let bytes = std::fs::read(&path).ok()?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| log(format!("{}: {e}", path.display())))
-        .ok()
-}
-
-/// Write `job.model` into the provider's config file: read, edit (every
-/// other byte kept), write atomically.
-fn save_model(job: &crate::tui::event::SaveModel) -> Result<String, String> {
-    let path = &job.file;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let out = crate::llm::config::with_model(&text, &job.provider, &job.model)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    crate::store::write_atomic(path, out.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(rust_i18n::t!(
-        "tui.status.save_model_saved",
-        model = job.model,
-        provider = job.provider,
-        file = path.display()
-    )
-    .into_owned())
 }
 
 /// The configured providers with whether each one's key variable is set

@@ -5,6 +5,7 @@
 
 mod external;
 mod remember;
+mod report;
 mod save_model;
 mod search;
 
@@ -42,29 +43,12 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
         Event::EditedExternally { field, result } => external::edited(s, field, result),
         Event::ModelSaved(r) => save_model::saved(s, r),
         Event::Remembered(r) => remember::loaded(s, r),
+        Event::ReportWritten(r) => report::written(s, r),
         Event::Resize(w, h) => {
             s.size = (w, h);
             Vec::new()
         }
-        Event::Tick(ms) => {
-            s.clock_ms = ms;
-            if let Some(shown) = &mut s.shown {
-                for id in shown
-                    .runs()
-                    .iter()
-                    .filter(|r| r.live())
-                    .map(|r| r.id)
-                    .collect::<Vec<_>>()
-                {
-                    if let Some(r) = shown.find_mut(id)
-                        && r.phase == Phase::Streaming
-                    {
-                        r.elapsed_ms = ms.saturating_sub(r.started_ms);
-                    }
-                }
-            }
-            Vec::new()
-        }
+        Event::Tick(ms) => tick(s, ms),
         Event::PromptsLoaded {
             prompts,
             errors,
@@ -132,6 +116,27 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
         Event::MigrateWritten(w) => migrate_written(s, w),
         Event::Terminate => quit(s),
     }
+}
+
+/// The clock moved: streaming runs' elapsed time follows it.
+fn tick(s: &mut State, ms: u64) -> Vec<Effect> {
+    s.clock_ms = ms;
+    if let Some(shown) = &mut s.shown {
+        for id in shown
+            .runs()
+            .iter()
+            .filter(|r| r.live())
+            .map(|r| r.id)
+            .collect::<Vec<_>>()
+        {
+            if let Some(r) = shown.find_mut(id)
+                && r.phase == Phase::Streaming
+            {
+                r.elapsed_ms = ms.saturating_sub(r.started_ms);
+            }
+        }
+    }
+    Vec::new()
 }
 
 fn quit(s: &mut State) -> Vec<Effect> {
@@ -334,6 +339,7 @@ fn action(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Copy => return copy(s),
         Action::Continue => return continue_run(s),
         Action::ExternalEdit => return external::open(s),
+        Action::Report => return report::write(s),
         Action::Structured => cycle_structured(s),
         Action::Save => return save(s),
         Action::Rendered => {
