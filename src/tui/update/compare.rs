@@ -1,0 +1,130 @@
+//! The Compare tab: the pin, the gold set, and the report on the pair on show.
+
+use super::{Action, Effect, FinishReason, ResponseType, RunView, Shown, State, limit_label};
+
+pub(super) fn gold_loaded(
+    s: &mut State,
+    ids: &[String],
+    result: Result<Option<(String, Vec<serde_json::Value>)>, String>,
+) -> Vec<Effect> {
+    if ids != s.compare.gold_for {
+        return Vec::new();
+    }
+    match result {
+        Ok(g) => {
+            s.compare.gold = g;
+            s.compare.gold_error = None;
+        }
+        Err(e) => {
+            s.compare.gold = None;
+            s.compare.gold_error = Some(e);
+        }
+    }
+    refresh_compare(s)
+}
+
+pub(super) fn pin(s: &mut State) {
+    let key = s.keymap.key_for(Action::GoTab(7));
+    match &s.shown {
+        Some(Shown::Single(r)) if !r.live() => {
+            let text = format!(
+                "pinned {} ({}) as compare side A: run another prompt or limit, then {key} compares",
+                r.prompt_id,
+                limit_label(r.max_tokens)
+            );
+            s.pinned = Some(r.clone());
+            s.info(text);
+        }
+        Some(Shown::Single(_)) => s.info("the run is still going: pin it when it ends"),
+        Some(Shown::Twins { .. }) => s.info(format!("a pair is compared as it is: {key}")),
+        None => s.info("nothing to pin: run a prompt first"),
+    }
+}
+
+pub(super) fn side_of(r: &RunView) -> Result<crate::compare::Side, String> {
+    let analysis = match r.response_type {
+        ResponseType::Json => match &r.json {
+            Some(j) => crate::run::Analysis::Json(Box::new(j.clone())),
+            None => return Err(format!("{} has no finished answer to compare", r.prompt_id)),
+        },
+        ResponseType::Jsonl => crate::run::Analysis::Jsonl(r.jsonl.clone()),
+        ResponseType::Text => crate::run::Analysis::Text,
+    };
+    Ok(crate::compare::side(
+        &r.prompt_id,
+        &analysis,
+        r.finish == Some(FinishReason::Length),
+    ))
+}
+
+/// Recompute the Compare tab's report for the pair on show (twins, or the
+/// pinned run against the run on show); ask for its gold set when the pair
+/// changed.
+pub(super) fn refresh_compare(s: &mut State) -> Vec<Effect> {
+    let c = &mut s.compare;
+    let pair: Option<(&RunView, &RunView)> = match &s.shown {
+        Some(Shown::Twins { json, jsonl }) => Some((json, jsonl)),
+        Some(Shown::Single(r)) => s.pinned.as_deref().filter(|p| p.id != r.id).map(|p| (p, &**r)),
+        None => None,
+    };
+    let Some((json, jsonl)) = pair else {
+        c.report = Some(Err(format!(
+            "Compare needs a pair:\n· {} runs a prompt and its twin\n· {} on the Migrate tab runs a prompt and its migration\n· {} pins the run on show as side A; the next run you show is side B",
+            s.keymap.key_for(Action::Twins),
+            s.keymap.key_for(Action::Twins),
+            s.keymap.key_for(Action::Pin)
+        )));
+        c.ids = None;
+        return Vec::new();
+    };
+    if json.live() || jsonl.live() {
+        c.report = Some(Err(
+            "the pair is still running; the comparison comes when both end".into()
+        ));
+        return Vec::new();
+    }
+    let mut ids = vec![json.prompt_id.clone()];
+    if jsonl.prompt_id != json.prompt_id {
+        ids.push(jsonl.prompt_id.clone());
+    }
+    let mut out = Vec::new();
+    if c.gold_for != ids {
+        c.gold_for.clone_from(&ids);
+        c.gold = None;
+        c.gold_error = None;
+        out.push(Effect::LoadGold(ids));
+    }
+    let label = |r: &RunView| {
+        format!(
+            "{} · {} @ {}",
+            r.response_type,
+            r.prompt_id,
+            r.max_tokens
+                .map_or_else(|| "no limit".to_owned(), |n| format!("{n} tok"))
+        )
+    };
+    c.labels = [label(json), label(jsonl)];
+    if c.ids != Some((json.id, jsonl.id)) {
+        c.top = 0;
+    }
+    c.ids = Some((json.id, jsonl.id));
+    c.report = Some(match (side_of(json), side_of(jsonl)) {
+        (Ok(a), Ok(b)) => {
+            // The JSONL side's schema as loaded, else the pair's as run
+            // (a migration not yet written is not in the list).
+            let line_schema = [&jsonl.prompt_id, &json.prompt_id]
+                .into_iter()
+                .find_map(|id| s.prompts.by_id(id))
+                .and_then(|p| match p.response_type {
+                    ResponseType::Jsonl => p.schema.clone(),
+                    _ => p.schema.as_ref().and_then(crate::prompt::migrate::line_schema),
+                })
+                .or_else(|| c.line_schema.clone());
+            let keys = crate::compare::Keys::of(line_schema.as_ref(), &[]);
+            let gold = c.gold.as_ref().map(|(_, g)| g.as_slice());
+            Ok(Box::new(crate::compare::compare(a, b, &keys, gold)))
+        }
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    });
+    out
+}

@@ -1,0 +1,135 @@
+//! The provider picker: moving, choosing, typing a model, taking the config the runner read.
+
+use super::{Action, Effect, KeyCode, KeyEvent, KeyModifiers, Mode, ProviderChoice, State, save_model, step};
+
+pub(super) fn open_picker(s: &mut State) -> Vec<Effect> {
+    s.mode = Mode::Picker;
+    let cur = (0..s.picker.len()).find(|i| s.picker.choice(*i).is_some_and(|c| c.label() == s.provider.label()));
+    s.picker.selected = cur.unwrap_or(0);
+    // Re-read the config: an edit to cutline.toml shows at once.
+    vec![Effect::LoadProviders]
+}
+
+pub(super) fn picker_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
+    let n = s.picker.len();
+    if k.code == KeyCode::Char('w') {
+        return save_model::ask(s);
+    }
+    // Any other key drops a save that was not confirmed.
+    s.picker.save = None;
+    match (k.code, s.keymap.action(&k)) {
+        (KeyCode::Esc, _) | (_, Some(Action::Quit | Action::Provider)) => s.mode = Mode::Normal,
+        (KeyCode::Enter, _) => choose_provider(s),
+        (KeyCode::Char('e'), _) => {
+            if s.picker.selected < 2 {
+                s.info("replay and local have no model to choose");
+            } else {
+                let e = &s.picker.entries[s.picker.selected - 2];
+                s.picker.model_input = s.picker.model_of(e).unwrap_or_default();
+                s.mode = Mode::ModelInput;
+            }
+        }
+        (KeyCode::Up, _) | (_, Some(Action::Up)) => s.picker.selected = s.picker.selected.saturating_sub(1),
+        (KeyCode::Down, _) | (_, Some(Action::Down)) => s.picker.selected = step(s.picker.selected, 1, n),
+        (_, Some(Action::Top)) => s.picker.selected = 0,
+        (_, Some(Action::Bottom)) => s.picker.selected = n - 1,
+        _ => {}
+    }
+    s.picker.selected = s.picker.selected.min(n - 1);
+    Vec::new()
+}
+
+pub(super) fn model_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
+    match k.code {
+        KeyCode::Esc => s.mode = Mode::Picker,
+        KeyCode::Enter => {
+            s.mode = Mode::Picker;
+            let Some(e) = s.picker.selected.checked_sub(2).and_then(|i| s.picker.entries.get(i)) else {
+                return Vec::new();
+            };
+            let name = e.config.name.clone();
+            let typed = std::mem::take(&mut s.picker.model_input).trim().to_owned();
+            s.picker.models.retain(|(n, _)| *n != name);
+            if !typed.is_empty() {
+                s.picker.models.push((name.clone(), typed));
+            }
+            if s.provider.label() == name {
+                choose_provider(s);
+                s.mode = Mode::Picker;
+            }
+        }
+        KeyCode::Backspace => {
+            s.picker.model_input.pop();
+        }
+        KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) && s.picker.model_input.len() < 200 => {
+            s.picker.model_input.push(c);
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+pub(super) fn choose_provider(s: &mut State) {
+    let Some(choice) = s.picker.choice(s.picker.selected) else {
+        return;
+    };
+    s.mode = Mode::Normal;
+    s.provider = choice;
+    match &s.provider {
+        ProviderChoice::Local if s.local_installed == Some(false) => {
+            s.error(format!("local model not installed: {}", crate::llm::local::SETUP_HINT));
+        }
+        ProviderChoice::Local => s.info("provider: local (llama-server + Gemma 3 270M, started on first run)"),
+        ProviderChoice::Replay => s.info(format!(
+            "provider: replay (recorded runs in {}, cut at the limit)",
+            s.sessions_dir.display()
+        )),
+        ProviderChoice::Configured { name, model } => {
+            let entry = s.picker.entries.iter().find(|e| &e.config.name == name);
+            let text = format!(
+                "provider: {name} ({}, model {})",
+                entry.map_or("?", |e| e.config.kind.as_str()),
+                model.as_deref().unwrap_or("none set")
+            );
+            match entry.filter(|e| !e.key_set).and_then(|e| e.config.key_env()) {
+                Some(var) => s.error(format!("{text}: ${var} is not set, so runs will fail until it is")),
+                None => s.info(text),
+            }
+        }
+    }
+}
+
+pub(super) fn providers_loaded(s: &mut State, r: Result<Vec<super::super::event::ProviderEntry>, String>) {
+    s.picker.loaded = true;
+    match r {
+        Ok(entries) => {
+            s.picker.entries = entries;
+            s.picker.error = None;
+        }
+        Err(e) => {
+            s.picker.entries.clear();
+            s.error(format!("provider config not loaded: {e}"));
+            s.picker.error = Some(e);
+        }
+    }
+    s.picker.selected = s.picker.selected.min(s.picker.len() - 1);
+    if let ProviderChoice::Configured { name, model } = &s.provider
+        && !s.picker.entries.iter().any(|e| &e.config.name == name)
+    {
+        let name = name.clone();
+        if model.is_none() || s.picker.error.is_none() {
+            s.provider = ProviderChoice::Replay;
+            if s.picker.error.is_none() {
+                s.error(format!(
+                    "provider {name:?} is not configured in cutline.toml; using replay (p chooses another)"
+                ));
+            }
+        }
+    } else if let ProviderChoice::Configured { name, model: None } = &s.provider {
+        // Chosen by name at start: show the configured model.
+        let name = name.clone();
+        if let Some(row) = s.picker.entries.iter().position(|e| e.config.name == name) {
+            s.provider = s.picker.choice(row + 2).unwrap_or(ProviderChoice::Replay);
+        }
+    }
+}

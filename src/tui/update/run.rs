@@ -1,0 +1,363 @@
+//! Runs: starting one (single, twins, a continuation), cancelling, and folding in what the runner reports.
+
+use super::{
+    Arc, Effect, FinishReason, Phase, PromptConfig, ProviderChoice, ResponseType, RunJob, RunMsg, RunView, Shown,
+    Source, Spec, State, Structured, StructuredPath, Tab, Target, open_prompt, prompt_of_record, reference,
+    refresh_compare, run_view, sweep_effect,
+};
+
+/// A limit as people read it.
+pub fn limit_label(l: Option<u32>) -> String {
+    l.map_or_else(|| "no limit".into(), |n| format!("{n} tokens"))
+}
+
+pub(super) fn show(s: &mut State, shown: Shown) {
+    s.shown = Some(shown);
+    s.sweep = None;
+    s.sweep_pending = false;
+    s.scroll_response = super::super::state::Scroll::following();
+    s.scroll_response2 = super::super::state::Scroll::following();
+    s.scroll_json = super::super::state::Scroll::following();
+    s.scroll_jsonl = super::super::state::Scroll::following();
+}
+
+pub(super) fn cancel_live(s: &mut State) -> Vec<Effect> {
+    let Some(shown) = &mut s.shown else {
+        return Vec::new();
+    };
+    let ids: Vec<u64> = shown.runs().iter().filter(|r| r.live()).map(|r| r.id).collect();
+    for id in &ids {
+        if let Some(r) = shown.find_mut(*id) {
+            r.phase = Phase::Cancelled;
+        }
+    }
+    ids.into_iter().map(Effect::Cancel).collect()
+}
+
+pub(super) fn new_job(s: &mut State, prompt: &PromptConfig, source: Source) -> Result<(RunView, Effect), String> {
+    let schemas = Arc::new(run_view::schemas_for(prompt)?);
+    let id = s.next_id;
+    s.next_id += 1;
+    let provider = match source {
+        Source::Recording { .. } => ProviderChoice::Replay,
+        Source::Prompt(_) => s.provider.clone(),
+    };
+    let mut view = RunView::starting(id, prompt, schemas.clone(), provider.label(), s.max_tokens);
+    view.started_ms = s.clock_ms;
+    let job = RunJob {
+        id,
+        provider,
+        source,
+        schemas,
+        max_tokens: s.max_tokens,
+        sessions_dir: s.sessions_dir.clone(),
+        prefill: String::new(),
+    };
+    Ok((view, Effect::Start(Box::new(job))))
+}
+
+pub(super) fn spec(s: &State, prompt: PromptConfig, vars: serde_json::Map<String, serde_json::Value>) -> Spec {
+    let mut spec = Spec::new(prompt, vars).limit(s.max_tokens);
+    spec.cli.structured = s.structured.map(|p| match p {
+        StructuredPath::Native | StructuredPath::NativeWrapped | StructuredPath::Grammar => Structured::Native,
+        StructuredPath::Prompt => Structured::Prompt,
+        StructuredPath::None => Structured::Off,
+    });
+    spec
+}
+
+/// Structured output: off → native → prompt → off.
+pub(super) fn cycle_structured(s: &mut State) {
+    s.structured = match s.structured {
+        None => Some(StructuredPath::Native),
+        Some(StructuredPath::Native) => Some(StructuredPath::Prompt),
+        Some(_) => None,
+    };
+    s.info(format!(
+        "structured output: {} (native on a JSONL prompt: a grammar on llama-server)",
+        s.structured_label()
+    ));
+}
+
+/// `c`: run the selected prompt again from the JSONL answer on show, which
+/// the limit cut: the new run starts from its text (its complete lines,
+/// for a provider that cannot prefill) and goes on under the same limit.
+pub(super) fn continue_run(s: &mut State) -> Vec<Effect> {
+    let Some(Shown::Single(r)) = &s.shown else {
+        s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
+        return Vec::new();
+    };
+    if r.live() || r.finish != Some(FinishReason::Length) || r.response_type != ResponseType::Jsonl {
+        s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
+        return Vec::new();
+    }
+    let (prefill, prompt_id) = (r.text.clone(), r.prompt_id.clone());
+    let mut out = run(s);
+    let started = out.iter_mut().find_map(|e| match e {
+        Effect::Start(job) => Some(job),
+        _ => None,
+    });
+    match started {
+        Some(job) if matches!(&s.shown, Some(Shown::Single(v)) if v.prompt_id == prompt_id) => {
+            job.prefill = prefill;
+            s.info(rust_i18n::t!("tui.status.continuing").into_owned());
+        }
+        Some(_) => {
+            s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
+            return cancel_live(s);
+        }
+        None => {}
+    }
+    out
+}
+
+pub(super) fn local_guard(s: &mut State) -> bool {
+    if s.provider == ProviderChoice::Local && s.local_installed == Some(false) {
+        s.error(format!("local model not installed: {}", crate::llm::local::SETUP_HINT));
+        return false;
+    }
+    true
+}
+
+pub(super) fn run(s: &mut State) -> Vec<Effect> {
+    if s.tab == Tab::Prompts && !open_prompt(s) {
+        return Vec::new();
+    }
+    if s.tab == Tab::Sessions
+        && let Some((si, Some(ri))) = s.sessions.selected_row()
+    {
+        s.target = Target::Recording(si, ri);
+    }
+    let mut out = Vec::new();
+    match s.target.clone() {
+        Target::None => {
+            s.info("choose a prompt (1, Enter) or a recorded run (5, Enter) first");
+            return out;
+        }
+        Target::Prompt => {
+            if !local_guard(s) {
+                return out;
+            }
+            let Some(e) = &s.editor else { return out };
+            let (prompt, vars) = match e.config() {
+                Ok(x) => x,
+                Err(err) => {
+                    s.error(format!("cannot run: {err}"));
+                    return out;
+                }
+            };
+            let source = Source::Prompt(Box::new(spec(s, prompt.clone(), vars)));
+            match new_job(s, &prompt, source) {
+                Ok((view, eff)) => {
+                    out.extend(cancel_live(s));
+                    show(s, Shown::Single(Box::new(view)));
+                    out.push(eff);
+                }
+                Err(err) => s.error(err),
+            }
+        }
+        Target::Recording(si, ri) => {
+            let Some(rec) = s.sessions.sessions.get(si).and_then(|x| x.runs.get(ri)).cloned() else {
+                s.target = Target::None;
+                return out;
+            };
+            let prompt = prompt_of_record(s, &rec);
+            let reference = reference(s, si, ri);
+            let source = Source::Recording {
+                record: Box::new(rec),
+                reference,
+            };
+            match new_job(s, &prompt, source) {
+                Ok((view, eff)) => {
+                    out.extend(cancel_live(s));
+                    show(s, Shown::Single(Box::new(view)));
+                    out.push(eff);
+                }
+                Err(err) => s.error(err),
+            }
+        }
+    }
+    if s.tab != Tab::Sweep {
+        s.tab = Tab::Run;
+    }
+    out
+}
+
+pub(super) fn twins(s: &mut State) -> Vec<Effect> {
+    if s.tab == Tab::Prompts && !open_prompt(s) {
+        return Vec::new();
+    }
+    let Some(e) = &s.editor else {
+        s.info("open a prompt with a twin first (Enter on the prompt list)");
+        return Vec::new();
+    };
+    let (prompt, vars) = match e.config() {
+        Ok(x) => x,
+        Err(err) => {
+            s.error(format!("cannot run: {err}"));
+            return Vec::new();
+        }
+    };
+    let Some(twin_id) = prompt.twin.clone() else {
+        s.error(format!(
+            "prompt {:?} has no twin (set `twin = \"…\"` in its config)",
+            prompt.id
+        ));
+        return Vec::new();
+    };
+    let Some(twin) = s.prompts.by_id(&twin_id).cloned() else {
+        s.error(format!(
+            "twin {twin_id:?} of {:?} is not in {}",
+            prompt.id,
+            s.prompts_dir.display()
+        ));
+        return Vec::new();
+    };
+    let (array_prompt, lines_prompt) = if prompt.response_type == ResponseType::Jsonl {
+        (twin, prompt)
+    } else {
+        (prompt, twin)
+    };
+    run_pair(s, &array_prompt, &lines_prompt, vars)
+}
+
+/// Run a JSON-array prompt and a JSONL prompt as a pair on the same
+/// variables and limit (the twins of `t`, or a migration's pair).
+pub(super) fn run_pair(
+    s: &mut State,
+    array_prompt: &PromptConfig,
+    lines_prompt: &PromptConfig,
+    vars: serde_json::Map<String, serde_json::Value>,
+) -> Vec<Effect> {
+    if !local_guard(s) {
+        return Vec::new();
+    }
+    s.compare.line_schema = match lines_prompt.response_type {
+        ResponseType::Jsonl => lines_prompt.schema.clone(),
+        _ => lines_prompt
+            .schema
+            .as_ref()
+            .and_then(crate::prompt::migrate::line_schema),
+    };
+    let a = new_job(
+        s,
+        array_prompt,
+        Source::Prompt(Box::new(spec(s, array_prompt.clone(), vars.clone()))),
+    );
+    let b = new_job(
+        s,
+        lines_prompt,
+        Source::Prompt(Box::new(spec(s, lines_prompt.clone(), vars))),
+    );
+    match (a, b) {
+        (Ok((va, ea)), Ok((vb, eb))) => {
+            let mut out = cancel_live(s);
+            show(
+                s,
+                Shown::Twins {
+                    json: Box::new(va),
+                    jsonl: Box::new(vb),
+                },
+            );
+            s.target = Target::Prompt;
+            if s.tab != Tab::Sweep {
+                s.tab = Tab::Run;
+            }
+            out.push(ea);
+            out.push(eb);
+            out
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            s.error(e);
+            Vec::new()
+        }
+    }
+}
+
+pub(super) fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
+    let clock = s.clock_ms;
+    let Some(r) = s.shown.as_mut().and_then(|x| x.find_mut(id)) else {
+        return Vec::new();
+    };
+    if !r.live() {
+        return Vec::new();
+    }
+    match msg {
+        RunMsg::Started { provider, note, at_ms } => {
+            r.provider = provider;
+            r.note = note;
+            r.started_ms = at_ms;
+        }
+        RunMsg::Delta {
+            text,
+            pieces,
+            elements,
+            lines,
+        } => {
+            r.push_delta(&text, &pieces, elements, lines);
+            r.elapsed_ms = clock.saturating_sub(r.started_ms);
+        }
+        RunMsg::Done(end) => {
+            let end = *end;
+            r.elements.clone_from(&end.json.elements);
+            r.json = Some(end.json);
+            r.jsonl = end.jsonl;
+            r.finish = Some(end.finish);
+            r.usage = end.usage;
+            r.elapsed_ms = end.total_ms;
+            r.structured_path = end.structured_path;
+            r.phase = match end.error {
+                Some(e) => Phase::Failed(e),
+                None => Phase::Done,
+            };
+            let failure = match &r.phase {
+                Phase::Failed(e) => Some(e.clone()),
+                _ => None,
+            };
+            let recorded = end.recorded.clone();
+            r.recorded = end.recorded;
+            let finish = end.finish;
+            let notes = if end.notes.is_empty() {
+                String::new()
+            } else {
+                format!("{}; ", end.notes.join("; "))
+            };
+            let mut out = Vec::new();
+            if s.shown.as_ref().is_some_and(|x| !x.live())
+                && (s.pinned.is_some() || s.shown.as_ref().is_some_and(Shown::twins))
+            {
+                out.extend(refresh_compare(s));
+            }
+            if let Some(e) = failure {
+                // The provider failed midway: say why (what arrived is kept,
+                // and recorded when it was).
+                let kept = recorded
+                    .as_ref()
+                    .map(|r| format!(" (recorded as {r})"))
+                    .unwrap_or_default();
+                s.error(format!("run failed: {e}{kept}"));
+                if recorded.is_some() {
+                    out.push(Effect::LoadSessions);
+                }
+            } else if let Some(rec) = recorded {
+                s.info(format!("{notes}recorded as {rec}"));
+                out.push(Effect::LoadSessions);
+            } else if finish == FinishReason::Length {
+                s.info(format!(
+                    "{notes}cut by the max-token limit: compare the JSON and JSONL panes; s sweeps"
+                ));
+            } else if !notes.is_empty() {
+                s.info(notes.trim_end_matches("; ").to_owned());
+            }
+            if s.shown.as_ref().is_some_and(|x| !x.live()) && s.tab == Tab::Sweep {
+                out.extend(sweep_effect(s));
+            }
+            return out;
+        }
+        RunMsg::Failed(e) => {
+            r.phase = Phase::Failed(e.clone());
+            s.error(e);
+        }
+    }
+    Vec::new()
+}

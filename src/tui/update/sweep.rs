@@ -1,0 +1,94 @@
+//! The sweep: asking for it when a run ends, taking the result, moving its cursor.
+
+use super::{Action, Effect, FinishReason, RunView, State, SweepData, SweepInput, SweepJob, SweepView, Tab, run_view};
+
+pub(super) fn sweep_input(r: &RunView) -> SweepInput {
+    SweepInput {
+        id: r.id,
+        text: r.text.clone(),
+        boundaries: r.token_pieces.then(|| r.boundaries.clone()),
+        schemas: r.schemas.clone(),
+    }
+}
+
+pub(super) fn sweep_effect(s: &mut State) -> Option<Effect> {
+    let shown = s.shown.as_ref()?;
+    if shown.live() {
+        return None;
+    }
+    let job = SweepJob {
+        json: sweep_input(shown.json_side()),
+        jsonl: sweep_input(shown.jsonl_side()),
+    };
+    s.sweep_pending = true;
+    Some(Effect::Sweep(Box::new(job)))
+}
+
+pub(super) fn sweep(s: &mut State) -> Vec<Effect> {
+    s.tab = Tab::Sweep;
+    match &s.shown {
+        None => {
+            s.info("run a prompt first (r), then sweep");
+            Vec::new()
+        }
+        Some(x) if x.live() => {
+            s.info("the sweep starts when the run ends");
+            Vec::new()
+        }
+        Some(x) => {
+            if x.runs().iter().any(|r| r.finish == Some(FinishReason::Length)) {
+                s.info(format!(
+                    "the run was cut by its limit, so the sweep stops there; {} then {} runs with no limit, and {} sweeps it all",
+                    s.keymap.key_for(Action::LimitNone),
+                    s.keymap.key_for(Action::Run),
+                    s.keymap.key_for(Action::Sweep)
+                ));
+            }
+            sweep_effect(s).into_iter().collect()
+        }
+    }
+}
+
+pub(super) fn sweep_ready(s: &mut State, data: SweepData) {
+    s.sweep_pending = false;
+    let Some(shown) = &s.shown else { return };
+    if shown.json_side().id != data.json_id || shown.jsonl_side().id != data.jsonl_id {
+        return;
+    }
+    let limit = shown
+        .json_side()
+        .max_tokens
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let mut view = SweepView {
+        data,
+        cursor: 0,
+        json_cut: None,
+        jsonl_cut: None,
+    };
+    let cursor = limit.unwrap_or(usize::MAX).min(view.max_tokens());
+    view.cursor = cursor;
+    s.sweep = Some(view);
+    set_cursor(s, cursor);
+}
+
+/// Move the sweep cursor to `k` tokens and re-analyse both sides there.
+pub fn set_cursor(s: &mut State, k: usize) {
+    let (Some(sw), Some(shown)) = (&mut s.sweep, &s.shown) else {
+        return;
+    };
+    let k = k.min(sw.max_tokens());
+    sw.cursor = k;
+    let at = |bounds: &[usize]| bounds.get(k.min(bounds.len().saturating_sub(1))).copied().unwrap_or(0);
+    let a = shown.json_side();
+    let b = shown.jsonl_side();
+    let ca = run_view::cut(&a.text, at(&sw.data.json_bounds), k, &a.schemas);
+    let cb = if a.id == b.id {
+        ca.clone()
+    } else {
+        run_view::cut(&b.text, at(&sw.data.jsonl_bounds), k, &b.schemas)
+    };
+    sw.json_cut = Some(ca);
+    sw.jsonl_cut = Some(cb);
+    s.scroll_json = super::super::state::Scroll::following();
+    s.scroll_jsonl = super::super::state::Scroll::following();
+}
