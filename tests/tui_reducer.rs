@@ -253,19 +253,19 @@ fn sweep_cursor_recuts_both_panes() {
     let data = compute_sweep(&job);
     assert!(!data.estimated, "recorded pieces are the cuts");
     send(&mut s, [Event::SweepReady(Box::new(data))]);
-    let sw = s.sweep.as_ref().unwrap();
+    let sw = s.sweep.ready().unwrap();
     let max = sw.max_tokens();
     assert_eq!(sw.cursor, max, "no limit: the cursor starts at the end");
     assert_eq!(sw.at(max), (0, 3, 0));
     // Back to a cut before the third element closed.
     let mut k = max;
-    while s.sweep.as_ref().unwrap().at(k).1 == 3 {
+    while s.sweep.ready().unwrap().at(k).1 == 3 {
         k -= 1;
     }
     for _ in k..max {
         send(&mut s, [key(KeyCode::Left)]);
     }
-    let sw = s.sweep.as_ref().unwrap();
+    let sw = s.sweep.ready().unwrap();
     assert_eq!(sw.cursor, k);
     let cut = sw.json_cut.as_ref().unwrap();
     assert_eq!(cut.json.salvaged.len(), 2);
@@ -278,7 +278,7 @@ fn sweep_cursor_recuts_both_panes() {
             KeyModifiers::SHIFT,
         ))],
     );
-    assert_eq!(s.sweep.as_ref().unwrap().cursor, (k + 10).min(max));
+    assert_eq!(s.sweep.ready().unwrap().cursor, (k + 10).min(max));
 }
 
 #[test]

@@ -152,8 +152,8 @@ async fn replay_streams_through_the_runner_and_sweeps() {
     .await;
     // The sweep of that run.
     let fx = send(&mut s, [ch('s')]);
-    drive(&mut s, &mut runner, &mut rx, fx, |s| s.sweep.is_some()).await;
-    let sw = s.sweep.as_ref().unwrap();
+    drive(&mut s, &mut runner, &mut rx, fx, |s| s.sweep.ready().is_some()).await;
+    let sw = s.sweep.ready().unwrap();
     assert_eq!(sw.max_tokens(), 30);
     assert_eq!(sw.cursor, 30);
     assert_eq!(sw.at(30).2, 1);

@@ -92,6 +92,36 @@ pub enum Mode {
     Search(OutPane, String),
 }
 
+/// The sweep of the runs on show.
+#[derive(Debug, Default)]
+pub enum Sweep {
+    /// None asked for (or the runs on show changed).
+    #[default]
+    Idle,
+    /// Being computed by the runner.
+    Pending,
+    /// Computed.
+    Ready(Box<SweepView>),
+}
+
+impl Sweep {
+    /// The computed sweep, if there is one.
+    pub fn ready(&self) -> Option<&SweepView> {
+        match self {
+            Self::Ready(v) => Some(v),
+            Self::Idle | Self::Pending => None,
+        }
+    }
+
+    /// The computed sweep, to move its cursor.
+    pub fn ready_mut(&mut self) -> Option<&mut SweepView> {
+        match self {
+            Self::Ready(v) => Some(v),
+            Self::Idle | Self::Pending => None,
+        }
+    }
+}
+
 /// A question asked in the status bar that the next key answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Confirm {
@@ -826,10 +856,8 @@ pub struct State {
     pub scroll_json: Scroll,
     /// Scroll of the JSONL pane.
     pub scroll_jsonl: Scroll,
-    /// The sweep, once computed.
-    pub sweep: Option<SweepView>,
-    /// A sweep is being computed.
-    pub sweep_pending: bool,
+    /// The sweep of the runs on show.
+    pub sweep: Sweep,
     /// The sessions tab.
     pub sessions: SessionsView,
     /// The status-bar message.
@@ -883,8 +911,7 @@ impl State {
             scroll_response2: Scroll::following(),
             scroll_json: Scroll::following(),
             scroll_jsonl: Scroll::following(),
-            sweep: None,
-            sweep_pending: false,
+            sweep: Sweep::Idle,
             sessions: SessionsView::default(),
             message: None,
             first_screen: None,

@@ -135,8 +135,8 @@ fn draw_run(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
 
 fn draw_sweep(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
     let theme = s.theme;
-    let Some(sw) = &s.sweep else {
-        let msg = if s.sweep_pending {
+    let Some(sw) = s.sweep.ready() else {
+        let msg = if matches!(s.sweep, super::state::Sweep::Pending) {
             "computing the sweep…".to_owned()
         } else if s.shown.as_ref().is_some_and(super::state::Shown::live) {
             "the sweep starts when the run ends".to_owned()

@@ -109,7 +109,7 @@ pub fn row_text(s: &State, pane: OutPane, i: usize) -> Option<String> {
 /// sweep cursor.
 pub fn json_source(s: &State) -> Option<json::JsonData<'_>> {
     if s.tab == Tab::Sweep {
-        let c = s.sweep.as_ref()?.json_cut.as_ref()?;
+        let c = s.sweep.ready()?.json_cut.as_ref()?;
         return Some(json::JsonData {
             elements: &c.json.elements,
             analysis: Some(&c.json),
@@ -129,7 +129,7 @@ pub fn json_source(s: &State) -> Option<json::JsonData<'_>> {
 /// What the JSONL pane shows in the current tab.
 pub fn jsonl_source(s: &State) -> Option<jsonl::JsonlData<'_>> {
     if s.tab == Tab::Sweep {
-        let c = s.sweep.as_ref()?.jsonl_cut.as_ref()?;
+        let c = s.sweep.ready()?.jsonl_cut.as_ref()?;
         return Some(jsonl::JsonlData {
             analysis: &c.jsonl,
             live: false,

@@ -1,5 +1,6 @@
 //! Keys and modes: what a key does in each mode, tabs, scrolling, focus and the mouse; quitting (with its question).
 
+use super::super::state::Sweep;
 use super::{
     Action, CursorMove, DEFAULT_LIMIT, Effect, Field, Input, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, Mode,
     MouseEvent, MouseEventKind, OutPane, Shown, State, TaKey, Tab, cancel_live, continue_run, copy, cycle_structured,
@@ -251,8 +252,7 @@ pub(super) fn go_tab(s: &mut State, t: Tab) -> Vec<Effect> {
         return refresh_compare(s);
     }
     if t == Tab::Sweep
-        && s.sweep.is_none()
-        && !s.sweep_pending
+        && matches!(s.sweep, Sweep::Idle)
         && let Some(e) = sweep_effect(s)
     {
         return vec![e];
@@ -339,7 +339,7 @@ pub(super) fn horizontal(s: &mut State, a: Action) {
     };
     match s.tab {
         Tab::Sweep => {
-            if let Some(sw) = &s.sweep {
+            if let Some(sw) = s.sweep.ready() {
                 let max = sw.max_tokens();
                 let k = if by < 0 {
                     sw.cursor.saturating_sub(by.unsigned_abs())

@@ -1,5 +1,6 @@
 //! Runs: starting one (single, twins, a continuation), cancelling, and folding in what the runner reports.
 
+use super::super::state::Sweep;
 use super::{
     Arc, Effect, FinishReason, Phase, PromptConfig, ProviderChoice, ResponseType, RunJob, RunMsg, RunView, Shown,
     Source, Spec, State, Structured, StructuredPath, Tab, Target, open_prompt, prompt_of_record, reference,
@@ -13,8 +14,7 @@ pub fn limit_label(l: Option<u32>) -> String {
 
 pub(super) fn show(s: &mut State, shown: Shown) {
     s.shown = Some(shown);
-    s.sweep = None;
-    s.sweep_pending = false;
+    s.sweep = Sweep::Idle;
     s.scroll_response = super::super::state::Scroll::following();
     s.scroll_response2 = super::super::state::Scroll::following();
     s.scroll_json = super::super::state::Scroll::following();

@@ -1,5 +1,6 @@
 //! The sweep: asking for it when a run ends, taking the result, moving its cursor.
 
+use super::super::state::Sweep;
 use super::{Action, Effect, FinishReason, RunView, State, SweepData, SweepInput, SweepJob, SweepView, Tab, run_view};
 
 pub(super) fn sweep_input(r: &RunView) -> SweepInput {
@@ -20,7 +21,7 @@ pub(super) fn sweep_effect(s: &mut State) -> Option<Effect> {
         json: sweep_input(shown.json_side()),
         jsonl: sweep_input(shown.jsonl_side()),
     };
-    s.sweep_pending = true;
+    s.sweep = Sweep::Pending;
     Some(Effect::Sweep(Box::new(job)))
 }
 
@@ -50,7 +51,9 @@ pub(super) fn sweep(s: &mut State) -> Vec<Effect> {
 }
 
 pub(super) fn sweep_ready(s: &mut State, data: SweepData) {
-    s.sweep_pending = false;
+    if matches!(s.sweep, Sweep::Pending) {
+        s.sweep = Sweep::Idle;
+    }
     let Some(shown) = &s.shown else { return };
     if shown.json_side().id != data.json_id || shown.jsonl_side().id != data.jsonl_id {
         return;
@@ -67,13 +70,13 @@ pub(super) fn sweep_ready(s: &mut State, data: SweepData) {
     };
     let cursor = limit.unwrap_or(usize::MAX).min(view.max_tokens());
     view.cursor = cursor;
-    s.sweep = Some(view);
+    s.sweep = Sweep::Ready(Box::new(view));
     set_cursor(s, cursor);
 }
 
 /// Move the sweep cursor to `k` tokens and re-analyse both sides there.
 pub fn set_cursor(s: &mut State, k: usize) {
-    let (Some(sw), Some(shown)) = (&mut s.sweep, &s.shown) else {
+    let (Some(sw), Some(shown)) = (s.sweep.ready_mut(), &s.shown) else {
         return;
     };
     let k = k.min(sw.max_tokens());
