@@ -73,10 +73,11 @@ fn frames(c: &mut Criterion) {
             });
         });
         // Scrolled to the middle: still only the visible rows are built.
-        s.scroll_response.follow = false;
-        s.scroll_response.top = lines / 2;
-        s.scroll_jsonl.follow = false;
-        s.scroll_jsonl.top = lines / 2;
+        for pane in [OutPane::Response, OutPane::Jsonl] {
+            let sc = s.scroll_mut(pane);
+            sc.follow = false;
+            sc.top = lines / 2;
+        }
         g.bench_function(format!("run_tab_{lines}_lines_middle"), |b| {
             b.iter(|| {
                 term.draw(|f| cutline::tui::draw(f, black_box(&s))).unwrap();

@@ -347,13 +347,13 @@ fn mouse_scrolls_the_pane_under_it_and_tabs_click() {
             modifiers: KeyModifiers::NONE,
         })
     };
-    assert!(s.scroll_jsonl.follow);
+    assert!(s.scroll(OutPane::Jsonl).follow);
     send(&mut s, [ev(MouseEventKind::ScrollUp)]);
-    assert!(!s.scroll_jsonl.follow);
-    let top = s.scroll_jsonl.top;
+    assert!(!s.scroll(OutPane::Jsonl).follow);
+    let top = s.scroll(OutPane::Jsonl).top;
     send(&mut s, [ev(MouseEventKind::ScrollUp)]);
-    assert_eq!(s.scroll_jsonl.top, top - 3);
-    assert!(s.scroll_json.follow, "the other pane did not move");
+    assert_eq!(s.scroll(OutPane::Jsonl).top, top - 3);
+    assert!(s.scroll(OutPane::Json).follow, "the other pane did not move");
     send(
         &mut s,
         [ev(MouseEventKind::Down(ratatui::crossterm::event::MouseButton::Left))],
@@ -392,11 +392,11 @@ fn keyboard_scrolling_of_a_long_response() {
     );
     s.focus = OutPane::Jsonl;
     send(&mut s, [key(KeyCode::Home)]);
-    assert_eq!(s.scroll_jsonl.top, 0);
+    assert_eq!(s.scroll(OutPane::Jsonl).top, 0);
     send(&mut s, [key(KeyCode::PageDown), key(KeyCode::Down)]);
-    assert!(s.scroll_jsonl.top > 1);
+    assert!(s.scroll(OutPane::Jsonl).top > 1);
     send(&mut s, [key(KeyCode::End)]);
-    assert!(s.scroll_jsonl.follow);
+    assert!(s.scroll(OutPane::Jsonl).follow);
     let out = screen(&s, 100, 30);
     assert!(out.contains("50000"), "the last lines are on screen");
 }

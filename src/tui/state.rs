@@ -175,6 +175,13 @@ pub enum OutPane {
     Jsonl,
 }
 
+impl OutPane {
+    /// Its place in [`State::scrolls`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// A message in the status bar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
@@ -848,14 +855,8 @@ pub struct State {
     pub shown: Option<Shown>,
     /// The focused output pane.
     pub focus: OutPane,
-    /// Scroll of the response pane.
-    pub scroll_response: Scroll,
-    /// Scroll of the twin's response pane.
-    pub scroll_response2: Scroll,
-    /// Scroll of the JSON pane.
-    pub scroll_json: Scroll,
-    /// Scroll of the JSONL pane.
-    pub scroll_jsonl: Scroll,
+    /// Each scrolling pane's position, indexed by [`OutPane::index`].
+    pub scrolls: [Scroll; 4],
     /// The sweep of the runs on show.
     pub sweep: Sweep,
     /// The sessions tab.
@@ -907,10 +908,7 @@ impl State {
             limit_input: String::new(),
             shown: None,
             focus: OutPane::Json,
-            scroll_response: Scroll::following(),
-            scroll_response2: Scroll::following(),
-            scroll_json: Scroll::following(),
-            scroll_jsonl: Scroll::following(),
+            scrolls: [Scroll::following(); 4],
             sweep: Sweep::Idle,
             sessions: SessionsView::default(),
             message: None,
@@ -943,22 +941,12 @@ impl State {
 
     /// A pane's scroll.
     pub fn scroll(&self, pane: OutPane) -> Scroll {
-        match pane {
-            OutPane::Response => self.scroll_response,
-            OutPane::Response2 => self.scroll_response2,
-            OutPane::Json => self.scroll_json,
-            OutPane::Jsonl => self.scroll_jsonl,
-        }
+        self.scrolls[pane.index()]
     }
 
     /// A pane's scroll, to change.
     pub fn scroll_mut(&mut self, pane: OutPane) -> &mut Scroll {
-        match pane {
-            OutPane::Response => &mut self.scroll_response,
-            OutPane::Response2 => &mut self.scroll_response2,
-            OutPane::Json => &mut self.scroll_json,
-            OutPane::Jsonl => &mut self.scroll_jsonl,
-        }
+        &mut self.scrolls[pane.index()]
     }
 
     /// Label of the structured-output setting.

@@ -103,7 +103,7 @@ fn draw_run(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
         f,
         a.response,
         shown.json_side(),
-        s.scroll_response,
+        s.scroll(OutPane::Response),
         focus == OutPane::Response,
         theme,
     );
@@ -112,7 +112,7 @@ fn draw_run(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
             f,
             r2,
             shown.jsonl_side(),
-            s.scroll_response2,
+            s.scroll(OutPane::Response2),
             focus == OutPane::Response2,
             theme,
         );
@@ -126,10 +126,26 @@ fn draw_run(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
         ("JSON-array parse".to_owned(), "JSONL parse".to_owned())
     };
     if let Some(d) = panes::json_source(s) {
-        panes::json::draw(f, a.json, &d, s.scroll_json, focus == OutPane::Json, theme, &jt);
+        panes::json::draw(
+            f,
+            a.json,
+            &d,
+            s.scroll(OutPane::Json),
+            focus == OutPane::Json,
+            theme,
+            &jt,
+        );
     }
     if let Some(d) = panes::jsonl_source(s) {
-        panes::jsonl::draw(f, a.jsonl, &d, s.scroll_jsonl, focus == OutPane::Jsonl, theme, &lt);
+        panes::jsonl::draw(
+            f,
+            a.jsonl,
+            &d,
+            s.scroll(OutPane::Jsonl),
+            focus == OutPane::Jsonl,
+            theme,
+            &lt,
+        );
     }
 }
 
@@ -161,7 +177,7 @@ fn draw_sweep(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
             f,
             a.json,
             &d,
-            s.scroll_json,
+            s.scroll(OutPane::Json),
             focus == OutPane::Json,
             theme,
             &format!("JSON array at {k} tokens"),
@@ -172,7 +188,7 @@ fn draw_sweep(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
             f,
             a.jsonl,
             &d,
-            s.scroll_jsonl,
+            s.scroll(OutPane::Jsonl),
             focus == OutPane::Jsonl,
             theme,
             &format!("JSONL at {k} tokens"),

@@ -15,10 +15,7 @@ pub fn limit_label(l: Option<u32>) -> String {
 pub(super) fn show(s: &mut State, shown: Shown) {
     s.shown = Some(shown);
     s.sweep = Sweep::Idle;
-    s.scroll_response = super::super::state::Scroll::following();
-    s.scroll_response2 = super::super::state::Scroll::following();
-    s.scroll_json = super::super::state::Scroll::following();
-    s.scroll_jsonl = super::super::state::Scroll::following();
+    s.scrolls = [super::super::state::Scroll::following(); 4];
 }
 
 pub(super) fn cancel_live(s: &mut State) -> Vec<Effect> {

@@ -1,6 +1,6 @@
 //! The sweep: asking for it when a run ends, taking the result, moving its cursor.
 
-use super::super::state::Sweep;
+use super::super::state::{OutPane, Sweep};
 use super::{Action, Effect, FinishReason, RunView, State, SweepData, SweepInput, SweepJob, SweepView, Tab, run_view};
 
 pub(super) fn sweep_input(r: &RunView) -> SweepInput {
@@ -92,6 +92,6 @@ pub fn set_cursor(s: &mut State, k: usize) {
     };
     sw.json_cut = Some(ca);
     sw.jsonl_cut = Some(cb);
-    s.scroll_json = super::super::state::Scroll::following();
-    s.scroll_jsonl = super::super::state::Scroll::following();
+    *s.scroll_mut(OutPane::Json) = super::super::state::Scroll::following();
+    *s.scroll_mut(OutPane::Jsonl) = super::super::state::Scroll::following();
 }
