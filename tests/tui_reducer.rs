@@ -593,8 +593,8 @@ fn provider_picker_chooses_a_configured_provider_and_its_model() {
     send(&mut s, [Event::ProvidersLoaded(Ok(configured_entries()))]);
     // Row 2 is the first configured provider; e edits its model.
     send(&mut s, [key(KeyCode::Down), key(KeyCode::Down), ch('e')]);
-    assert_eq!(s.mode, Mode::ModelInput);
-    assert_eq!(s.picker.model_input, "gpt-4o-mini");
+    assert!(matches!(s.mode, Mode::ModelInput(_)));
+    assert_eq!(s.mode, Mode::ModelInput("gpt-4o-mini".into()));
     for _ in 0.."mini".len() {
         send(&mut s, [key(KeyCode::Backspace)]);
     }

@@ -24,6 +24,19 @@ pub fn paste(s: &mut State, text: &str) -> Vec<Effect> {
     }
     // Terminals send line ends as `\r` inside a paste.
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    // The one-line fields a mode carries.
+    match &mut s.mode {
+        Mode::ModelInput(typed) | Mode::Search(_, typed) => {
+            push_line(typed, &text, FIELD_MAX);
+            return Vec::new();
+        }
+        Mode::LimitInput(typed) => {
+            let room = 9usize.saturating_sub(typed.len());
+            typed.extend(text.chars().filter(char::is_ascii_digit).take(room));
+            return Vec::new();
+        }
+        _ => {}
+    }
     match s.mode {
         Mode::Insert => match &mut s.editor {
             Some(e) => {
@@ -38,18 +51,9 @@ pub fn paste(s: &mut State, text: &str) -> Vec<Effect> {
             push_line(&mut s.prompts.filter, &text, FIELD_MAX);
             s.prompts.selected = s.prompts.selected.min(s.prompts.filtered().len().saturating_sub(1));
         }
-        Mode::ModelInput => push_line(&mut s.picker.model_input, &text, FIELD_MAX),
-        Mode::Search(..) => {
-            if let Mode::Search(_, query) = &mut s.mode {
-                push_line(query, &text, FIELD_MAX);
-            }
+        Mode::ModelInput(_) | Mode::Search(..) | Mode::LimitInput(_) | Mode::Normal | Mode::Picker => {
+            s.info("paste into the editor: e opens it");
         }
-        Mode::LimitInput => {
-            let room = 9usize.saturating_sub(s.limit_input.len());
-            s.limit_input
-                .extend(text.chars().filter(char::is_ascii_digit).take(room));
-        }
-        Mode::Normal | Mode::Picker => s.info("paste into the editor: e opens it"),
     }
     Vec::new()
 }

@@ -81,12 +81,13 @@ pub enum Mode {
     Filter,
     /// Typing edits the focused editor field.
     Insert,
-    /// Typing a max-token limit.
-    LimitInput,
+    /// Typing a max-token limit: the digits so far.
+    LimitInput(String),
     /// The provider picker is open: keys move and choose.
     Picker,
-    /// Typing the model of the provider under the picker's cursor.
-    ModelInput,
+    /// Typing the model of the provider under the picker's cursor: the
+    /// text so far.
+    ModelInput(String),
     /// Typing a search in the focused pane (`/` on the Run and Sweep
     /// tabs): the pane and the text so far.
     Search(OutPane, String),
@@ -727,8 +728,6 @@ pub struct ProviderPicker {
     pub selected: usize,
     /// Models typed per configured provider name (override the config's).
     pub models: Vec<(String, String)>,
-    /// The model being typed.
-    pub model_input: String,
     /// A save asked for and not yet confirmed (`w` again writes it).
     pub save: Option<crate::tui::event::SaveModel>,
 }
@@ -849,8 +848,6 @@ pub struct State {
     pub max_tokens: Option<u32>,
     /// Step of `-` / `+`.
     pub limit_step: u32,
-    /// The limit being typed after `m`.
-    pub limit_input: String,
     /// The run(s) on show.
     pub shown: Option<Shown>,
     /// The focused output pane.
@@ -905,7 +902,6 @@ impl State {
             structured: None,
             max_tokens: None,
             limit_step: 16,
-            limit_input: String::new(),
             shown: None,
             focus: OutPane::Json,
             scrolls: [Scroll::following(); 4],

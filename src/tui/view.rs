@@ -27,7 +27,7 @@ pub fn draw(f: &mut Frame<'_>, s: &State) {
         mark_search_hit(f, sc.body, s);
     }
     panes::status::draw(f, sc.status, s);
-    if matches!(s.mode, super::state::Mode::Picker | super::state::Mode::ModelInput) {
+    if matches!(s.mode, super::state::Mode::Picker | super::state::Mode::ModelInput(_)) {
         panes::providers::draw(f, sc.body, s);
     }
     if s.help {

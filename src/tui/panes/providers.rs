@@ -76,8 +76,8 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     } else if s.picker.loaded && s.picker.entries.is_empty() {
         lines.push(Line::styled("no providers configured in cutline.toml", theme.dim()));
     }
-    let hint = if s.mode == Mode::ModelInput {
-        format!("model: {}▌ — Enter sets · Esc cancels", s.picker.model_input)
+    let hint = if let Mode::ModelInput(typed) = &s.mode {
+        format!("model: {typed}▌ — Enter sets · Esc cancels")
     } else {
         "↑/↓ move · Enter chooses · e edits the model · w saves it · Esc closes".to_owned()
     };

@@ -101,13 +101,13 @@ fn mode_hint(s: &State, mode: &Mode) -> std::borrow::Cow<'static, str> {
     let k = |a| s.keymap.key_for(a);
     match mode {
         Mode::Filter => t!("tui.status.filter", text = s.prompts.filter),
-        Mode::LimitInput => t!("tui.status.limit_input", text = s.limit_input),
+        Mode::LimitInput(text) => t!("tui.status.limit_input", text = text),
         Mode::Insert => t!(
             "tui.status.editing",
             field = s.editor.as_ref().map_or(Field::Template, |e| e.field).title()
         ),
         Mode::Picker => t!("tui.status.picker"),
-        Mode::ModelInput => t!("tui.status.model_input", text = s.picker.model_input),
+        Mode::ModelInput(text) => t!("tui.status.model_input", text = text),
         Mode::Search(_, text) => t!("tui.status.search_input", text = text),
         Mode::Normal if s.tab == super::super::state::Tab::Migrate => t!(
             "tui.status.migrate",

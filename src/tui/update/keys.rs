@@ -52,10 +52,10 @@ pub(super) fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
     match s.mode {
         Mode::Search(..) => search::key(s, k),
         Mode::Filter => filter_key(s, k),
-        Mode::LimitInput => limit_key(s, k),
+        Mode::LimitInput(_) => limit_key(s, k),
         Mode::Insert => insert_key(s, k),
         Mode::Picker => picker_key(s, k),
-        Mode::ModelInput => model_key(s, k),
+        Mode::ModelInput(_) => model_key(s, k),
         Mode::Normal => {
             // While a search lasts, n / N move between its hits.
             if let KeyCode::Char(c @ ('n' | 'N')) = k.code
@@ -92,13 +92,13 @@ pub(super) fn filter_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
 }
 
 pub(super) fn limit_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
+    let Mode::LimitInput(typed) = &mut s.mode else {
+        return Vec::new();
+    };
     match k.code {
-        KeyCode::Esc => {
-            s.limit_input.clear();
-            s.mode = Mode::Normal;
-        }
+        KeyCode::Esc => s.mode = Mode::Normal,
         KeyCode::Enter => {
-            let text = std::mem::take(&mut s.limit_input);
+            let text = std::mem::take(typed);
             s.mode = Mode::Normal;
             match text.trim().parse::<u32>() {
                 Ok(0) => set_limit(s, None),
@@ -108,9 +108,9 @@ pub(super) fn limit_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
             }
         }
         KeyCode::Backspace => {
-            s.limit_input.pop();
+            typed.pop();
         }
-        KeyCode::Char(c) if c.is_ascii_digit() && s.limit_input.len() < 9 => s.limit_input.push(c),
+        KeyCode::Char(c) if c.is_ascii_digit() && typed.len() < 9 => typed.push(c),
         _ => {}
     }
     Vec::new()
@@ -194,10 +194,7 @@ pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
             let cur = s.max_tokens.unwrap_or(DEFAULT_LIMIT - s.limit_step);
             set_limit(s, Some(cur.saturating_add(s.limit_step)));
         }
-        Action::LimitType => {
-            s.limit_input.clear();
-            s.mode = Mode::LimitInput;
-        }
+        Action::LimitType => s.mode = Mode::LimitInput(String::new()),
         Action::LimitNone => set_limit(s, None),
         Action::Provider => return open_picker(s),
         Action::Migrate => {

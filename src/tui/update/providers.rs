@@ -25,8 +25,7 @@ pub(super) fn picker_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
                 s.info("replay and local have no model to choose");
             } else {
                 let e = &s.picker.entries[s.picker.selected - 2];
-                s.picker.model_input = s.picker.model_of(e).unwrap_or_default();
-                s.mode = Mode::ModelInput;
+                s.mode = Mode::ModelInput(s.picker.model_of(e).unwrap_or_default());
             }
         }
         (KeyCode::Up, _) | (_, Some(Action::Up)) => s.picker.selected = s.picker.selected.saturating_sub(1),
@@ -40,15 +39,18 @@ pub(super) fn picker_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
 }
 
 pub(super) fn model_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
+    let Mode::ModelInput(text) = &mut s.mode else {
+        return Vec::new();
+    };
     match k.code {
         KeyCode::Esc => s.mode = Mode::Picker,
         KeyCode::Enter => {
+            let typed = std::mem::take(text).trim().to_owned();
             s.mode = Mode::Picker;
             let Some(e) = s.picker.selected.checked_sub(2).and_then(|i| s.picker.entries.get(i)) else {
                 return Vec::new();
             };
             let name = e.config.name.clone();
-            let typed = std::mem::take(&mut s.picker.model_input).trim().to_owned();
             s.picker.models.retain(|(n, _)| *n != name);
             if !typed.is_empty() {
                 s.picker.models.push((name.clone(), typed));
@@ -59,10 +61,10 @@ pub(super) fn model_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
             }
         }
         KeyCode::Backspace => {
-            s.picker.model_input.pop();
+            text.pop();
         }
-        KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) && s.picker.model_input.len() < 200 => {
-            s.picker.model_input.push(c);
+        KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) && text.len() < 200 => {
+            text.push(c);
         }
         _ => {}
     }
