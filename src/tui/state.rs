@@ -754,18 +754,40 @@ impl ProviderPicker {
 
     /// The choice a row stands for.
     pub fn choice(&self, row: usize) -> Option<ProviderChoice> {
-        match row {
-            0 => Some(ProviderChoice::Replay),
-            1 => Some(ProviderChoice::Local),
-            n => {
-                let e = self.entries.get(n - 2)?;
-                Some(ProviderChoice::Configured {
-                    name: e.config.name.clone(),
-                    model: self.model_of(e),
-                })
-            }
+        Some(match self.row(row)? {
+            PickerRow::Replay => ProviderChoice::Replay,
+            PickerRow::Local => ProviderChoice::Local,
+            PickerRow::Configured(e) => ProviderChoice::Configured {
+                name: e.config.name.clone(),
+                model: self.model_of(e),
+            },
+        })
+    }
+
+    /// What row `i` is.
+    pub fn row(&self, i: usize) -> Option<PickerRow<'_>> {
+        match i {
+            0 => Some(PickerRow::Replay),
+            1 => Some(PickerRow::Local),
+            n => self.entries.get(n - 2).map(PickerRow::Configured),
         }
     }
+
+    /// The row under the cursor.
+    pub fn selected_row(&self) -> Option<PickerRow<'_>> {
+        self.row(self.selected)
+    }
+}
+
+/// A row of the provider picker.
+#[derive(Debug, Clone, Copy)]
+pub enum PickerRow<'a> {
+    /// Recorded runs.
+    Replay,
+    /// The local model.
+    Local,
+    /// A provider from cutline.toml.
+    Configured(&'a ProviderEntry),
 }
 
 /// The Migrate tab: a JSON-array prompt's JSONL migration (the pane draws

@@ -1,5 +1,6 @@
 //! The provider picker: moving, choosing, typing a model, taking the config the runner read.
 
+use super::super::state::PickerRow;
 use super::{Action, Effect, KeyCode, KeyEvent, KeyModifiers, Mode, ProviderChoice, State, save_model, step};
 
 pub(super) fn open_picker(s: &mut State) -> Vec<Effect> {
@@ -21,11 +22,10 @@ pub(super) fn picker_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
         (KeyCode::Esc, _) | (_, Some(Action::Quit | Action::Provider)) => s.mode = Mode::Normal,
         (KeyCode::Enter, _) => choose_provider(s),
         (KeyCode::Char('e'), _) => {
-            if s.picker.selected < 2 {
-                s.info("replay and local have no model to choose");
-            } else {
-                let e = &s.picker.entries[s.picker.selected - 2];
+            if let Some(PickerRow::Configured(e)) = s.picker.selected_row() {
                 s.mode = Mode::ModelInput(s.picker.model_of(e).unwrap_or_default());
+            } else {
+                s.info("replay and local have no model to choose");
             }
         }
         (KeyCode::Up, _) | (_, Some(Action::Up)) => s.picker.selected = s.picker.selected.saturating_sub(1),
@@ -47,7 +47,7 @@ pub(super) fn model_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
         KeyCode::Enter => {
             let typed = std::mem::take(text).trim().to_owned();
             s.mode = Mode::Picker;
-            let Some(e) = s.picker.selected.checked_sub(2).and_then(|i| s.picker.entries.get(i)) else {
+            let Some(PickerRow::Configured(e)) = s.picker.selected_row() else {
                 return Vec::new();
             };
             let name = e.config.name.clone();
@@ -130,8 +130,10 @@ pub(super) fn providers_loaded(s: &mut State, r: Result<Vec<super::super::event:
     } else if let ProviderChoice::Configured { name, model: None } = &s.provider {
         // Chosen by name at start: show the configured model.
         let name = name.clone();
-        if let Some(row) = s.picker.entries.iter().position(|e| e.config.name == name) {
-            s.provider = s.picker.choice(row + 2).unwrap_or(ProviderChoice::Replay);
+        if let Some(row) = (0..s.picker.len())
+            .find(|&i| matches!(s.picker.row(i), Some(PickerRow::Configured(e)) if e.config.name == name))
+        {
+            s.provider = s.picker.choice(row).unwrap_or(ProviderChoice::Replay);
         }
     }
 }

@@ -4,12 +4,12 @@
 //! writes atomically with every other byte kept (`llm::config::with_model`).
 
 use super::super::event::{Effect, SaveModel};
-use super::super::state::State;
+use super::super::state::{PickerRow, State};
 
 /// `w`: ask to save the typed model of the provider under the cursor, or,
 /// asked already, save it.
 pub fn ask(s: &mut State) -> Vec<Effect> {
-    let Some(e) = s.picker.selected.checked_sub(2).and_then(|i| s.picker.entries.get(i)) else {
+    let Some(PickerRow::Configured(e)) = s.picker.selected_row() else {
         s.picker.save = None;
         s.info(rust_i18n::t!("tui.status.save_model_none").into_owned());
         return Vec::new();
