@@ -298,9 +298,9 @@ fn local_not_installed_names_the_setup_command() {
 fn help_quit_and_ctrl_c() {
     let mut s = state();
     send(&mut s, [ch('?')]);
-    assert!(s.help);
+    assert_eq!(s.mode, Mode::Help);
     send(&mut s, [ch('x')]);
-    assert!(!s.help);
+    assert_eq!(s.mode, Mode::Normal);
     let fx = send(&mut s, [ch('q')]);
     assert!(matches!(fx.last(), Some(Effect::Quit)));
     let mut s = state();

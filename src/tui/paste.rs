@@ -18,8 +18,8 @@ const FIELD_MAX: usize = 200;
 /// Insert `text` where typing would go in the current mode; in normal mode
 /// a paste does nothing (its characters are never taken as commands).
 pub fn paste(s: &mut State, text: &str) -> Vec<Effect> {
-    if s.help {
-        s.help = false;
+    if s.mode == Mode::Help {
+        s.mode = Mode::Normal;
         return Vec::new();
     }
     // Terminals send line ends as `\r` inside a paste.
@@ -51,7 +51,7 @@ pub fn paste(s: &mut State, text: &str) -> Vec<Effect> {
             push_line(&mut s.prompts.filter, &text, FIELD_MAX);
             s.prompts.selected = s.prompts.selected.min(s.prompts.filtered().len().saturating_sub(1));
         }
-        Mode::ModelInput(_) | Mode::Search(..) | Mode::LimitInput(_) | Mode::Normal | Mode::Picker => {
+        Mode::ModelInput(_) | Mode::Search(..) | Mode::LimitInput(_) | Mode::Normal | Mode::Picker | Mode::Help => {
             s.info("paste into the editor: e opens it");
         }
     }
@@ -75,7 +75,7 @@ fn push_line(field: &mut String, text: &str, max: usize) {
 /// (no Ctrl or Alt) or Enter, in insert mode, not bound to save.
 pub fn typed(s: &State, ev: &Event) -> Option<char> {
     let Event::Key(k) = ev else { return None };
-    if s.mode != Mode::Insert || s.help || s.editor.is_none() || k.kind == KeyEventKind::Release {
+    if s.mode != Mode::Insert || s.editor.is_none() || k.kind == KeyEventKind::Release {
         return None;
     }
     let plain = (k.modifiers - KeyModifiers::SHIFT).is_empty();

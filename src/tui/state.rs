@@ -88,6 +88,8 @@ pub enum Mode {
     /// Typing the model of the provider under the picker's cursor: the
     /// text so far.
     ModelInput(String),
+    /// The key list is open over the tab; any key closes it.
+    Help,
     /// Typing a search in the focused pane (`/` on the Run and Sweep
     /// tabs): the pane and the text so far.
     Search(OutPane, String),
@@ -846,8 +848,6 @@ pub struct State {
     pub search: Option<Search>,
     /// A question the next key answers (any other key drops it).
     pub confirm: Option<Confirm>,
-    /// The help overlay is open.
-    pub help: bool,
     /// Milliseconds since start.
     pub clock_ms: u64,
     /// Directory of prompts (for messages).
@@ -912,7 +912,6 @@ impl State {
             mode: Mode::Normal,
             search: None,
             confirm: None,
-            help: false,
             clock_ms: 0,
             prompts_dir,
             sessions_dir,

@@ -30,7 +30,7 @@ pub fn draw(f: &mut Frame<'_>, s: &State) {
     if matches!(s.mode, super::state::Mode::Picker | super::state::Mode::ModelInput(_)) {
         panes::providers::draw(f, sc.body, s);
     }
-    if s.help {
+    if s.mode == super::state::Mode::Help {
         panes::help::draw(f, sc.body, &s.keymap, s.theme);
     }
 }

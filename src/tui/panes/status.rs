@@ -107,6 +107,8 @@ fn mode_hint(s: &State, mode: &Mode) -> std::borrow::Cow<'static, str> {
             field = s.editor.as_ref().map_or(Field::Template, |e| e.field).title()
         ),
         Mode::Picker => t!("tui.status.picker"),
+        // Under the help, the keys of the tab it covers.
+        Mode::Help => mode_hint(s, &Mode::Normal),
         Mode::ModelInput(text) => t!("tui.status.model_input", text = text),
         Mode::Search(_, text) => t!("tui.status.search_input", text = text),
         Mode::Normal if s.tab == super::super::state::Tab::Migrate => t!(

@@ -40,8 +40,8 @@ pub(super) fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
     if k.modifiers.contains(KeyModifiers::CONTROL) && matches!(k.code, KeyCode::Char('c' | 'C')) {
         return quit(s);
     }
-    if s.help {
-        s.help = false;
+    if s.mode == Mode::Help {
+        s.mode = Mode::Normal;
         return Vec::new();
     }
     // A question is answered by the very next key, or dropped.
@@ -51,6 +51,8 @@ pub(super) fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
     }
     match s.mode {
         Mode::Search(..) => search::key(s, k),
+        // Closed above, before any key is read.
+        Mode::Help => Vec::new(),
         Mode::Filter => filter_key(s, k),
         Mode::LimitInput(_) => limit_key(s, k),
         Mode::Insert => insert_key(s, k),
@@ -151,7 +153,7 @@ pub(super) fn insert_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
 pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
     match a {
         Action::Quit => return quit_asking(s, None),
-        Action::Help => s.help = true,
+        Action::Help => s.mode = Mode::Help,
         Action::NextTab => s.tab = Tab::ALL[(s.tab.index() + 1) % Tab::ALL.len()],
         Action::PrevTab => s.tab = Tab::ALL[(s.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len()],
         Action::GoTab(n) => return go_tab(s, Tab::ALL[usize::from(n.clamp(1, 7)) - 1]),
