@@ -27,17 +27,18 @@ pub(super) fn pin(s: &mut State) {
     let key = s.keymap.key_for(Action::GoTab(7));
     match &s.shown {
         Some(Shown::Single(r)) if !r.live() => {
-            let text = format!(
-                "pinned {} ({}) as compare side A: run another prompt or limit, then {key} compares",
-                r.prompt_id,
-                limit_label(r.max_tokens)
+            let text = rust_i18n::t!(
+                "tui.msg.pinned",
+                prompt = r.prompt_id,
+                limit = limit_label(r.max_tokens),
+                key = key
             );
             s.pinned = Some(r.clone());
             s.info(text);
         }
-        Some(Shown::Single(_)) => s.info("the run is still going: pin it when it ends"),
-        Some(Shown::Twins { .. }) => s.info(format!("a pair is compared as it is: {key}")),
-        None => s.info("nothing to pin: run a prompt first"),
+        Some(Shown::Single(_)) => s.info(rust_i18n::t!("tui.msg.pin_live")),
+        Some(Shown::Twins { .. }) => s.info(rust_i18n::t!("tui.msg.pin_pair", key = key)),
+        None => s.info(rust_i18n::t!("tui.msg.pin_nothing")),
     }
 }
 
@@ -68,19 +69,17 @@ pub(super) fn refresh_compare(s: &mut State) -> Vec<Effect> {
         None => None,
     };
     let Some((json, jsonl)) = pair else {
-        c.report = Some(Err(format!(
-            "Compare needs a pair:\n· {} runs a prompt and its twin\n· {} on the Migrate tab runs a prompt and its migration\n· {} pins the run on show as side A; the next run you show is side B",
-            s.keymap.key_for(Action::Twins),
-            s.keymap.key_for(Action::Twins),
-            s.keymap.key_for(Action::Pin)
-        )));
+        c.report = Some(Err(rust_i18n::t!(
+            "tui.msg.compare_needs_pair",
+            twins = s.keymap.key_for(Action::Twins),
+            pin = s.keymap.key_for(Action::Pin)
+        )
+        .into_owned()));
         c.ids = None;
         return Vec::new();
     };
     if json.live() || jsonl.live() {
-        c.report = Some(Err(
-            "the pair is still running; the comparison comes when both end".into()
-        ));
+        c.report = Some(Err(rust_i18n::t!("tui.msg.pair_running").into_owned()));
         return Vec::new();
     }
     let mut ids = vec![json.prompt_id.clone()];
@@ -99,8 +98,10 @@ pub(super) fn refresh_compare(s: &mut State) -> Vec<Effect> {
             "{} · {} @ {}",
             r.response_type,
             r.prompt_id,
-            r.max_tokens
-                .map_or_else(|| "no limit".to_owned(), |n| format!("{n} tok"))
+            r.max_tokens.map_or_else(
+                || rust_i18n::t!("tui.msg.no_limit").into_owned(),
+                |n| format!("{n} tok")
+            )
         )
     };
     c.labels = [label(json), label(jsonl)];

@@ -22,10 +22,10 @@ pub(super) fn quit(s: &mut State) -> Vec<Effect> {
 pub(super) fn quit_asking(s: &mut State, asked: Option<super::super::state::Confirm>) -> Vec<Effect> {
     let dirty = s.editor.as_ref().is_some_and(|e| e.dirty);
     if dirty && asked != Some(super::super::state::Confirm::QuitUnsaved) {
-        s.error(format!(
-            "unsaved edits: {} again quits without saving, {} saves",
-            s.keymap.key_for(Action::Quit),
-            s.keymap.key_for(Action::Save)
+        s.error(rust_i18n::t!(
+            "tui.msg.unsaved",
+            quit = s.keymap.key_for(Action::Quit),
+            save = s.keymap.key_for(Action::Save)
         ));
         s.confirm = Some(super::super::state::Confirm::QuitUnsaved);
         return Vec::new();
@@ -121,8 +121,8 @@ pub(super) fn limit_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
 pub(super) fn set_limit(s: &mut State, limit: Option<u32>) {
     s.max_tokens = limit;
     match limit {
-        Some(n) => s.info(format!("max tokens: {n} (r runs)")),
-        None => s.info("no max-token limit (r runs)"),
+        Some(n) => s.info(rust_i18n::t!("tui.msg.limit_set", n = n)),
+        None => s.info(rust_i18n::t!("tui.msg.limit_none")),
     }
 }
 
@@ -183,7 +183,7 @@ pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
                 search::end(s);
                 s.message = None;
             } else {
-                s.info("cancelled; what arrived is kept");
+                s.info(rust_i18n::t!("tui.msg.cancelled"));
             }
             return out;
         }
@@ -216,19 +216,19 @@ pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
                 e.show_rendered = !e.show_rendered;
                 s.tab = Tab::Edit;
             } else {
-                s.info("open a prompt first (Enter on the prompt list)");
+                s.info(rust_i18n::t!("tui.msg.open_prompt_first"));
             }
         }
         Action::NextInput => {
             let theme = s.theme;
             match s.editor.as_mut().map(|e| e.next_input(theme)) {
-                Some(Some(name)) => s.info(format!("sample input: {name}")),
-                Some(None) => s.info("this prompt has no sample inputs"),
-                None => s.info("open a prompt first (Enter on the prompt list)"),
+                Some(Some(name)) => s.info(rust_i18n::t!("tui.msg.sample_input", name = name)),
+                Some(None) => s.info(rust_i18n::t!("tui.msg.no_inputs")),
+                None => s.info(rust_i18n::t!("tui.msg.open_prompt_first")),
             }
         }
         Action::Reload => {
-            s.info("reloading prompts and sessions");
+            s.info(rust_i18n::t!("tui.msg.reloading"));
             return vec![Effect::LoadPrompts, Effect::LoadSessions];
         }
     }

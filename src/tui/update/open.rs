@@ -7,7 +7,7 @@ use super::{
 
 pub(super) fn open_prompt(s: &mut State) -> bool {
     let Some(p) = s.prompts.selected_prompt().cloned() else {
-        s.info("no prompt selected");
+        s.info(rust_i18n::t!("tui.msg.no_prompt_selected"));
         return false;
     };
     let same = s
@@ -41,7 +41,7 @@ pub(super) fn edit(s: &mut State) {
         s.tab = Tab::Edit;
         s.mode = Mode::Insert;
     } else {
-        s.info("open a prompt first (Enter on the prompt list)");
+        s.info(rust_i18n::t!("tui.msg.open_prompt_first"));
     }
 }
 
@@ -94,7 +94,7 @@ pub(super) fn view_of_record(s: &mut State, si: usize, ri: usize) -> Result<RunV
 
 pub(super) fn open_recording(s: &mut State) {
     let Some((si, Some(ri))) = s.sessions.selected_row() else {
-        s.info("select a run (↓) to open it");
+        s.info(rust_i18n::t!("tui.msg.select_run"));
         return;
     };
     let _ = cancel_live(s);
@@ -108,10 +108,10 @@ pub(super) fn open_recording(s: &mut State) {
     show(s, Shown::Single(Box::new(v)));
     s.target = Target::Recording(si, ri);
     s.tab = Tab::Run;
-    s.info(format!(
-        "opened {}; r replays it at the current limit ({})",
-        reference(s, si, ri),
-        limit_label(s.max_tokens)
+    s.info(rust_i18n::t!(
+        "tui.msg.opened",
+        run = reference(s, si, ri),
+        limit = limit_label(s.max_tokens)
     ));
 }
 
@@ -134,15 +134,19 @@ pub(super) fn first_screen(s: &mut State) {
 
 pub(super) fn save(s: &mut State) -> Vec<Effect> {
     let Some(e) = &s.editor else {
-        s.info("nothing to save: no prompt is open");
+        s.info(rust_i18n::t!("tui.msg.nothing_to_save"));
         return Vec::new();
     };
     match e.config() {
         Ok((p, _)) => {
             if let Some(err) = e.errors.iter().flatten().next() {
-                s.info(format!("saving with an error at line {}: {}", err.line, err.message));
+                s.info(rust_i18n::t!(
+                    "tui.msg.saving_with_error",
+                    line = err.line,
+                    error = err.message
+                ));
             } else {
-                s.info(format!("saving {}…", p.origin.file));
+                s.info(rust_i18n::t!("tui.msg.saving", file = p.origin.file));
             }
             vec![Effect::Save(Box::new(p))]
         }
