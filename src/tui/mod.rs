@@ -82,7 +82,10 @@ pub fn initial_state(opts: &TuiOptions, keymap: Keymap, theme: theme::Theme, loc
         None => ProviderChoice::Replay,
     };
     if s.provider == ProviderChoice::Local && !local_installed {
-        s.error(format!("local model not installed: {}", crate::llm::local::SETUP_HINT));
+        s.error(rust_i18n::t!(
+            "tui.msg.local_missing",
+            hint = crate::llm::local::SETUP_HINT
+        ));
     }
     s
 }

@@ -52,7 +52,7 @@ pub fn paste(s: &mut State, text: &str) -> Vec<Effect> {
             s.prompts.selected = s.prompts.selected.min(s.prompts.filtered().len().saturating_sub(1));
         }
         Mode::ModelInput(_) | Mode::Search(..) | Mode::LimitInput(_) | Mode::Normal | Mode::Picker | Mode::Help => {
-            s.info("paste into the editor: e opens it");
+            s.info(rust_i18n::t!("tui.msg.paste_where"));
         }
     }
     Vec::new()

@@ -31,7 +31,7 @@ pub(super) fn migrate_selected(s: &mut State) {
 pub(super) fn migrate_selected_from(s: &mut State, src: Option<PromptConfig>) {
     let Some(src) = src else {
         s.migrate = None;
-        s.info("no prompt selected to migrate");
+        s.info(rust_i18n::t!("tui.msg.migrate_none_selected"));
         return;
     };
     let mut result = crate::prompt::migrate::migrate(&src, None);
@@ -47,11 +47,11 @@ pub(super) fn migrate_selected_from(s: &mut State, src: Option<PromptConfig>) {
         Err(_) => String::new(),
     };
     match &result {
-        Ok(m) => s.info(format!(
-            "migration of {}: {} flag(s), {} unconvertible",
-            src.id,
-            m.flags.len(),
-            m.unconvertible.len()
+        Ok(m) => s.info(rust_i18n::t!(
+            "tui.msg.migration",
+            prompt = src.id,
+            flags = m.flags.len(),
+            unconvertible = m.unconvertible.len()
         )),
         Err(e) => s.error(e.clone()),
     }
@@ -72,11 +72,11 @@ pub(super) fn migrate_write(s: &mut State) -> Vec<Effect> {
     }
     let Some(m) = &s.migrate else { return Vec::new() };
     let Ok(mig) = &m.result else {
-        s.error("nothing to write: this prompt has no migration");
+        s.error(rust_i18n::t!("tui.msg.migrate_nothing"));
         return Vec::new();
     };
     if mig.config.schema.is_none() && m.source.schema.is_some() {
-        s.error("not written: the schema was not converted (see the ✗ rows)");
+        s.error(rust_i18n::t!("tui.msg.migrate_unconverted"));
         return Vec::new();
     }
     let overwrite = m.confirm_overwrite;
@@ -94,19 +94,17 @@ pub(super) fn migrate_written(s: &mut State, w: super::super::event::WriteOutcom
         WriteOutcome::Written(file) => {
             m.confirm_overwrite = false;
             m.written = Some(file.clone());
-            s.info(format!("wrote {file}; reloading prompts (t runs the pair)"));
+            s.info(rust_i18n::t!("tui.msg.migrate_wrote", file = file));
             vec![Effect::LoadPrompts]
         }
         WriteOutcome::Exists(file) => {
             m.confirm_overwrite = true;
-            s.error(format!(
-                "{file} exists: {key} again overwrites it, any other tab leaves it"
-            ));
+            s.error(rust_i18n::t!("tui.msg.migrate_exists", file = file, key = key));
             Vec::new()
         }
         WriteOutcome::Failed(e) => {
             m.confirm_overwrite = false;
-            s.error(format!("not written: {e}"));
+            s.error(rust_i18n::t!("tui.msg.not_written", error = e));
             Vec::new()
         }
     }
@@ -114,11 +112,11 @@ pub(super) fn migrate_written(s: &mut State, w: super::super::event::WriteOutcom
 
 pub(super) fn migrate_twins(s: &mut State) -> Vec<Effect> {
     let Some(m) = &s.migrate else {
-        s.info("no migration on show");
+        s.info(rust_i18n::t!("tui.msg.migrate_no_view"));
         return Vec::new();
     };
     let Ok(mig) = &m.result else {
-        s.error("this prompt has no migration to run");
+        s.error(rust_i18n::t!("tui.msg.migrate_no_run"));
         return Vec::new();
     };
     let src = m.source.clone();

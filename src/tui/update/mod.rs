@@ -81,11 +81,15 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
             s.prompts.loaded = true;
             s.prompts.selected = s.prompts.selected.min(s.prompts.filtered().len().saturating_sub(1));
             if let Some(e) = s.prompts.errors.first() {
-                s.error(format!("{} prompt file(s) did not load: {e}", s.prompts.errors.len()));
+                s.error(rust_i18n::t!(
+                    "tui.msg.prompts_failed",
+                    n = s.prompts.errors.len(),
+                    error = e
+                ));
             } else if let Some(w) = warnings.first() {
-                s.info(format!("warning: {w}"));
+                s.info(rust_i18n::t!("tui.msg.warning", warning = w));
             } else if n == 0 {
-                s.info(format!("no prompts in {}", s.prompts_dir.display()));
+                s.info(rust_i18n::t!("tui.msg.no_prompts", dir = s.prompts_dir.display()));
             }
             Vec::new()
         }
@@ -114,10 +118,10 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
                             e.base = p;
                         }
                     }
-                    s.info(format!("saved {file}"));
+                    s.info(rust_i18n::t!("tui.msg.saved", file = file));
                     return vec![Effect::LoadPrompts];
                 }
-                Err(e) => s.error(format!("not saved: {e}")),
+                Err(e) => s.error(rust_i18n::t!("tui.msg.not_saved", error = e)),
             }
             Vec::new()
         }

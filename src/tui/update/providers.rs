@@ -25,7 +25,7 @@ pub(super) fn picker_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
             if let Some(PickerRow::Configured(e)) = s.picker.selected_row() {
                 s.mode = Mode::ModelInput(s.picker.model_of(e).unwrap_or_default());
             } else {
-                s.info("replay and local have no model to choose");
+                s.info(rust_i18n::t!("tui.msg.no_model_to_choose"));
             }
         }
         (KeyCode::Up, _) | (_, Some(Action::Up)) => s.picker.selected = s.picker.selected.saturating_sub(1),
@@ -79,22 +79,25 @@ pub(super) fn choose_provider(s: &mut State) {
     s.provider = choice;
     match &s.provider {
         ProviderChoice::Local if s.local_installed == Some(false) => {
-            s.error(format!("local model not installed: {}", crate::llm::local::SETUP_HINT));
+            s.error(rust_i18n::t!(
+                "tui.msg.local_missing",
+                hint = crate::llm::local::SETUP_HINT
+            ));
         }
-        ProviderChoice::Local => s.info("provider: local (llama-server + Gemma 3 270M, started on first run)"),
-        ProviderChoice::Replay => s.info(format!(
-            "provider: replay (recorded runs in {}, cut at the limit)",
-            s.sessions_dir.display()
-        )),
+        ProviderChoice::Local => s.info(rust_i18n::t!("tui.msg.provider_local")),
+        ProviderChoice::Replay => s.info(rust_i18n::t!("tui.msg.provider_replay", dir = s.sessions_dir.display())),
         ProviderChoice::Configured { name, model } => {
             let entry = s.picker.entries.iter().find(|e| &e.config.name == name);
-            let text = format!(
-                "provider: {name} ({}, model {})",
-                entry.map_or("?", |e| e.config.kind.as_str()),
-                model.as_deref().unwrap_or("none set")
-            );
+            let unset = rust_i18n::t!("tui.msg.model_unset");
+            let text = rust_i18n::t!(
+                "tui.msg.provider_configured",
+                name = name,
+                kind = entry.map_or("?", |e| e.config.kind.as_str()),
+                model = model.as_deref().unwrap_or(&unset)
+            )
+            .into_owned();
             match entry.filter(|e| !e.key_set).and_then(|e| e.config.key_env()) {
-                Some(var) => s.error(format!("{text}: ${var} is not set, so runs will fail until it is")),
+                Some(var) => s.error(rust_i18n::t!("tui.msg.key_unset", text = text, var = var)),
                 None => s.info(text),
             }
         }
@@ -122,9 +125,7 @@ pub(super) fn providers_loaded(s: &mut State, r: Result<Vec<super::super::event:
         if model.is_none() || s.picker.error.is_none() {
             s.provider = ProviderChoice::Replay;
             if s.picker.error.is_none() {
-                s.error(format!(
-                    "provider {name:?} is not configured in cutline.toml; using replay (p chooses another)"
-                ));
+                s.error(rust_i18n::t!("tui.msg.provider_unknown", name = format!("{name:?}")));
             }
         }
     } else if let ProviderChoice::Configured { name, model: None } = &s.provider {

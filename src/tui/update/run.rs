@@ -70,10 +70,7 @@ pub(super) fn cycle_structured(s: &mut State) {
         Some(StructuredPath::Native) => Some(StructuredPath::Prompt),
         Some(_) => None,
     };
-    s.info(format!(
-        "structured output: {} (native on a JSONL prompt: a grammar on llama-server)",
-        s.structured_label()
-    ));
+    s.info(rust_i18n::t!("tui.msg.structured", mode = s.structured_label()));
 }
 
 /// `c`: run the selected prompt again from the JSONL answer on show, which
@@ -110,7 +107,10 @@ pub(super) fn continue_run(s: &mut State) -> Vec<Effect> {
 
 pub(super) fn local_guard(s: &mut State) -> bool {
     if s.provider == ProviderChoice::Local && s.local_installed == Some(false) {
-        s.error(format!("local model not installed: {}", crate::llm::local::SETUP_HINT));
+        s.error(rust_i18n::t!(
+            "tui.msg.local_missing",
+            hint = crate::llm::local::SETUP_HINT
+        ));
         return false;
     }
     true
@@ -128,7 +128,7 @@ pub(super) fn run(s: &mut State) -> Vec<Effect> {
     let mut out = Vec::new();
     match s.target.clone() {
         Target::None => {
-            s.info("choose a prompt (1, Enter) or a recorded run (5, Enter) first");
+            s.info(rust_i18n::t!("tui.msg.choose_first"));
             return out;
         }
         Target::Prompt => {
@@ -185,7 +185,7 @@ pub(super) fn twins(s: &mut State) -> Vec<Effect> {
         return Vec::new();
     }
     let Some(e) = &s.editor else {
-        s.info("open a prompt with a twin first (Enter on the prompt list)");
+        s.info(rust_i18n::t!("tui.msg.twin_first"));
         return Vec::new();
     };
     let (prompt, vars) = match e.config() {
@@ -196,17 +196,15 @@ pub(super) fn twins(s: &mut State) -> Vec<Effect> {
         }
     };
     let Some(twin_id) = prompt.twin.clone() else {
-        s.error(format!(
-            "prompt {:?} has no twin (set `twin = \"…\"` in its config)",
-            prompt.id
-        ));
+        s.error(rust_i18n::t!("tui.msg.no_twin", prompt = format!("{:?}", prompt.id)));
         return Vec::new();
     };
     let Some(twin) = s.prompts.by_id(&twin_id).cloned() else {
-        s.error(format!(
-            "twin {twin_id:?} of {:?} is not in {}",
-            prompt.id,
-            s.prompts_dir.display()
+        s.error(rust_i18n::t!(
+            "tui.msg.twin_missing",
+            twin = format!("{twin_id:?}"),
+            prompt = format!("{:?}", prompt.id),
+            dir = s.prompts_dir.display()
         ));
         return Vec::new();
     };
@@ -330,19 +328,17 @@ pub(super) fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
                 // and recorded when it was).
                 let kept = recorded
                     .as_ref()
-                    .map(|r| format!(" (recorded as {r})"))
+                    .map(|r| rust_i18n::t!("tui.msg.recorded_suffix", run = r).into_owned())
                     .unwrap_or_default();
-                s.error(format!("run failed: {e}{kept}"));
+                s.error(rust_i18n::t!("tui.msg.run_failed", error = e, kept = kept));
                 if recorded.is_some() {
                     out.push(Effect::LoadSessions);
                 }
             } else if let Some(rec) = recorded {
-                s.info(format!("{notes}recorded as {rec}"));
+                s.info(rust_i18n::t!("tui.msg.recorded", notes = notes, run = rec));
                 out.push(Effect::LoadSessions);
             } else if finish == FinishReason::Length {
-                s.info(format!(
-                    "{notes}cut by the max-token limit: compare the JSON and JSONL panes; s sweeps"
-                ));
+                s.info(rust_i18n::t!("tui.msg.cut", notes = notes));
             } else if !notes.is_empty() {
                 s.info(notes.trim_end_matches("; ").to_owned());
             }

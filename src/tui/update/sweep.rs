@@ -29,20 +29,20 @@ pub(super) fn sweep(s: &mut State) -> Vec<Effect> {
     s.tab = Tab::Sweep;
     match &s.shown {
         None => {
-            s.info("run a prompt first (r), then sweep");
+            s.info(rust_i18n::t!("tui.msg.sweep_run_first"));
             Vec::new()
         }
         Some(x) if x.live() => {
-            s.info("the sweep starts when the run ends");
+            s.info(rust_i18n::t!("tui.msg.sweep_after_run"));
             Vec::new()
         }
         Some(x) => {
             if x.runs().iter().any(|r| r.finish == Some(FinishReason::Length)) {
-                s.info(format!(
-                    "the run was cut by its limit, so the sweep stops there; {} then {} runs with no limit, and {} sweeps it all",
-                    s.keymap.key_for(Action::LimitNone),
-                    s.keymap.key_for(Action::Run),
-                    s.keymap.key_for(Action::Sweep)
+                s.info(rust_i18n::t!(
+                    "tui.msg.sweep_cut",
+                    none = s.keymap.key_for(Action::LimitNone),
+                    run = s.keymap.key_for(Action::Run),
+                    sweep = s.keymap.key_for(Action::Sweep)
                 ));
             }
             sweep_effect(s).into_iter().collect()
