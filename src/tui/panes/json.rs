@@ -31,62 +31,73 @@ fn header(d: &JsonData<'_>, theme: Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     match d.analysis {
         None if d.live => out.push(Line::styled(
-            "… strict JSON: parsed when the response ends",
+            rust_i18n::t!("tui.pane.strict_pending").into_owned(),
             theme.dim(),
         )),
-        None => out.push(Line::styled("· strict JSON: no result", theme.dim())),
+        None => out.push(Line::styled(
+            rust_i18n::t!("tui.pane.strict_none").into_owned(),
+            theme.dim(),
+        )),
         Some(a) => match a.status {
             JsonStatus::Ok => out.push(Line::from(vec![
-                Span::styled("✓ strict JSON: ok", theme.ok()),
-                Span::raw(format!(" — {} items", a.items.len())),
+                Span::styled(rust_i18n::t!("tui.pane.strict_ok").into_owned(), theme.ok()),
+                Span::raw(rust_i18n::t!("tui.pane.strict_items", n = a.items.len()).into_owned()),
             ])),
             JsonStatus::InvalidJson => {
                 let (where_, why) = a.error.as_ref().map_or_else(
                     || (String::new(), String::new()),
                     |e| {
                         (
-                            format!(" at line {}, column {}", e.line, e.column),
+                            rust_i18n::t!("tui.pane.at_line_col", line = e.line, column = e.column).into_owned(),
                             if e.truncated {
-                                format!("input ran out (truncated): {}", e.message)
+                                rust_i18n::t!("tui.pane.ran_out", message = e.message).into_owned()
                             } else {
-                                format!("syntax: {}", e.message)
+                                rust_i18n::t!("tui.pane.syntax", message = e.message).into_owned()
                             },
                         )
                     },
                 );
                 out.push(Line::from(vec![Span::styled(
-                    format!("✗ strict JSON: invalid{where_}"),
+                    rust_i18n::t!("tui.pane.strict_invalid", at = where_).into_owned(),
                     theme.bad(),
                 )]));
                 out.push(Line::from(format!("  {why}")));
-                out.push(Line::styled("  a strict consumer gets 0 items", theme.bad()));
+                out.push(Line::styled(
+                    rust_i18n::t!("tui.pane.strict_zero").into_owned(),
+                    theme.bad(),
+                ));
             }
             JsonStatus::SchemaInvalid => {
                 out.push(Line::styled(
-                    format!("✗ strict JSON: schema-invalid ({} violations)", a.violations.len()),
+                    rust_i18n::t!("tui.pane.strict_schema", n = a.violations.len()).into_owned(),
                     theme.bad(),
                 ));
                 if let Some(v) = a.violations.first() {
                     out.push(Line::from(format!("  {}", violation(v))));
                 }
-                out.push(Line::styled("  a strict consumer gets 0 items", theme.bad()));
+                out.push(Line::styled(
+                    rust_i18n::t!("tui.pane.strict_zero").into_owned(),
+                    theme.bad(),
+                ));
             }
         },
     }
     let valid = d.elements.iter().filter(|e| e.valid).count();
-    let mut salvage = format!("salvage: {} complete elements, {valid} valid", d.elements.len());
+    let mut salvage = rust_i18n::t!("tui.pane.salvage", n = d.elements.len(), valid = valid).into_owned();
     if d.live {
-        salvage.push_str(" · streaming");
+        salvage.push_str(&rust_i18n::t!("tui.pane.streaming"));
     }
     out.push(Line::styled(salvage, theme.dim()));
     if let Some(stop) = d.analysis.and_then(|a| a.salvage_stop.as_ref()) {
         let why = match stop.reason {
-            StopReason::Eof => "cut (input ran out)".to_owned(),
-            StopReason::Syntax => format!("syntax: {}", stop.message.as_deref().unwrap_or("error")),
-            StopReason::NoArray => "no array found".to_owned(),
+            StopReason::Eof => rust_i18n::t!("tui.pane.stop_eof").into_owned(),
+            StopReason::Syntax => {
+                rust_i18n::t!("tui.pane.syntax", message = stop.message.as_deref().unwrap_or("error")).into_owned()
+            }
+            StopReason::NoArray => rust_i18n::t!("tui.pane.stop_no_array").into_owned(),
         };
         out.push(Line::styled(
-            format!("  stopped at line {}, column {}: {why}", stop.line, stop.column),
+            rust_i18n::t!("tui.pane.stopped_at", line = stop.line, column = stop.column, why = why).into_owned(),
             theme.dim(),
         ));
     }

@@ -36,28 +36,37 @@ fn header(d: &JsonlData<'_>, theme: Theme) -> Line<'static> {
     // The verdict that overrides every line goes first, where it is not cut.
     if let Some(r) = d.analysis.raises {
         spans.push(Span::styled(
-            format!("✗ TrustGraph raises at line {}: 0 items · ", r.line),
+            rust_i18n::t!("tui.pane.tg_raises", line = r.line).into_owned(),
             theme.bad(),
         ));
     }
     spans.extend([
-        Span::styled(format!("✓ {} kept", c.ok), theme.ok()),
+        Span::styled(rust_i18n::t!("tui.pane.kept", n = c.ok).into_owned(), theme.ok()),
         Span::raw(" · "),
         Span::styled(
-            format!(
-                "✗ {} not JSON · {} schema · {} cut",
-                c.invalid_json, c.schema_invalid, c.truncated
-            ),
+            rust_i18n::t!(
+                "tui.pane.line_errors",
+                invalid = c.invalid_json,
+                schema = c.schema_invalid,
+                cut = c.truncated
+            )
+            .into_owned(),
             if c.invalid_json + c.schema_invalid + c.truncated > 0 {
                 theme.bad()
             } else {
                 theme.dim()
             },
         ),
-        Span::styled(format!(" · {} blank", c.empty + c.fence), theme.dim()),
+        Span::styled(
+            rust_i18n::t!("tui.pane.blank", n = c.empty + c.fence).into_owned(),
+            theme.dim(),
+        ),
     ]);
     if d.live {
-        spans.push(Span::styled(" · streaming", theme.dim()));
+        spans.push(Span::styled(
+            rust_i18n::t!("tui.pane.streaming").into_owned(),
+            theme.dim(),
+        ));
     }
     Line::from(spans)
 }
@@ -66,16 +75,18 @@ fn header(d: &JsonlData<'_>, theme: Theme) -> Line<'static> {
 pub fn describe(status: &LineStatus, a: &JsonlAnalysis) -> String {
     match status {
         LineStatus::Ok { item } => a.items.get(*item).map(super::compact).unwrap_or_default(),
-        LineStatus::Empty => "empty".into(),
-        LineStatus::Fence => "code fence (skipped)".into(),
-        LineStatus::InvalidJson { column, message } => format!("invalid JSON at column {column}: {message}"),
-        LineStatus::TooDeep { depth, .. } => {
-            format!("nested {depth} deep, past Python's limit: TrustGraph fails the whole response")
+        LineStatus::Empty => rust_i18n::t!("tui.pane.line_empty").into_owned(),
+        LineStatus::Fence => rust_i18n::t!("tui.pane.line_fence").into_owned(),
+        LineStatus::InvalidJson { column, message } => {
+            rust_i18n::t!("tui.pane.line_invalid", column = column, message = message).into_owned()
         }
+        LineStatus::TooDeep { depth, .. } => rust_i18n::t!("tui.pane.line_too_deep", depth = depth).into_owned(),
         LineStatus::SchemaInvalid { errors } => {
             errors.iter().map(super::json::violation).collect::<Vec<_>>().join("; ")
         }
-        LineStatus::Truncated { column, message } => format!("truncated at column {column}: {message}"),
+        LineStatus::Truncated { column, message } => {
+            rust_i18n::t!("tui.pane.line_cut", column = column, message = message).into_owned()
+        }
     }
 }
 
@@ -88,7 +99,7 @@ fn line_row(d: &JsonlData<'_>, l: &crate::output::jsonl::LineOutcome) -> (String
     };
     let mut body = describe(&l.status, d.analysis);
     if let Some(why) = ignored_rejects(d, &l.status) {
-        body = format!("{body} · object-schema (ignored by TrustGraph) would reject: {why}");
+        body = rust_i18n::t!("tui.pane.object_schema_rejects", body = body, why = why).into_owned();
     }
     (format!("{mark} {:>4} ", l.line), body)
 }
