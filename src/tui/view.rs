@@ -78,20 +78,23 @@ fn draw_run(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
         panes::draw_note(
             f,
             body,
-            "Run",
+            &super::state::Tab::Run.title(),
             vec![
-                Line::from("Nothing run yet."),
+                Line::from(rust_i18n::t!("tui.pane.run_nothing").into_owned()),
                 Line::from(""),
-                Line::from(format!(
-                    "Choose a prompt (1), then {} runs it with {} at {} — {} / {} change the limit, {} runs it with its twin.",
-                    s.keymap.key_for(super::keymap::Action::Run),
-                    s.provider.label(),
-                    super::update::limit_label(s.max_tokens),
-                    s.keymap.key_for(super::keymap::Action::LimitDown),
-                    s.keymap.key_for(super::keymap::Action::LimitUp),
-                    s.keymap.key_for(super::keymap::Action::Twins),
-                )),
-                Line::from("Or reopen a recorded run in Sessions (5)."),
+                Line::from(
+                    rust_i18n::t!(
+                        "tui.pane.run_how",
+                        run = s.keymap.key_for(super::keymap::Action::Run),
+                        provider = s.provider.label(),
+                        limit = super::update::limit_label(s.max_tokens),
+                        down = s.keymap.key_for(super::keymap::Action::LimitDown),
+                        up = s.keymap.key_for(super::keymap::Action::LimitUp),
+                        twins = s.keymap.key_for(super::keymap::Action::Twins)
+                    )
+                    .into_owned(),
+                ),
+                Line::from(rust_i18n::t!("tui.pane.run_reopen").into_owned()),
             ],
             theme,
         );
@@ -119,11 +122,14 @@ fn draw_run(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
     }
     let (jt, lt) = if shown.twins() {
         (
-            format!("JSON array · {}", shown.json_side().prompt_id),
-            format!("JSONL · {}", shown.jsonl_side().prompt_id),
+            rust_i18n::t!("tui.pane.json_twin", prompt = shown.json_side().prompt_id).into_owned(),
+            rust_i18n::t!("tui.pane.jsonl_twin", prompt = shown.jsonl_side().prompt_id).into_owned(),
         )
     } else {
-        ("JSON-array parse".to_owned(), "JSONL parse".to_owned())
+        (
+            rust_i18n::t!("tui.pane.json_parse").into_owned(),
+            rust_i18n::t!("tui.pane.jsonl_parse").into_owned(),
+        )
     };
     if let Some(d) = panes::json_source(s) {
         panes::json::draw(
@@ -153,17 +159,18 @@ fn draw_sweep(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
     let theme = s.theme;
     let Some(sw) = s.sweep.ready() else {
         let msg = if matches!(s.sweep, super::state::Sweep::Pending) {
-            "computing the sweep…".to_owned()
+            rust_i18n::t!("tui.pane.sweep_computing").into_owned()
         } else if s.shown.as_ref().is_some_and(super::state::Shown::live) {
-            "the sweep starts when the run ends".to_owned()
+            rust_i18n::t!("tui.msg.sweep_after_run").into_owned()
         } else {
-            format!(
-                "No sweep yet: run a prompt ({}), then {} plots the items each parser recovers at every max-token limit.",
-                s.keymap.key_for(super::keymap::Action::Run),
-                s.keymap.key_for(super::keymap::Action::Sweep)
+            rust_i18n::t!(
+                "tui.pane.sweep_none",
+                run = s.keymap.key_for(super::keymap::Action::Run),
+                sweep = s.keymap.key_for(super::keymap::Action::Sweep)
             )
+            .into_owned()
         };
-        panes::draw_note(f, body, "Sweep", vec![Line::from(msg)], theme);
+        panes::draw_note(f, body, &Tab::Sweep.title(), vec![Line::from(msg)], theme);
         return;
     };
     let twins = s.shown.as_ref().is_some_and(super::state::Shown::twins);
@@ -180,7 +187,7 @@ fn draw_sweep(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
             s.scroll(OutPane::Json),
             focus == OutPane::Json,
             theme,
-            &format!("JSON array at {k} tokens"),
+            &rust_i18n::t!("tui.pane.json_at", k = k),
         );
     }
     if let Some(d) = panes::jsonl_source(s) {
@@ -191,7 +198,7 @@ fn draw_sweep(f: &mut Frame<'_>, body: ratatui::layout::Rect, s: &State) {
             s.scroll(OutPane::Jsonl),
             focus == OutPane::Jsonl,
             theme,
-            &format!("JSONL at {k} tokens"),
+            &rust_i18n::t!("tui.pane.jsonl_at", k = k),
         );
     }
 }

@@ -18,17 +18,16 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, run: &RunView, scroll: Scroll, focuse
     if run.text.is_empty() {
         let msg = match &run.phase {
             Phase::Starting => Line::styled(
-                format!(
-                    "waiting for {} (a local model takes a few seconds to start)…",
-                    run.provider
-                ),
+                rust_i18n::t!("tui.pane.waiting", provider = run.provider).into_owned(),
                 theme.dim(),
             ),
             Phase::Failed(e) => Line::styled(format!("✗ {e}"), theme.bad()),
-            Phase::Cancelled => Line::styled("cancelled before any text arrived", theme.dim()),
-            Phase::Streaming | Phase::Done => Line::styled("(empty response)", theme.dim()),
+            Phase::Cancelled => Line::styled(rust_i18n::t!("tui.pane.cancelled_empty").into_owned(), theme.dim()),
+            Phase::Streaming | Phase::Done => {
+                Line::styled(rust_i18n::t!("tui.pane.empty_response").into_owned(), theme.dim())
+            }
         };
-        let title = format!("Response · {} ({})", run.prompt_id, run.response_type);
+        let title = rust_i18n::t!("tui.pane.response", prompt = run.prompt_id, kind = run.response_type).into_owned();
         let b = super::block(Line::styled(format!(" {title} "), theme.dim()), focused, theme);
         f.render_widget(
             ratatui::widgets::Paragraph::new(msg)
@@ -52,18 +51,22 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, run: &RunView, scroll: Scroll, focuse
             .partition_point(|&s| s <= l.start_byte)
             .saturating_sub(1)
     });
+    let looped_note = looped.as_ref().map_or_else(String::new, |l| {
+        let wasted = l
+            .wasted_tokens
+            .map_or_else(String::new, |w| rust_i18n::t!("tui.pane.wasted", n = w).into_owned());
+        rust_i18n::t!(
+            "tui.pane.loop",
+            line = loop_line.unwrap_or(0) + 1,
+            repeats = l.repeats,
+            wasted = wasted
+        )
+        .into_owned()
+    });
     let title = format!(
-        "Response · {} ({}) · {} B{}",
-        run.prompt_id,
-        run.response_type,
+        "{} · {} B{looped_note}",
+        rust_i18n::t!("tui.pane.response", prompt = run.prompt_id, kind = run.response_type),
         run.text.len(),
-        looped.as_ref().map_or_else(String::new, |l| format!(
-            " · ↻ loop from line {}: {} repeats{}",
-            loop_line.unwrap_or(0) + 1,
-            l.repeats,
-            l.wasted_tokens
-                .map_or_else(String::new, |w| format!(", {w} tokens wasted"))
-        ))
     );
     let row = move |i: usize, w: usize| {
         let content = text::line_at(&run.text, &run.line_starts, i);

@@ -53,20 +53,7 @@ pub fn draw_chart(f: &mut Frame<'_>, area: Rect, sw: &SweepView, twins: bool, th
         .unwrap_or_default()
     };
     let (v_json, v_jsonl) = (vertical(b_json), vertical(b_jsonl));
-    let names: [String; 3] = {
-        let base = if twins {
-            ["strict JSON (JSON prompt)", "salvage (JSON prompt)", "JSONL (twin)"]
-        } else {
-            ["strict JSON", "salvage", "JSONL"]
-        };
-        // Without colour the legend shows each series' marker.
-        let marks = if theme.color {
-            ["", "", ""]
-        } else {
-            ["• ", "▄ ", "⣿ "]
-        };
-        [0, 1, 2].map(|i| format!("{}{}", marks[i], base[i]))
-    };
+    let names = series_names(twins, theme);
     // Without colour the series differ by marker.
     let marker = |i: usize| match (theme.color, i) {
         (true, _) | (false, 2) => Marker::Braille,
@@ -109,24 +96,25 @@ pub fn draw_chart(f: &mut Frame<'_>, area: Rect, sw: &SweepView, twins: bool, th
             .data(&v_jsonl),
     ];
     let title = if sw.data.estimated {
-        " Items recovered vs max tokens (cuts from the o200k tokenizer) "
+        rust_i18n::t!("tui.pane.sweep_title_estimated")
     } else {
-        " Items recovered vs max tokens (cuts at the recorded tokens) "
-    };
+        rust_i18n::t!("tui.pane.sweep_title")
+    }
+    .into_owned();
     let chart = Chart::new(ds)
         .legend_position(Some(LegendPosition::TopLeft))
         .hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)))
         .block(super::block(Line::styled(title, theme.accent()), false, theme))
         .x_axis(
             Axis::default()
-                .title("max tokens")
+                .title(rust_i18n::t!("tui.pane.axis_tokens").into_owned())
                 .bounds([0.0, f64_of(max_x)])
                 .labels(["0".to_owned(), (max_x / 2).to_string(), max_x.to_string()])
                 .style(theme.dim()),
         )
         .y_axis(
             Axis::default()
-                .title("items")
+                .title(rust_i18n::t!("tui.pane.axis_items").into_owned())
                 .bounds([0.0, f64_of(max_y)])
                 .labels(["0".to_owned(), max_y.to_string()])
                 .style(theme.dim()),
@@ -134,33 +122,74 @@ pub fn draw_chart(f: &mut Frame<'_>, area: Rect, sw: &SweepView, twins: bool, th
     f.render_widget(chart, area);
 }
 
+/// The legend's names: plain for one run, with the prompt for twins; each
+/// with its marker when there is no colour.
+fn series_names(twins: bool, theme: Theme) -> [String; 3] {
+    let base = if twins {
+        [
+            "tui.pane.series_strict_twin",
+            "tui.pane.series_salvage_twin",
+            "tui.pane.series_jsonl_twin",
+        ]
+    } else {
+        [
+            "tui.pane.series_strict",
+            "tui.pane.series_salvage",
+            "tui.pane.series_jsonl",
+        ]
+    }
+    .map(|k| rust_i18n::t!(k).into_owned());
+    // Without colour the legend shows each series' marker.
+    let marks = if theme.color {
+        ["", "", ""]
+    } else {
+        ["• ", "▄ ", "⣿ "]
+    };
+    [0, 1, 2].map(|i| format!("{}{}", marks[i], base[i]))
+}
+
 /// The line under the chart: where the cut is and what each parser keeps.
 pub fn draw_summary(f: &mut Frame<'_>, area: Rect, sw: &SweepView, theme: Theme) {
     let (a, b, c) = sw.at(sw.cursor);
     let bytes = sw.json_cut.as_ref().map_or(0, |x| x.bytes);
     let line = Line::from(vec![
-        Span::styled(format!(" cut at {} tokens ({bytes} B): ", sw.cursor), theme.accent()),
-        Span::styled(format!("strict JSON {a}"), theme.series(0)),
+        Span::styled(
+            rust_i18n::t!("tui.pane.cut_at", k = sw.cursor, bytes = bytes).into_owned(),
+            theme.accent(),
+        ),
+        Span::styled(
+            format!("{} {a}", rust_i18n::t!("tui.pane.series_strict")),
+            theme.series(0),
+        ),
         Span::raw(" · "),
-        Span::styled(format!("salvage {b}"), theme.series(1)),
+        Span::styled(
+            format!("{} {b}", rust_i18n::t!("tui.pane.series_salvage")),
+            theme.series(1),
+        ),
         Span::raw(" · "),
-        Span::styled(format!("JSONL {c}"), theme.series(2)),
+        Span::styled(
+            format!("{} {c}", rust_i18n::t!("tui.pane.series_jsonl")),
+            theme.series(2),
+        ),
     ]);
     let mut line = line;
     let (b_json, b_jsonl) = sw.budgets();
     if b_json.is_some() || b_jsonl.is_some() {
         let show = |b: Option<usize>| b.map_or_else(|| "-".to_owned(), |n| n.to_string());
         line.spans.push(Span::styled(
-            format!(
-                "   keep {:.0}%: strict JSON ≥ {} · JSONL ≥ {} tokens",
-                super::super::state::BUDGET_TARGET * 100.0,
-                show(b_json),
-                show(b_jsonl)
-            ),
+            rust_i18n::t!(
+                "tui.pane.budget",
+                pct = format!("{:.0}", super::super::state::BUDGET_TARGET * 100.0),
+                json = show(b_json),
+                jsonl = show(b_jsonl)
+            )
+            .into_owned(),
             theme.dim(),
         ));
     }
-    line.spans
-        .push(Span::styled("   ←/→ move the cut · Shift-←/→ ×10", theme.dim()));
+    line.spans.push(Span::styled(
+        rust_i18n::t!("tui.pane.cut_keys").into_owned(),
+        theme.dim(),
+    ));
     f.render_widget(Paragraph::new(line), area);
 }
