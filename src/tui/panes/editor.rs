@@ -42,10 +42,8 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         super::draw_note(
             f,
             area,
-            "Edit",
-            vec![Line::from(
-                "No prompt open: choose one in the Prompts tab (1) and press Enter.",
-            )],
+            &super::super::state::Tab::Edit.title(),
+            vec![Line::from(rust_i18n::t!("tui.pane.edit_nothing").into_owned())],
             theme,
         );
         return;
@@ -67,9 +65,9 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         e.base.response_type,
         e.field.title(),
         if editing {
-            " · editing (Esc stops, Ctrl-S saves)"
+            rust_i18n::t!("tui.pane.edit_editing")
         } else {
-            " · e edits · v rendered · n next input"
+            rust_i18n::t!("tui.pane.edit_keys")
         }
     );
     let b = super::block(Line::styled(title, theme.accent()), editing, theme);
@@ -83,13 +81,17 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     }
     let msg = match err {
         Some(err) => Line::styled(
-            format!(
-                "✗ {} line {}{}: {}",
-                e.field.title(),
-                err.line,
-                err.column.map(|c| format!(", column {c}")).unwrap_or_default(),
-                err.message
-            ),
+            rust_i18n::t!(
+                "tui.pane.field_error",
+                field = e.field.title(),
+                line = err.line,
+                column = err
+                    .column
+                    .map(|c| rust_i18n::t!("tui.pane.column", column = c).into_owned())
+                    .unwrap_or_default(),
+                message = err.message
+            )
+            .into_owned(),
             theme.bad(),
         ),
         None => {
@@ -99,9 +101,12 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
                 .map(|f| f.title())
                 .collect();
             if others.is_empty() {
-                Line::styled("✓ no errors", theme.ok())
+                Line::styled(rust_i18n::t!("tui.pane.no_errors").into_owned(), theme.ok())
             } else {
-                Line::styled(format!("✓ this field · errors in: {}", others.join(", ")), theme.warn())
+                Line::styled(
+                    rust_i18n::t!("tui.pane.errors_elsewhere", fields = others.join(", ")).into_owned(),
+                    theme.warn(),
+                )
             }
         }
     };
@@ -123,7 +128,11 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
             }
             Err(m) => vec![Line::styled(format!("✗ does not render: {m}"), theme.bad())],
         };
-        let b = super::block(Line::styled(" Rendered ", theme.dim()), false, theme);
+        let b = super::block(
+            Line::styled(rust_i18n::t!("tui.pane.rendered").into_owned(), theme.dim()),
+            false,
+            theme,
+        );
         f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(b), r);
     }
 }

@@ -66,7 +66,7 @@ fn pretty(v: Option<&Value>) -> String {
 /// A unified line diff of `old` and `new` (three lines of context).
 pub fn diff(old: &str, new: &str, out: &mut Vec<Row>) {
     if old == new {
-        out.push(row(Kind::Note, "  (unchanged)"));
+        out.push(row(Kind::Note, rust_i18n::t!("tui.pane.unchanged").into_owned()));
         return;
     }
     let d = TextDiff::from_lines(old, new);
@@ -90,7 +90,7 @@ pub fn diff(old: &str, new: &str, out: &mut Vec<Row>) {
 /// union, or the single object shape, with required and other fields.
 pub fn line_summary(schema: Option<&Value>) -> Vec<String> {
     let Some(schema) = schema else {
-        return vec!["no schema: each line is any JSON value".into()];
+        return vec![rust_i18n::t!("tui.pane.line_any").into_owned()];
     };
     let branches: Vec<&Value> = ["oneOf", "anyOf"]
         .iter()
@@ -99,12 +99,9 @@ pub fn line_summary(schema: Option<&Value>) -> Vec<String> {
     let union = branches.len() > 1 || schema.get("oneOf").is_some();
     let mut out = Vec::new();
     if union {
-        out.push(format!(
-            "each line is one of {} objects, told apart by `type`:",
-            branches.len()
-        ));
+        out.push(rust_i18n::t!("tui.pane.line_union", n = branches.len()).into_owned());
     } else {
-        out.push("each line is one object:".into());
+        out.push(rust_i18n::t!("tui.pane.line_object").into_owned());
     }
     for b in branches {
         let props = b.get("properties").and_then(Value::as_object);
@@ -129,18 +126,16 @@ pub fn line_summary(schema: Option<&Value>) -> Vec<String> {
         if let Some(t) = tag {
             parts.push(format!("type = {t:?}"));
         } else if union {
-            parts.push("(no type const)".to_owned());
+            parts.push(rust_i18n::t!("tui.pane.no_type_const").into_owned());
         }
-        parts.push(format!(
-            "required: {}",
-            if required.is_empty() {
-                "-".into()
-            } else {
-                required.join(", ")
-            }
-        ));
+        let required = if required.is_empty() {
+            "-".into()
+        } else {
+            required.join(", ")
+        };
+        parts.push(rust_i18n::t!("tui.pane.required", fields = required).into_owned());
         if !optional.is_empty() {
-            parts.push(format!("optional: {}", optional.join(", ")));
+            parts.push(rust_i18n::t!("tui.pane.optional", fields = optional.join(", ")).into_owned());
         }
         let line = format!("  {}", parts.join(" · "));
         out.push(line);
@@ -160,7 +155,7 @@ pub fn rows(src: &PromptConfig, result: &Result<Migration, String>) -> Vec<Row> 
     };
     let new = &m.config;
     if m.unconvertible.is_empty() && m.flags.is_empty() {
-        out.push(row(Kind::Good, "✓ clean migration: nothing to check by hand"));
+        out.push(row(Kind::Good, rust_i18n::t!("tui.pane.migrate_clean").into_owned()));
     } else {
         out.push(row(
             if m.unconvertible.is_empty() {
@@ -168,32 +163,30 @@ pub fn rows(src: &PromptConfig, result: &Result<Migration, String>) -> Vec<Row> 
             } else {
                 Kind::Bad
             },
-            format!(
-                "{} flag(s) to check by hand · {} schema part(s) not converted",
-                m.flags.len(),
-                m.unconvertible.len()
-            ),
+            rust_i18n::t!(
+                "tui.pane.migrate_summary",
+                flags = m.flags.len(),
+                unconvertible = m.unconvertible.len()
+            )
+            .into_owned(),
         ));
     }
     if !m.unconvertible.is_empty() {
-        out.push(row(Kind::Heading, "── not converted (schema) ──"));
+        out.push(row(Kind::Heading, rust_i18n::t!("tui.pane.h_unconverted").into_owned()));
         for u in &m.unconvertible {
             let at = if u.pointer.is_empty() { "/" } else { &u.pointer };
             out.push(row(Kind::Bad, format!("✗ {at}: {}", u.message)));
         }
     }
     if !m.flags.is_empty() {
-        out.push(row(Kind::Heading, "── flags: check these lines by hand ──"));
+        out.push(row(Kind::Heading, rust_i18n::t!("tui.pane.h_flags").into_owned()));
         for f in &m.flags {
             out.push(row(Kind::Flag, format!("⚑ {} line {}: {}", f.part, f.line, f.message)));
         }
     }
-    out.push(row(Kind::Heading, "── one output line (per-line schema) ──"));
+    out.push(row(Kind::Heading, rust_i18n::t!("tui.pane.h_line").into_owned()));
     if new.schema.is_none() && src.schema.is_some() {
-        out.push(row(
-            Kind::Bad,
-            "✗ no per-line schema: the source schema was not converted",
-        ));
+        out.push(row(Kind::Bad, rust_i18n::t!("tui.pane.no_line_schema").into_owned()));
     } else {
         out.extend(
             line_summary(new.schema.as_ref())
@@ -201,14 +194,14 @@ pub fn rows(src: &PromptConfig, result: &Result<Migration, String>) -> Vec<Row> 
                 .map(|l| row(Kind::Note, l)),
         );
     }
-    out.push(row(Kind::Heading, "── template ──"));
+    out.push(row(Kind::Heading, rust_i18n::t!("tui.pane.h_template").into_owned()));
     diff(&src.template, &new.template, &mut out);
-    out.push(row(Kind::Heading, "── system prompt ──"));
+    out.push(row(Kind::Heading, rust_i18n::t!("tui.pane.h_system").into_owned()));
     diff(&src.system, &new.system, &mut out);
-    out.push(row(Kind::Heading, "── schema ──"));
+    out.push(row(Kind::Heading, rust_i18n::t!("tui.pane.h_schema").into_owned()));
     diff(&pretty(src.schema.as_ref()), &pretty(new.schema.as_ref()), &mut out);
     if src.description != new.description {
-        out.push(row(Kind::Heading, "── description ──"));
+        out.push(row(Kind::Heading, rust_i18n::t!("tui.pane.h_description").into_owned()));
         diff(&src.description, &new.description, &mut out);
     }
     out
@@ -234,14 +227,11 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         super::draw_note(
             f,
             area,
-            "Migrate",
+            &super::super::state::Tab::Migrate.title(),
             vec![
-                Line::from("No migration yet."),
+                Line::from(rust_i18n::t!("tui.pane.migrate_nothing").into_owned()),
                 Line::from(""),
-                Line::from(format!(
-                    "Select a JSON-array prompt in Prompts (1), then {} shows its migration to JSONL here.",
-                    k(Action::Migrate)
-                )),
+                Line::from(rust_i18n::t!("tui.pane.migrate_how", key = k(Action::Migrate)).into_owned()),
             ],
             theme,
         );
@@ -252,20 +242,26 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
             let head = match (&m.written, m.confirm_overwrite) {
                 (Some(w), _) => Row {
                     kind: Kind::Good,
-                    text: format!("✓ written to {w} · {} runs both as twins", k(Action::Twins)),
+                    text: rust_i18n::t!("tui.pane.migrate_written", file = w, twins = k(Action::Twins)).into_owned(),
                 },
                 (None, true) => Row {
                     kind: Kind::Flag,
-                    text: format!("{} exists: {} again overwrites it", m.target, k(Action::MigrateWrite)),
+                    text: rust_i18n::t!(
+                        "tui.pane.migrate_exists",
+                        file = m.target,
+                        key = k(Action::MigrateWrite)
+                    )
+                    .into_owned(),
                 },
                 (None, false) => Row {
                     kind: Kind::Note,
-                    text: format!(
-                        "{} writes {} · {} runs both as twins",
-                        k(Action::MigrateWrite),
-                        m.target,
-                        k(Action::Twins)
-                    ),
+                    text: rust_i18n::t!(
+                        "tui.pane.migrate_write_hint",
+                        write = k(Action::MigrateWrite),
+                        file = m.target,
+                        twins = k(Action::Twins)
+                    )
+                    .into_owned(),
                 },
             };
             (format!(" Migrate {} → {} ", m.source.id, x.config.id), Some(head))

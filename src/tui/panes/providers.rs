@@ -18,29 +18,37 @@ pub fn rows(s: &State) -> Vec<(String, String, bool)> {
     let mut out = vec![
         (
             "replay".to_owned(),
-            format!("recorded runs in {}, cut at the limit", s.sessions_dir.display()),
+            rust_i18n::t!("tui.pane.picker_replay", dir = s.sessions_dir.display()).into_owned(),
             false,
         ),
         (
             "local".to_owned(),
             if local_missing {
-                "llama-server + Gemma 3 270M — not installed (cutline setup local)".to_owned()
+                rust_i18n::t!("tui.pane.picker_local_missing").into_owned()
             } else {
-                "llama-server + Gemma 3 270M, started on first run".to_owned()
+                rust_i18n::t!("tui.pane.picker_local").into_owned()
             },
             local_missing,
         ),
     ];
     for e in &p.entries {
-        let model = p.model_of(e).unwrap_or_else(|| "(no model)".into());
+        let model = p
+            .model_of(e)
+            .unwrap_or_else(|| rust_i18n::t!("tui.pane.no_model").into_owned());
         let key = match (e.config.key_env(), e.key_set) {
             (_, true) => String::new(),
-            (Some(var), false) => format!(" · key missing: ${var} is not set"),
-            (None, false) => " · key missing".to_owned(),
+            (Some(var), false) => rust_i18n::t!("tui.pane.key_missing_var", var = var).into_owned(),
+            (None, false) => rust_i18n::t!("tui.pane.key_missing").into_owned(),
         };
         out.push((
             e.config.name.clone(),
-            format!("{} · model {model}{key}", e.config.kind.as_str()),
+            rust_i18n::t!(
+                "tui.pane.picker_row",
+                kind = e.config.kind.as_str(),
+                model = model,
+                key = key
+            )
+            .into_owned(),
             !e.key_set,
         ));
     }
@@ -74,17 +82,24 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     if let Some(e) = &s.picker.error {
         lines.push(Line::styled(text::clip(&format!("✗ {e}"), inner_w), theme.bad()));
     } else if s.picker.loaded && s.picker.entries.is_empty() {
-        lines.push(Line::styled("no providers configured in cutline.toml", theme.dim()));
+        lines.push(Line::styled(
+            rust_i18n::t!("tui.pane.no_providers").into_owned(),
+            theme.dim(),
+        ));
     }
     let hint = if let Mode::ModelInput(typed) = &s.mode {
-        format!("model: {typed}▌ — Enter sets · Esc cancels")
+        rust_i18n::t!("tui.status.model_input", text = typed).into_owned()
     } else {
-        "↑/↓ move · Enter chooses · e edits the model · w saves it · Esc closes".to_owned()
+        rust_i18n::t!("tui.pane.picker_keys").into_owned()
     };
     lines.push(Line::styled(text::clip(&hint, inner_w), theme.accent()));
     let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX).min(area.height);
     let r = Rect::new(area.x + (area.width - w) / 2, area.y + (area.height - h) / 2, w, h);
-    let b = super::block(Line::styled(" Provider ", theme.accent()), true, theme);
+    let b = super::block(
+        Line::styled(rust_i18n::t!("tui.pane.provider").into_owned(), theme.accent()),
+        true,
+        theme,
+    );
     f.render_widget(Clear, r);
     f.render_widget(Paragraph::new(lines).block(b), r);
 }
