@@ -16,7 +16,8 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let filtered = s.prompts.filtered();
     let list = &s.prompts;
     let mut title = format!(
-        "Prompts · {} ({}/{})",
+        "{} · {} ({}/{})",
+        super::super::state::Tab::Prompts.title(),
         s.prompts_dir.display(),
         filtered.len(),
         list.prompts.len()
@@ -63,36 +64,43 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
 
     let mut lines = Vec::new();
     if !list.loaded {
-        lines.push(Line::styled("loading…", theme.dim()));
+        lines.push(Line::styled(
+            rust_i18n::t!("tui.pane.loading").into_owned(),
+            theme.dim(),
+        ));
     } else if let Some(p) = list.selected_prompt() {
         lines.push(Line::from(vec![
             Span::styled(p.id.clone(), theme.accent()),
             Span::raw(format!(" — {}", p.description)),
         ]));
-        lines.push(Line::styled(format!("file: {}", p.origin.file), theme.dim()));
-        let inputs: Vec<&str> = p.inputs.iter().map(|i| i.name.as_str()).collect();
-        lines.push(Line::from(format!(
-            "inputs: {} · stop: {:?}",
-            if inputs.is_empty() {
-                "none".into()
-            } else {
-                inputs.join(", ")
-            },
-            p.stop
-        )));
         lines.push(Line::styled(
-            "Enter edit · r run · t run with twin · / filter",
+            rust_i18n::t!("tui.pane.file", file = p.origin.file).into_owned(),
+            theme.dim(),
+        ));
+        let inputs: Vec<&str> = p.inputs.iter().map(|i| i.name.as_str()).collect();
+        let inputs = if inputs.is_empty() {
+            rust_i18n::t!("tui.status.none").into_owned()
+        } else {
+            inputs.join(", ")
+        };
+        lines.push(Line::from(
+            rust_i18n::t!("tui.pane.inputs", inputs = inputs, stop = format!("{:?}", p.stop)).into_owned(),
+        ));
+        lines.push(Line::styled(
+            rust_i18n::t!("tui.pane.prompt_keys").into_owned(),
             theme.dim(),
         ));
     } else if list.prompts.is_empty() {
-        lines.push(Line::from(format!("no prompts in {}", s.prompts_dir.display())));
+        lines.push(Line::from(
+            rust_i18n::t!("tui.msg.no_prompts", dir = s.prompts_dir.display()).into_owned(),
+        ));
     } else {
-        lines.push(Line::from("no prompt matches the filter (Esc in the filter clears it)"));
+        lines.push(Line::from(rust_i18n::t!("tui.pane.no_match").into_owned()));
     }
     for e in list.errors.iter().take(2) {
         lines.push(Line::styled(format!("✗ {e}"), theme.bad()));
     }
     let w = usize::from(detail_area.width.saturating_sub(2));
     let lines = lines.iter().map(|l| super::json::clip_line(l, w)).collect();
-    super::draw_note(f, detail_area, "Prompt", lines, theme);
+    super::draw_note(f, detail_area, &rust_i18n::t!("tui.pane.prompt"), lines, theme);
 }

@@ -24,6 +24,66 @@ fn run_row(n: u64, r: &RunRecord) -> String {
     )
 }
 
+/// The details of the selected session or run.
+fn details(s: &State, theme: super::super::theme::Theme) -> Vec<Line<'static>> {
+    let sessions = &s.sessions.sessions;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    match s.sessions.selected_row() {
+        Some((si, Some(ri))) => {
+            let r = &sessions[si].runs[ri];
+            lines.push(Line::styled(sessions[si].reference(ri), theme.accent()));
+            lines.push(Line::from(
+                rust_i18n::t!("tui.pane.run_prompt", prompt = r.prompt_id, kind = r.response_type).into_owned(),
+            ));
+            lines.push(Line::from(
+                rust_i18n::t!(
+                    "tui.pane.run_provider",
+                    name = r.provider.name,
+                    model = r.provider.model
+                )
+                .into_owned(),
+            ));
+            lines.push(Line::from(
+                rust_i18n::t!(
+                    "tui.pane.run_numbers",
+                    limit = r
+                        .params
+                        .max_tokens
+                        .map_or_else(|| rust_i18n::t!("tui.status.none").into_owned(), |n| n.to_string()),
+                    finish = r.finish.as_str(),
+                    tokens = r.usage.completion_tokens.map_or_else(|| "?".into(), |n| n.to_string()),
+                    ms = r.total_ms
+                )
+                .into_owned(),
+            ));
+            lines.push(Line::from(
+                rust_i18n::t!("tui.pane.run_analysis", analysis = r.analysis).into_owned(),
+            ));
+            lines.push(Line::styled(
+                rust_i18n::t!("tui.pane.run_keys").into_owned(),
+                theme.dim(),
+            ));
+            lines.push(Line::styled(rust_i18n::t!("tui.pane.h_text").into_owned(), theme.dim()));
+            lines.extend(r.text.lines().take(40).map(|l| Line::from(text::clean(l).into_owned())));
+        }
+        Some((si, None)) => {
+            let sess = &sessions[si];
+            lines.push(Line::styled(sess.header.id.clone(), theme.accent()));
+            lines.push(Line::from(
+                rust_i18n::t!("tui.pane.session_file", path = sess.path.display(), n = sess.runs.len()).into_owned(),
+            ));
+            for w in &sess.warnings {
+                lines.push(Line::styled(
+                    rust_i18n::t!("tui.msg.warning", warning = w).into_owned(),
+                    theme.warn(),
+                ));
+            }
+        }
+        None => {}
+    }
+    lines
+}
+
 /// Draw the sessions list and the selected run's details.
 pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let theme = s.theme;
@@ -37,7 +97,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         let (si, ri) = rows[i];
         let sess = &sessions[si];
         let body = match ri {
-            None => format!("▸ {} ({} runs)", sess.header.id, sess.runs.len()),
+            None => rust_i18n::t!("tui.pane.session_row", id = sess.header.id, n = sess.runs.len()).into_owned(),
             Some(r) => run_row(sess.number(r), &sess.runs[r]),
         };
         let style = if i == selected {
@@ -49,12 +109,16 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         };
         Line::from(Span::styled(text::pad(&body, w), style))
     };
-    let title = format!("Sessions · {}", s.sessions_dir.display());
+    let title = format!(
+        "{} · {}",
+        super::super::state::Tab::Sessions.title(),
+        s.sessions_dir.display()
+    );
     if rows.is_empty() {
         let msg = if s.sessions.loaded {
-            format!("no recorded sessions in {}", s.sessions_dir.display())
+            rust_i18n::t!("tui.pane.no_sessions", dir = s.sessions_dir.display()).into_owned()
         } else {
-            "loading…".into()
+            rust_i18n::t!("tui.pane.loading").into_owned()
         };
         super::draw_note(f, list_area, &title, vec![Line::from(msg)], theme);
     } else {
@@ -69,46 +133,8 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
             &row,
         );
     }
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    match s.sessions.selected_row() {
-        Some((si, Some(ri))) => {
-            let r = &sessions[si].runs[ri];
-            lines.push(Line::styled(sessions[si].reference(ri), theme.accent()));
-            lines.push(Line::from(format!("prompt {} ({})", r.prompt_id, r.response_type)));
-            lines.push(Line::from(format!(
-                "provider {} · model {}",
-                r.provider.name, r.provider.model
-            )));
-            lines.push(Line::from(format!(
-                "limit {} · finish {} · {} tokens · {} ms",
-                r.params.max_tokens.map_or_else(|| "none".into(), |n| n.to_string()),
-                r.finish.as_str(),
-                r.usage.completion_tokens.map_or_else(|| "?".into(), |n| n.to_string()),
-                r.total_ms
-            )));
-            lines.push(Line::from(format!("analysis {}", r.analysis)));
-            lines.push(Line::styled(
-                "Enter opens · r replays at the current limit",
-                theme.dim(),
-            ));
-            lines.push(Line::styled("── text ──", theme.dim()));
-            lines.extend(r.text.lines().take(40).map(|l| Line::from(text::clean(l).into_owned())));
-        }
-        Some((si, None)) => {
-            let sess = &sessions[si];
-            lines.push(Line::styled(sess.header.id.clone(), theme.accent()));
-            lines.push(Line::from(format!(
-                "{} · {} runs",
-                sess.path.display(),
-                sess.runs.len()
-            )));
-            for w in &sess.warnings {
-                lines.push(Line::styled(format!("warning: {w}"), theme.warn()));
-            }
-        }
-        None => {}
-    }
+    let lines = details(s, theme);
     let w = usize::from(detail_area.width.saturating_sub(2));
     let lines = lines.iter().map(|l| super::json::clip_line(l, w)).collect();
-    super::draw_note(f, detail_area, "Run", lines, theme);
+    super::draw_note(f, detail_area, &super::super::state::Tab::Run.title(), lines, theme);
 }
