@@ -26,17 +26,21 @@ fn pct(x: Option<f64>) -> String {
 fn side_line(name: &str, label: &str, s: &Side, theme: Theme) -> Line<'static> {
     let mut spans = vec![
         Span::styled(format!("{name} "), theme.accent()),
-        Span::raw(format!(
-            "{label} · kept {} · valid {} ({}/{})",
-            s.kept,
-            pct(s.valid_rate),
-            s.valid,
-            s.judged
-        )),
+        Span::raw(
+            rust_i18n::t!(
+                "tui.pane.side",
+                label = label,
+                kept = s.kept,
+                rate = pct(s.valid_rate),
+                valid = s.valid,
+                judged = s.judged
+            )
+            .into_owned(),
+        ),
     ];
     if s.truncated {
         spans.push(Span::styled(
-            format!(" · truncated, {} lost to the cut", s.lost_to_truncation),
+            rust_i18n::t!("tui.pane.side_cut", n = s.lost_to_truncation).into_owned(),
             if s.lost_to_truncation > 0 {
                 theme.bad()
             } else {
@@ -47,25 +51,48 @@ fn side_line(name: &str, label: &str, s: &Side, theme: Theme) -> Line<'static> {
     Line::from(spans)
 }
 
+/// The table's header, each column padded by display width (CJK is two).
+fn header() -> String {
+    use crate::i18n::{left, right};
+    let t = |k: &str| rust_i18n::t!(k).into_owned();
+    format!(
+        "{} {} {} {} {} {} {} {}",
+        left(&t("tui.pane.col_type"), 16),
+        right("A", 5),
+        right("B", 5),
+        right(&t("tui.pane.col_both"), 6),
+        right(&t("tui.pane.col_only_a"), 7),
+        right(&t("tui.pane.col_only_b"), 7),
+        right(&t("tui.pane.col_valid_a"), 8),
+        right(&t("tui.pane.col_valid_b"), 8)
+    )
+}
+
 fn score_cells(s: &Score) -> String {
     format!(
-        "P {:>5}  R {:>5}  F1 {:>5}  ({} of {} gold, {} predicted)",
+        "P {:>5}  R {:>5}  F1 {:>5}  {}",
         pct(s.precision),
         pct(s.recall),
         pct(s.f1),
-        s.true_positives,
-        s.gold,
-        s.predicted
+        rust_i18n::t!(
+            "tui.pane.score_counts",
+            tp = s.true_positives,
+            gold = s.gold,
+            predicted = s.predicted
+        )
     )
 }
 
 fn keys(out: &mut Vec<Line<'static>>, which: &str, keys: &[String], style: Style) {
     for k in keys.iter().take(MAX_KEYS) {
-        out.push(Line::styled(format!("    only {which}: {}", text::clean(k)), style));
+        out.push(Line::styled(
+            rust_i18n::t!("tui.pane.only", side = which, key = text::clean(k)).into_owned(),
+            style,
+        ));
     }
     if keys.len() > MAX_KEYS {
         out.push(Line::styled(
-            format!("    only {which}: … and {} more", keys.len() - MAX_KEYS),
+            rust_i18n::t!("tui.pane.only_more", side = which, n = keys.len() - MAX_KEYS).into_owned(),
             style,
         ));
     }
@@ -77,13 +104,7 @@ pub fn lines(r: &Report, labels: &[String; 2], gold: Option<&str>, theme: Theme)
         side_line("A", &labels[0], &r.a, theme),
         side_line("B", &labels[1], &r.b, theme),
         Line::from(""),
-        Line::styled(
-            format!(
-                "{:<16} {:>5} {:>5} {:>6} {:>7} {:>7} {:>8} {:>8}",
-                "type", "A", "B", "both", "only A", "only B", "valid A", "valid B"
-            ),
-            theme.accent(),
-        ),
+        Line::styled(header(), theme.accent()),
     ];
     for t in &r.types {
         out.push(Line::from(format!(
@@ -98,22 +119,33 @@ pub fn lines(r: &Report, labels: &[String; 2], gold: Option<&str>, theme: Theme)
             pct(t.b_valid_rate)
         )));
         if !t.key.is_empty() {
-            out.push(Line::styled(format!("    key: {}", t.key.join(", ")), theme.dim()));
+            out.push(Line::styled(
+                rust_i18n::t!("tui.pane.key", fields = t.key.join(", ")).into_owned(),
+                theme.dim(),
+            ));
         }
         keys(&mut out, "A", &t.only_a_keys, theme.warn());
         keys(&mut out, "B", &t.only_b_keys, theme.warn());
     }
     out.push(Line::styled(
         format!(
-            "{:<16} {:>5} {:>5} {:>6} {:>7} {:>7}",
-            "total", r.a.kept, r.b.kept, r.total.both, r.total.only_a, r.total.only_b
+            "{} {:>5} {:>5} {:>6} {:>7} {:>7}",
+            crate::i18n::left(&rust_i18n::t!("tui.pane.total"), 16),
+            r.a.kept,
+            r.b.kept,
+            r.total.both,
+            r.total.only_a,
+            r.total.only_b
         ),
         theme.accent(),
     ));
     out.push(Line::from(""));
     match (&r.total.gold, gold) {
         (Some([a, b]), Some(file)) => {
-            out.push(Line::styled(format!("gold set {file}"), theme.accent()));
+            out.push(Line::styled(
+                rust_i18n::t!("tui.pane.gold_set", file = file).into_owned(),
+                theme.accent(),
+            ));
             out.push(Line::from(format!("  A  {}", score_cells(a))));
             out.push(Line::from(format!("  B  {}", score_cells(b))));
             for t in r.types.iter().filter(|t| t.gold.is_some()) {
@@ -126,7 +158,7 @@ pub fn lines(r: &Report, labels: &[String; 2], gold: Option<&str>, theme: Theme)
             }
         }
         _ => out.push(Line::styled(
-            "no gold set: put one at prompts/gold/<prompt-id>.jsonl for precision / recall / F1",
+            rust_i18n::t!("tui.pane.no_gold").into_owned(),
             theme.dim(),
         )),
     }
@@ -141,19 +173,24 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let body: Vec<Line<'static>> = match &c.report {
         Some(Ok(r)) => lines(r, &c.labels, c.gold.as_ref().map(|(f, _)| f.as_str()), theme),
         Some(Err(e)) => e.lines().map(|l| Line::styled(l.to_owned(), theme.warn())).collect(),
-        None => vec![Line::from(format!(
-            "Nothing to compare yet: run a prompt and its twin as a pair ({}), or run a migration's pair from Migrate (6).",
-            s.keymap.key_for(Action::Twins)
-        ))],
+        None => vec![Line::from(
+            rust_i18n::t!("tui.pane.compare_nothing", key = s.keymap.key_for(Action::Twins)).into_owned(),
+        )],
     };
     let mut body = body;
     if let Some(e) = &c.gold_error {
-        body.push(Line::styled(format!("✗ gold set: {e}"), theme.bad()));
+        body.push(Line::styled(
+            rust_i18n::t!("tui.pane.gold_error", error = e).into_owned(),
+            theme.bad(),
+        ));
     }
     let inner_h = super::super::layout::inner_height(area);
     let total = body.len();
     let top = c.top.min(total.saturating_sub(inner_h));
-    let mut spans = vec![Span::styled(" Compare A vs B ", theme.accent())];
+    let mut spans = vec![Span::styled(
+        rust_i18n::t!("tui.pane.compare_title").into_owned(),
+        theme.accent(),
+    )];
     if total > inner_h {
         spans.push(Span::styled(
             format!(" {}–{}/{total} ", top + 1, (top + inner_h).min(total)),

@@ -108,8 +108,8 @@ fn header(d: &JsonData<'_>, theme: Theme) -> Vec<Line<'static>> {
 pub fn violation(v: &crate::output::schema::Violation) -> String {
     let at = if v.pointer.is_empty() { "/" } else { &v.pointer };
     match &v.branch {
-        Some(b) => format!("schema error at {at} (union branch {b}): {}", v.message),
-        None => format!("schema error at {at}: {}", v.message),
+        Some(b) => rust_i18n::t!("tui.pane.violation_branch", at = at, branch = b, message = v.message).into_owned(),
+        None => rust_i18n::t!("tui.pane.violation", at = at, message = v.message).into_owned(),
     }
 }
 
