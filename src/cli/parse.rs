@@ -9,6 +9,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 
+use rust_i18n::t;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -430,24 +431,30 @@ pub fn pretty_json(a: &json_out::JsonAnalysis) -> String {
     let mut s = String::new();
     match (&a.status, &a.error) {
         (json_out::JsonStatus::Ok, _) => {
-            let _ = writeln!(s, "strict JSON: ok, {} items", a.items.len());
+            let _ = writeln!(s, "{}", t!("pretty.strict_ok", n = a.items.len()));
         }
         (json_out::JsonStatus::SchemaInvalid, _) => {
-            let _ = writeln!(s, "strict JSON: schema_invalid");
+            let _ = writeln!(s, "{}", t!("pretty.strict_schema"));
             for v in &a.violations {
                 let _ = writeln!(s, "  {v}");
             }
         }
         (_, Some(e)) => {
             let why = if e.truncated {
-                "input ran out (truncated)"
+                t!("pretty.ran_out")
             } else {
-                "syntax broke"
+                t!("pretty.syntax_broke")
             };
             let _ = writeln!(
                 s,
-                "strict JSON: invalid_json at line {}, column {}: {why}: {}",
-                e.line, e.column, e.message
+                "{}",
+                t!(
+                    "pretty.strict_invalid",
+                    line = e.line,
+                    column = e.column,
+                    why = why,
+                    message = e.message
+                )
             );
         }
         _ => {}
@@ -455,13 +462,12 @@ pub fn pretty_json(a: &json_out::JsonAnalysis) -> String {
     if a.status != json_out::JsonStatus::Ok {
         let _ = writeln!(
             s,
-            "salvage: {} complete elements, {} valid",
-            a.elements.len(),
-            a.salvaged.len()
+            "{}",
+            t!("pretty.salvage_summary", n = a.elements.len(), valid = a.salvaged.len())
         );
         for el in &a.elements {
             let mark = if el.valid { '✓' } else { '✗' };
-            let _ = writeln!(s, "  {mark} line {:>4}  {}", el.line, el.value);
+            let _ = writeln!(s, "  {mark} {} {:>4}  {}", t!("pretty.line"), el.line, el.value);
             for e in &el.errors {
                 let _ = writeln!(s, "      {e}");
             }
@@ -478,10 +484,14 @@ pub fn pretty_jsonl(a: &JsonlAnalysis) -> String {
         let (mark, detail) = match &l.status {
             LineStatus::Ok { item } => ('✓', a.items.get(*item).map(ToString::to_string).unwrap_or_default()),
             LineStatus::Empty | LineStatus::Fence => (' ', l.status.word().to_owned()),
-            LineStatus::InvalidJson { column, message } | LineStatus::TooDeep { column, message, .. } => {
-                ('✗', format!("invalid JSON at column {column}: {message}"))
-            }
-            LineStatus::Truncated { column, message } => ('✗', format!("truncated at column {column}: {message}")),
+            LineStatus::InvalidJson { column, message } | LineStatus::TooDeep { column, message, .. } => (
+                '✗',
+                t!("pretty.line_invalid", column = column, message = message).into_owned(),
+            ),
+            LineStatus::Truncated { column, message } => (
+                '✗',
+                t!("pretty.line_cut", column = column, message = message).into_owned(),
+            ),
             LineStatus::SchemaInvalid { errors } => (
                 '✗',
                 errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
@@ -492,8 +502,14 @@ pub fn pretty_jsonl(a: &JsonlAnalysis) -> String {
     let c = a.counts;
     let _ = writeln!(
         s,
-        "{} items kept; {} invalid JSON, {} schema-invalid, {} truncated",
-        c.ok, c.invalid_json, c.schema_invalid, c.truncated
+        "{}",
+        t!(
+            "pretty.jsonl_counts",
+            ok = c.ok,
+            invalid = c.invalid_json,
+            schema = c.schema_invalid,
+            cut = c.truncated
+        )
     );
     if let Some(r) = a.raises {
         let _ = writeln!(s, "{}", r.verdict(c.ok));
