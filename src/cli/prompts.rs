@@ -91,7 +91,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             summary(p.schema.as_ref()),
             p.object_schema
                 .as_ref()
-                .map(|s| format!(" (object-schema, ignored by TrustGraph: {})", summary(Some(s))))
+                .map(|s| rust_i18n::t!("pretty.object_schema_ignored", schema = summary(Some(s))).into_owned())
                 .unwrap_or_default()
         );
     }
