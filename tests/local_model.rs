@@ -247,9 +247,14 @@ fn migrate_check_runs_both_prompts_on_the_real_model() {
 }
 
 /// On the local model (greedy), a JSONL answer cut at several limits and
-/// continued by prefill keeps exactly the items of the uncut run.
+/// continued by exact prefill: every call's prompt is the previous one plus
+/// every token generated (ids, never re-tokenised text), the answer goes on
+/// from the cut text, nothing is repeated, and what the first call kept is
+/// what the uncut run says first. Whether the whole item set equals the
+/// uncut run's depends on llama.cpp's batched-vs-incremental arithmetic at a
+/// near-tie (README: 23 of 32 on one build); it is printed, not asserted.
 #[test]
-fn a_continued_run_keeps_exactly_the_uncut_items() {
+fn a_continued_run_goes_on_from_the_exact_tokens() {
     if !model_or_skip() {
         return;
     }
@@ -274,14 +279,41 @@ fn a_continued_run_keeps_exactly_the_uncut_items() {
     };
     let uncut = run(&[]);
     assert_eq!(uncut["finish_reason"], "stop");
+    let uncut_items = uncut["analysis"]["items"].as_array().unwrap().clone();
     for limit in ["40", "64"] {
+        let n: u64 = limit.parse().unwrap();
         let d = run(&["--max-tokens", limit, "--continue", "6"]);
-        assert_eq!(d["analysis"]["items"], uncut["analysis"]["items"], "at {limit}");
         let calls = d["continuation"]["calls"].as_array().unwrap();
         assert!(calls.len() >= 2, "at {limit}");
+        assert_eq!(calls[0]["how"], "first");
+        assert_eq!(calls[0]["finish_reason"], "length", "at {limit}");
+        for pair in calls.windows(2) {
+            let (before, call) = (&pair[0], &pair[1]);
+            assert_eq!(call["how"], "prefill", "at {limit}: {calls:?}");
+            // The whole answer so far goes back as the model's own tokens.
+            assert_eq!(
+                call["prompt_tokens"].as_u64().unwrap(),
+                before["prompt_tokens"].as_u64().unwrap() + before["completion_tokens"].as_u64().unwrap(),
+                "at {limit}: {calls:?}"
+            );
+            assert!(call["completion_tokens"].as_u64().unwrap() <= n);
+        }
         assert!(
             calls.iter().all(|c| c["duplicates_dropped"] == 0),
             "at {limit}: {calls:?}"
+        );
+        let last = calls.last().unwrap();
+        assert_eq!(last["finish_reason"], "stop", "at {limit}: {calls:?}");
+        // The first call is the uncut run's first `limit` tokens: what it
+        // kept is the uncut run's first items, in order.
+        let items = d["analysis"]["items"].as_array().unwrap();
+        let first = usize::try_from(calls[0]["items_added"].as_u64().unwrap()).unwrap();
+        assert_eq!(items[..first], uncut_items[..first], "at {limit}");
+        eprintln!(
+            "continued at {limit}: {} items, uncut {}: {}",
+            items.len(),
+            uncut_items.len(),
+            if *items == uncut_items { "equal" } else { "different" }
         );
     }
 }
