@@ -1443,3 +1443,46 @@ fn the_report_file_is_written_beside_the_sessions() {
     let missing = cutline::tui::files::write_report(&sessions, dir.path(), "nope", &[1]).unwrap_err();
     assert!(missing.contains("nope"), "{missing}");
 }
+
+/// With a gold set, the Compare tab says why each side missed what it
+/// missed: a cut side is judged against the other side when that one ended
+/// on its own (issue 12).
+#[test]
+fn compare_explains_each_missed_gold_item() {
+    let mut s = state();
+    s.shown = Some(Shown::Twins {
+        json: Box::new(finished(1, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length)),
+        jsonl: Box::new(finished(2, &jsonl_prompt(), VALID_JSONL, FinishReason::Stop)),
+    });
+    send(&mut s, [ch('7')]);
+    let gold = vec![
+        serde_json::json!({"entity": "chlorophyll", "definition": "the green pigment"}),
+        serde_json::json!({"entity": "xylem", "definition": "water pipes"}),
+    ];
+    send(
+        &mut s,
+        [Event::GoldLoaded {
+            ids: vec!["extract-definitions".into(), "extract-definitions-jsonl".into()],
+            result: Ok(Some(("g.jsonl".into(), gold))),
+        }],
+    );
+    let [a, b] = s.compare.loss.clone().expect("losses with a gold set");
+    // A (the cut JSON array) kept nothing: chlorophyll is in B, which ended
+    // on its own, so the cut lost it; xylem is in neither.
+    assert_eq!((a.total.found, a.total.cut_by_limit, a.total.never_produced), (0, 1, 1));
+    // B found chlorophyll, never produced xylem, and has one item not in gold.
+    assert_eq!(
+        (
+            b.total.found,
+            b.total.cut_by_limit,
+            b.total.never_produced,
+            b.total.invented
+        ),
+        (1, 0, 1, 1)
+    );
+    let out = screen(&s, 120, 40);
+    assert!(
+        out.contains("A  cut by the limit 1 · rejected by the schema 0 · never produced 1 · invented 0"),
+        "{out}"
+    );
+}

@@ -827,6 +827,9 @@ pub struct CompareView {
     pub gold_error: Option<String>,
     /// The per-line schema of the pair (the JSONL side's), for item keys.
     pub line_schema: Option<Value>,
+    /// With a gold set: why each side missed the gold items it missed
+    /// (computed with the report, not per frame).
+    pub loss: Option<[crate::compare::loss::Loss; 2]>,
     /// First visible row.
     pub top: usize,
 }

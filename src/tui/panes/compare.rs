@@ -68,6 +68,29 @@ fn header() -> String {
     )
 }
 
+/// Why each side missed the gold items it missed, and what it invented.
+pub fn loss_lines(loss: &[crate::compare::loss::Loss; 2], theme: Theme) -> Vec<Line<'static>> {
+    let mut out = vec![
+        Line::from(""),
+        Line::styled(rust_i18n::t!("tui.pane.loss_title").into_owned(), theme.accent()),
+    ];
+    for (name, l) in ["A", "B"].iter().zip(loss) {
+        let t = &l.total;
+        out.push(Line::from(
+            rust_i18n::t!(
+                "tui.pane.loss_side",
+                side = name,
+                cut = t.cut_by_limit,
+                rejected = t.schema_rejected,
+                never = t.never_produced,
+                invented = t.invented
+            )
+            .into_owned(),
+        ));
+    }
+    out
+}
+
 fn score_cells(s: &Score) -> String {
     format!(
         "P {:>5}  R {:>5}  F1 {:>5}  {}",
@@ -171,7 +194,13 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let theme = s.theme;
     let c = &s.compare;
     let body: Vec<Line<'static>> = match &c.report {
-        Some(Ok(r)) => lines(r, &c.labels, c.gold.as_ref().map(|(f, _)| f.as_str()), theme),
+        Some(Ok(r)) => {
+            let mut v = lines(r, &c.labels, c.gold.as_ref().map(|(f, _)| f.as_str()), theme);
+            if let Some(l) = &c.loss {
+                v.extend(loss_lines(l, theme));
+            }
+            v
+        }
         Some(Err(e)) => e.lines().map(|l| Line::styled(l.to_owned(), theme.warn())).collect(),
         None => vec![Line::from(
             rust_i18n::t!("tui.pane.compare_nothing", key = s.keymap.key_for(Action::Twins)).into_owned(),

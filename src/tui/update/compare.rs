@@ -42,20 +42,48 @@ pub(super) fn pin(s: &mut State) {
     }
 }
 
-pub(super) fn side_of(r: &RunView) -> Result<crate::compare::Side, String> {
-    let analysis = match r.response_type {
+/// A finished run's analysis under its response type.
+fn analysis_of(r: &RunView) -> Result<crate::run::Analysis, String> {
+    Ok(match r.response_type {
         ResponseType::Json => match &r.json {
             Some(j) => crate::run::Analysis::Json(Box::new(j.clone())),
             None => return Err(format!("{} has no finished answer to compare", r.prompt_id)),
         },
         ResponseType::Jsonl => crate::run::Analysis::Jsonl(r.jsonl.clone()),
         ResponseType::Text => crate::run::Analysis::Text,
-    };
+    })
+}
+
+pub(super) fn side_of(r: &RunView) -> Result<crate::compare::Side, String> {
+    let analysis = analysis_of(r)?;
     Ok(crate::compare::side(
         &r.prompt_id,
         &analysis,
         r.finish == Some(FinishReason::Length),
     ))
+}
+
+/// Why each side of the pair missed the gold items it missed. A side the
+/// limit cut is judged against the other side when that one ended on its
+/// own (it shows what the model says past the cut).
+fn losses(
+    pair: [&RunView; 2],
+    gold: &[serde_json::Value],
+    keys: &crate::compare::Keys,
+) -> Option<[crate::compare::loss::Loss; 2]> {
+    use crate::compare::loss;
+    let analyses = [analysis_of(pair[0]).ok()?, analysis_of(pair[1]).ok()?];
+    let one = |i: usize| {
+        let other = 1 - i;
+        let reference = (pair[other].finish == Some(FinishReason::Stop)).then(|| analyses[other].items());
+        let run = loss::Run {
+            analysis: &analyses[i],
+            text: &pair[i].text,
+            cut: pair[i].finish == Some(FinishReason::Length),
+        };
+        loss::of(run, gold, keys, reference)
+    };
+    Some([one(0), one(1)])
 }
 
 /// Recompute the Compare tab's report for the pair on show (twins, or the
@@ -123,6 +151,7 @@ pub(super) fn refresh_compare(s: &mut State) -> Vec<Effect> {
                 .or_else(|| c.line_schema.clone());
             let keys = crate::compare::Keys::of(line_schema.as_ref(), &[]);
             let gold = c.gold.as_ref().map(|(_, g)| g.as_slice());
+            c.loss = gold.and_then(|g| losses([json, jsonl], g, &keys));
             Ok(Box::new(crate::compare::compare(a, b, &keys, gold)))
         }
         (Err(e), _) | (_, Err(e)) => Err(e),

@@ -305,7 +305,14 @@ pub(super) fn move_by(s: &mut State, by: isize) {
         }
         Tab::Compare => {
             let n = match &s.compare.report {
-                Some(Ok(r)) => panes::compare::lines(r, &s.compare.labels, None, s.theme).len() + 8,
+                Some(Ok(r)) => {
+                    panes::compare::lines(r, &s.compare.labels, None, s.theme).len()
+                        + s.compare
+                            .loss
+                            .as_ref()
+                            .map_or(0, |l| panes::compare::loss_lines(l, s.theme).len())
+                        + 8
+                }
                 _ => 1,
             };
             s.compare.top = step(s.compare.top, by, n);
