@@ -106,7 +106,7 @@ pub(super) fn limit_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
                 Ok(0) => set_limit(s, None),
                 Ok(n) => set_limit(s, Some(n)),
                 Err(_) if text.trim().is_empty() => set_limit(s, None),
-                Err(_) => s.error(format!("not a number of tokens: {text:?}")),
+                Err(_) => s.error(rust_i18n::t!("tui.msg.not_a_number", text = format!("{text:?}"))),
             }
         }
         KeyCode::Backspace => {

@@ -81,7 +81,7 @@ pub(super) fn migrate_write(s: &mut State) -> Vec<Effect> {
     }
     let overwrite = m.confirm_overwrite;
     let config = Box::new(mig.config.clone());
-    let text = format!("writing {}…", m.target);
+    let text = rust_i18n::t!("tui.msg.writing", file = m.target).into_owned();
     s.info(text);
     vec![Effect::WriteMigrated { config, overwrite }]
 }

@@ -84,7 +84,7 @@ pub(super) fn view_of_record(s: &mut State, si: usize, ri: usize) -> Result<RunV
     v.usage = rec.usage;
     v.elapsed_ms = rec.total_ms;
     v.structured_path.clone_from(&rec.structured_path);
-    v.note = Some(format!("recorded {}", reference(s, si, ri)));
+    v.note = Some(rust_i18n::t!("tui.msg.recorded_note", run = reference(s, si, ri)).into_owned());
     v.recorded = Some(reference(s, si, ri));
     if let Some(e) = &rec.error {
         v.phase = Phase::Failed(e.to_string());
@@ -151,7 +151,7 @@ pub(super) fn save(s: &mut State) -> Vec<Effect> {
             vec![Effect::Save(Box::new(p))]
         }
         Err(err) => {
-            s.error(format!("cannot save: {err}"));
+            s.error(rust_i18n::t!("tui.msg.cannot_save", error = err));
             Vec::new()
         }
     }

@@ -113,7 +113,7 @@ pub(super) fn providers_loaded(s: &mut State, r: Result<Vec<super::super::event:
         }
         Err(e) => {
             s.picker.entries.clear();
-            s.error(format!("provider config not loaded: {e}"));
+            s.error(rust_i18n::t!("tui.msg.config_not_loaded", error = e));
             s.picker.error = Some(e);
         }
     }

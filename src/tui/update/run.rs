@@ -116,6 +116,18 @@ pub(super) fn local_guard(s: &mut State) -> bool {
     true
 }
 
+/// Start one run of `prompt` from `source` in place of what is on show.
+fn start_single(s: &mut State, prompt: &PromptConfig, source: Source, out: &mut Vec<Effect>) {
+    match new_job(s, prompt, source) {
+        Ok((view, eff)) => {
+            out.extend(cancel_live(s));
+            show(s, Shown::Single(Box::new(view)));
+            out.push(eff);
+        }
+        Err(err) => s.error(err),
+    }
+}
+
 pub(super) fn run(s: &mut State) -> Vec<Effect> {
     if s.tab == Tab::Prompts && !open_prompt(s) {
         return Vec::new();
@@ -139,19 +151,12 @@ pub(super) fn run(s: &mut State) -> Vec<Effect> {
             let (prompt, vars) = match e.config() {
                 Ok(x) => x,
                 Err(err) => {
-                    s.error(format!("cannot run: {err}"));
+                    s.error(rust_i18n::t!("tui.msg.cannot_run", error = err));
                     return out;
                 }
             };
             let source = Source::Prompt(Box::new(spec(s, prompt.clone(), vars)));
-            match new_job(s, &prompt, source) {
-                Ok((view, eff)) => {
-                    out.extend(cancel_live(s));
-                    show(s, Shown::Single(Box::new(view)));
-                    out.push(eff);
-                }
-                Err(err) => s.error(err),
-            }
+            start_single(s, &prompt, source, &mut out);
         }
         Target::Recording(si, ri) => {
             let Some(rec) = s.sessions.sessions.get(si).and_then(|x| x.runs.get(ri)).cloned() else {
@@ -164,14 +169,7 @@ pub(super) fn run(s: &mut State) -> Vec<Effect> {
                 record: Box::new(rec),
                 reference,
             };
-            match new_job(s, &prompt, source) {
-                Ok((view, eff)) => {
-                    out.extend(cancel_live(s));
-                    show(s, Shown::Single(Box::new(view)));
-                    out.push(eff);
-                }
-                Err(err) => s.error(err),
-            }
+            start_single(s, &prompt, source, &mut out);
         }
     }
     if s.tab != Tab::Sweep {
@@ -191,7 +189,7 @@ pub(super) fn twins(s: &mut State) -> Vec<Effect> {
     let (prompt, vars) = match e.config() {
         Ok(x) => x,
         Err(err) => {
-            s.error(format!("cannot run: {err}"));
+            s.error(rust_i18n::t!("tui.msg.cannot_run", error = err));
             return Vec::new();
         }
     };
