@@ -5,6 +5,9 @@
 //! - `sweep`: the one-pass sweep against re-running the one-shot analysers
 //!   at every token cut, and the sweep at N and 4N tokens.
 //! - `stream`: the streaming analysers fed 4-byte chunks against one-shot.
+//! - `salvage`: salvage of a 10k-element array (whole, cut) against one
+//!   plain `serde_json` parse of the whole document; `json::outline` (what
+//!   `parse` runs) and `json::analyse` on the cut array.
 //!
 //! Run: `cargo bench --bench analysis -- --warm-up-time 1 --measurement-time 3`
 
@@ -19,6 +22,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use cutline::output::json::{self, JsonSchemas};
 use cutline::output::jsonl;
+use cutline::output::salvage;
 use cutline::output::schema::CompiledSchema;
 use cutline::output::stream::{JsonStream, JsonlStream};
 use cutline::output::sweep::{SweepPoint, SweepSchemas, sweep};
@@ -244,5 +248,31 @@ fn stream_benches(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, jsonl_validate, sweep_benches, stream_benches);
+fn salvage_benches(c: &mut Criterion) {
+    let js = array_schemas();
+    let whole = array_text(10_000);
+    let body = &whole[whole.find('[').unwrap()..=whole.rfind(']').unwrap()];
+    // Cut inside the last element, as a max-token limit would.
+    let cut = &whole[..whole.rfind("{\"entity\"").unwrap() + 20];
+    assert_eq!(salvage::salvage(cut.as_bytes()).elements.len(), 9_999);
+    assert_eq!(salvage::salvage(body.as_bytes()).elements.len(), 10_000);
+    let mut g = c.benchmark_group("salvage");
+    g.throughput(Throughput::Bytes(body.len() as u64));
+    g.bench_function("serde_json_parse_whole", |b| {
+        b.iter(|| serde_json::from_slice::<Value>(black_box(body.as_bytes())).unwrap());
+    });
+    g.bench_function("salvage_whole", |b| {
+        b.iter(|| salvage::salvage(black_box(body.as_bytes())));
+    });
+    g.bench_function("salvage_cut", |b| {
+        b.iter(|| salvage::salvage(black_box(cut.as_bytes())));
+    });
+    g.bench_function("outline_cut", |b| {
+        b.iter(|| json::outline(black_box(cut.as_bytes()), &js));
+    });
+    g.bench_function("analyse_cut", |b| b.iter(|| json::analyse(black_box(cut), &js)));
+    g.finish();
+}
+
+criterion_group!(benches, jsonl_validate, sweep_benches, stream_benches, salvage_benches);
 criterion_main!(benches);

@@ -80,6 +80,15 @@ pub fn right(s: &str, width: usize) -> String {
     format!("{}{s}", " ".repeat(width.saturating_sub(w)))
 }
 
+/// "line 3" or "lines 3–5": the lines a skipped span covers.
+pub fn line_range(from: usize, to: usize) -> String {
+    if from == to {
+        rust_i18n::t!("tui.pane.skipped_line", n = from).into_owned()
+    } else {
+        rust_i18n::t!("tui.pane.skipped_lines", from = from, to = to).into_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

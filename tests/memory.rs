@@ -46,3 +46,57 @@ fn five_megabytes_of_malformed_toml_cost_under_100_mb() {
     );
     assert!(kib < 100 * 1024, "peak RSS {kib} KiB for 5 MB of malformed TOML");
 }
+
+/// A JSON array of `n` extraction objects, one per line, about 110 bytes each.
+fn array_of(n: usize) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from("[\n");
+    for i in 0..n {
+        let sep = if i + 1 == n { "\n" } else { ",\n" };
+        let _ = write!(
+            s,
+            "  {{\"entity\": \"term {i}\", \"definition\": \"a definition long enough to look like what a model writes, number {i}\"}}{sep}"
+        );
+    }
+    s.push(']');
+    s
+}
+
+/// `parse --as json` holds the text and a span per element, never value
+/// trees (issue 14: a 300 MB array took 11.8 GB). Peak RSS stays within 4×
+/// the input plus what the process costs on a one-element array, for the
+/// envelope and the records, for a whole array and a cut one.
+#[test]
+fn parse_as_json_costs_at_most_four_times_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = array_of(150_000);
+    let whole = dir.path().join("whole.json");
+    let cut = dir.path().join("cut.json");
+    let tiny = dir.path().join("tiny.json");
+    std::fs::write(&whole, &text).unwrap();
+    std::fs::write(&cut, &text[..text.len() - 40]).unwrap();
+    std::fs::write(&tiny, array_of(1)).unwrap();
+    let arg = |p: &Path| p.to_str().unwrap().to_owned();
+    let Some((base, _)) = peak_kib(&["parse", &arg(&tiny), "--as", "json", "--output", "json"]) else {
+        return;
+    };
+    let input_kib = u64::try_from(text.len()).unwrap() / 1024;
+    for (file, items) in [(&whole, "150000"), (&cut, "0")] {
+        for format in ["json", "jsonl"] {
+            let (kib, stdout) = peak_kib(&["parse", &arg(file), "--as", "json", "--output", format]).unwrap();
+            assert!(
+                kib <= base + 4 * input_kib,
+                "{}: peak {kib} KiB for {input_kib} KiB of input (base {base} KiB)",
+                file.display()
+            );
+            let last = stdout.lines().last().unwrap();
+            let v: serde_json::Value = serde_json::from_str(last).unwrap();
+            let summary = if format == "json" { &v["data"] } else { &v };
+            let count = match summary["items"].as_array() {
+                Some(items) => items.len().to_string(),
+                None => summary["items"].to_string(),
+            };
+            assert_eq!(count, items, "{format} {}", file.display());
+        }
+    }
+}

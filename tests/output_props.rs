@@ -11,7 +11,7 @@
 //! - the streaming analysers fed arbitrary chunks equal the one-shot ones;
 //! - the sweep at each cut equals the one-shot analysers run on that prefix.
 
-use cutline::output::json::{self, JsonSchemas, JsonStatus};
+use cutline::output::json::{self, JsonSchemas, JsonStatus, OutlineView};
 use cutline::output::jsonl::{self, LineStatus};
 use cutline::output::schema::CompiledSchema;
 use cutline::output::stream::{Completed, JsonStream, JsonlStream};
@@ -198,6 +198,73 @@ fn array_doc() -> impl Strategy<Value = Doc> {
         })
 }
 
+/// How one element of an array is damaged, as a model breaks JSON.
+#[derive(Debug, Clone, Copy)]
+enum Damage {
+    /// Its `{` dropped.
+    OpenBrace,
+    /// Its `}` dropped.
+    CloseBrace,
+    /// The colon after its first key dropped.
+    Colon,
+    /// The comma after it dropped (nothing is lost then).
+    Separator,
+}
+
+/// A JSON array with one element damaged: the text, the generated values,
+/// and the values salvage must keep (all but the damaged element).
+#[derive(Debug, Clone)]
+struct Damaged {
+    text: String,
+    values: Vec<Value>,
+    keep: Vec<Value>,
+}
+
+fn damaged_doc() -> impl Strategy<Value = Damaged> {
+    (
+        prop::collection::vec(object(), 2..7),
+        any::<prop::sample::Index>(),
+        prop_oneof![
+            Just(Damage::OpenBrace),
+            Just(Damage::CloseBrace),
+            Just(Damage::Colon),
+            Just(Damage::Separator)
+        ],
+        any::<bool>(),
+    )
+        .prop_map(|(mut objs, at, damage, lines)| {
+            let values = parse_all(&objs);
+            let k = at.index(objs.len() - 1);
+            let el = &mut objs[k];
+            match damage {
+                Damage::OpenBrace => drop(el.remove(0)),
+                Damage::CloseBrace => drop(el.pop()),
+                // `object()` writes `{"entity":` first.
+                Damage::Colon => drop(el.remove(9)),
+                Damage::Separator => {}
+            }
+            let (open, sep, close) = if lines {
+                ("[\n  ", ",\n  ", "\n]")
+            } else {
+                ("[", ", ", "]")
+            };
+            let mut text = open.to_owned();
+            for (i, o) in objs.iter().enumerate() {
+                text.push_str(o);
+                if i + 1 < objs.len() {
+                    let damaged_sep = matches!(damage, Damage::Separator) && i == k;
+                    text.push_str(if damaged_sep { &sep[1..] } else { sep });
+                }
+            }
+            text.push_str(close);
+            let mut keep = values.clone();
+            if !matches!(damage, Damage::Separator) {
+                keep.remove(k);
+            }
+            Damaged { text, values, keep }
+        })
+}
+
 /// JSON-ish noise: fragments that make every parser state reachable.
 fn noise() -> impl Strategy<Value = String> {
     prop::collection::vec(
@@ -323,6 +390,26 @@ fn check_sweep_every_byte(text: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// `parse`'s outline of every prefix serialises to the same bytes as the
+/// full analysis, with the array schema and with none.
+fn check_outline_every_byte(text: &[u8]) -> Result<(), TestCaseError> {
+    let none = JsonSchemas::default();
+    for cut in 0..=text.len() {
+        let t = String::from_utf8_lossy(&text[..cut]);
+        for s in [&schemas().json, &none] {
+            let full = serde_json::to_string(&json::analyse(&t, s)).unwrap();
+            let o = json::outline(t.as_bytes(), s);
+            let view = serde_json::to_string(&OutlineView {
+                outline: &o,
+                text: t.as_bytes(),
+            })
+            .unwrap();
+            prop_assert_eq!(&view, &full, "cut {}", cut);
+        }
+    }
+    Ok(())
+}
+
 fn valid(v: &Value) -> bool {
     schemas().line.is_valid(v)
 }
@@ -396,6 +483,7 @@ proptest! {
             }
         }
         check_sweep_every_byte(bytes)?;
+        check_outline_every_byte(bytes)?;
     }
 
     /// Streaming, chunks split anywhere (inside UTF-8 characters, escapes,
@@ -413,6 +501,27 @@ proptest! {
         check_stream_equals_one_shot(&bytes[..c], &sizes)?;
     }
 
+    /// One damaged element (a dropped brace, colon or comma) loses only
+    /// itself: salvage resumes at the next element and keeps every later
+    /// one, and at every cut keeps only generated elements, in order.
+    #[test]
+    fn a_broken_element_loses_only_itself(doc in damaged_doc()) {
+        let s = schemas();
+        let full = json::analyse(&doc.text, &s.json);
+        let got: Vec<Value> = full.elements.iter().map(|e| e.value.clone()).collect();
+        prop_assert_eq!(&got, &doc.keep, "{}", doc.text);
+        let bytes = doc.text.as_bytes();
+        for cut in 0..=bytes.len() {
+            let a = json::analyse(&String::from_utf8_lossy(&bytes[..cut]), &s.json);
+            let got: Vec<Value> = a.elements.iter().map(|e| e.value.clone()).collect();
+            prop_assert!(is_prefix(&got, &doc.keep), "cut {}: {:?}", cut, got);
+            prop_assert!(got.iter().all(|v| doc.values.contains(v)));
+        }
+        check_sweep_every_byte(bytes)?;
+        check_outline_every_byte(bytes)?;
+        check_stream_equals_one_shot(bytes, &[3, 1, 7])?;
+    }
+
     /// Noise: no panic anywhere; streaming and sweep still agree with the
     /// one-shot analysers at every byte cut.
     #[test]
@@ -420,6 +529,7 @@ proptest! {
         let bytes = text.as_bytes();
         check_stream_equals_one_shot(bytes, &sizes)?;
         check_sweep_every_byte(bytes)?;
+        check_outline_every_byte(bytes)?;
     }
 
     /// Arbitrary bytes (invalid UTF-8 included): nothing panics, and the

@@ -135,3 +135,33 @@ fn jsonl_validation_against_raw_parse() {
         );
     }
 }
+
+/// Salvage of a 10k-element array against one plain `serde_json` parse of
+/// the same bytes (issue 14: salvage took 1.6× that), whole and cut inside
+/// its last element. Printed, not asserted: a figure for BENCHMARKS.md.
+#[test]
+#[ignore = "timing: run in release"]
+fn salvage_against_one_parse() {
+    let body: Vec<String> = (0..10_000).map(|i| format!("  {}", object(i))).collect();
+    let whole = format!("[\n{}\n]", body.join(",\n"));
+    let cut = &whole[..whole.rfind("{\"entity\"").unwrap() + 20];
+    let (mut plain, mut salvaged, mut salvaged_cut) = (Duration::MAX, Duration::MAX, Duration::MAX);
+    // Interleaved rounds: a burst of load hits every side alike.
+    for _ in 0..60 {
+        plain = plain.min(min_time(1, || {
+            std::hint::black_box(serde_json::from_slice::<Value>(whole.as_bytes()).unwrap());
+        }));
+        salvaged = salvaged.min(min_time(1, || {
+            std::hint::black_box(cutline::output::salvage::salvage(whole.as_bytes()));
+        }));
+        salvaged_cut = salvaged_cut.min(min_time(1, || {
+            std::hint::black_box(cutline::output::salvage::salvage(cut.as_bytes()));
+        }));
+    }
+    println!(
+        "10k elements, {} bytes: serde_json parse {plain:?}; salvage whole {salvaged:?} (x{:.2}), cut {salvaged_cut:?} (x{:.2})",
+        whole.len(),
+        salvaged.as_secs_f64() / plain.as_secs_f64(),
+        salvaged_cut.as_secs_f64() / plain.as_secs_f64(),
+    );
+}

@@ -814,14 +814,20 @@ fn salvage_fenced_never_closed_and_stop_reasons() {
     assert_eq!((stop.reason, stop.line, stop.column), (StopReason::Eof, 7, 24));
     // On the fence line itself.
     assert_eq!(salvaged_values("```json [1, 2, 3"), vec![json!(1), json!(2)]);
-    // A syntax error stops salvage there; the elements before it are kept.
+    // A missing comma: salvage keeps every element and says where it broke.
     let a = json::analyse("[{\"a\": 1}, {\"a\": 2} {\"a\": 3}]", &JsonSchemas::default());
-    assert_eq!(a.salvaged, vec![json!({"a": 1}), json!({"a": 2})]);
-    let stop = a.salvage_stop.as_ref().unwrap();
-    assert_eq!((stop.reason, stop.column), (StopReason::Syntax, 21));
-    assert_eq!(stop.message.as_deref(), Some("expected ',' or ']' after an element"));
-    // A broken element is not kept, nor anything after it.
+    assert_eq!(a.salvaged, vec![json!({"a": 1}), json!({"a": 2}), json!({"a": 3})]);
+    assert!(a.salvage_stop.is_none());
+    let b = &a.broken[0];
+    assert_eq!((b.line, b.column, b.end_line), (1, 21, 1));
+    assert_eq!(b.error.message, "expected ',' or ']' after an element");
+    // A broken element is not kept; salvage resumes at the next one.
     let a = json::analyse("[{\"a\": 1}, {\"a\" 2}, {\"a\": 3}]", &JsonSchemas::default());
+    assert_eq!(a.salvaged, vec![json!({"a": 1}), json!({"a": 3})]);
+    assert!(a.salvage_stop.is_none());
+    assert_eq!(a.broken[0].error.message, "expected `:`");
+    // With no element start after the break, it ends salvage there.
+    let a = json::analyse("[{\"a\": 1}, {\"a\" 2}]", &JsonSchemas::default());
     assert_eq!(a.salvaged, vec![json!({"a": 1})]);
     assert_eq!(a.salvage_stop.as_ref().unwrap().reason, StopReason::Syntax);
     // Prose only: no array.

@@ -122,6 +122,16 @@ fn run_union_branch_errors() {
     assert_snapshot!("run_union_errors", screen(&s, 120, 24));
 }
 
+/// A model dropped one `{`: strict parsing fails, salvage skips the broken
+/// element and keeps the two after it; the pane says which lines it skipped.
+#[test]
+fn run_broken_array_resumes() {
+    let mut s = state();
+    let text = "[\n  {\"entity\": \"leaf\", \"definition\": \"green\"},\n  \"entity\": \"root\", \"definition\": \"below\"},\n  {\"entity\": \"stem\", \"definition\": \"holds\"},\n  {\"entity\": \"bud\", \"definition\": \"grows\"}\n]";
+    show(&mut s, finished(1, &json_prompt(), text, FinishReason::Stop));
+    assert_snapshot!("run_broken_array_resumes", screen(&s, 120, 24));
+}
+
 #[test]
 fn run_all_valid() {
     let mut s = state();

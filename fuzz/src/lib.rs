@@ -86,12 +86,20 @@ pub fn jsonl(data: &[u8]) {
 
 /// Array salvage invariants: only complete elements of the input.
 pub fn salvage(data: &[u8]) {
-    let (elements, stop) = salvage::salvage(data);
+    let salvage::Salvaged { elements, broken, stop } = salvage::salvage(data);
     let mut end = 0;
+    let mut known = 0;
     for el in &elements {
         assert!(el.span.start >= end, "spans in order and disjoint: {:?}", el.span);
         assert!(el.span.end <= data.len(), "span inside the text");
+        assert!(
+            el.known_at >= el.span.end.max(known) && el.known_at <= data.len(),
+            "known_at {} after the element {:?} and the one before it, inside the text",
+            el.known_at,
+            el.span
+        );
         end = el.span.end;
+        known = el.known_at;
         let bytes = &data[el.span.clone()];
         let parsed: Value = serde_json::from_slice(bytes)
             .unwrap_or_else(|e| panic!("element {:?} is not a complete value: {e}", el.span));
@@ -99,6 +107,20 @@ pub fn salvage(data: &[u8]) {
     }
     if let Some(s) = stop {
         assert!(s.offset <= data.len(), "stop offset inside the text");
+    }
+    let mut from = 0;
+    for b in &broken {
+        assert!(
+            b.span.start >= from && b.span.end <= data.len() && b.at >= b.span.start,
+            "broken spans in order: {b:?}"
+        );
+        from = b.span.end;
+    }
+    // The prefix up to the last element's `known_at` keeps exactly the
+    // elements known by then.
+    if let Some(last) = elements.last() {
+        let prefix = salvage::salvage(&data[..last.known_at]).elements;
+        assert_eq!(prefix, elements, "salvage of the prefix up to known_at");
     }
     // The resumable scanner fed everything at once agrees.
     let mut scanner = salvage::ArrayScanner::new();

@@ -21,6 +21,14 @@ pub fn read_all(path: &str) -> Result<Vec<u8>, CliError> {
     Ok(buf)
 }
 
+/// [`lossy`] without copying valid text.
+pub fn into_text(label: &str, bytes: Vec<u8>) -> (String, Option<String>) {
+    match String::from_utf8(bytes) {
+        Ok(s) => (s, None),
+        Err(e) => lossy(label, e.as_bytes()),
+    }
+}
+
 /// Text for analysers that need `&str`: invalid UTF-8 is replaced, and the
 /// first bad byte's position is returned for a warning.
 pub fn lossy(label: &str, bytes: &[u8]) -> (String, Option<String>) {

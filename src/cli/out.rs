@@ -224,7 +224,7 @@ impl<W: Write> Out<W> {
         self.written = Some(res);
     }
 
-    /// Write the success envelope around `data` in one write.
+    /// Write the success envelope around `data`.
     fn write_ok<T: Serialize + ?Sized>(&mut self, data: &T) -> io::Result<()> {
         let env = Envelope {
             ok: true,
@@ -233,13 +233,12 @@ impl<W: Write> Out<W> {
             warnings: &self.warnings,
             meta: self.meta(),
         };
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        serde_json::to_writer(&mut buf, &env)?;
-        buf.push(b'\n');
-        let res = self.w.write_all(&buf);
-        self.buf = buf;
-        res
+        // Streamed through a buffer: an envelope as large as the data is
+        // never held whole (`parse` of a 300 MB array).
+        let mut w = io::BufWriter::with_capacity(1 << 16, &mut self.w);
+        serde_json::to_writer(&mut w, &env)?;
+        w.write_all(b"\n")?;
+        w.flush()
     }
 
     /// Finish successfully: the envelope in JSON mode (`data`, unless

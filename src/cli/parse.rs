@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::input;
 use super::out::{Category, CliError, Format, Out};
 use super::{Cli, io_err};
-use crate::output::json::{self as json_out, JsonSchemas};
+use crate::output::json::{self as json_out, JsonSchemas, OutlineView};
 use crate::output::jsonl::{self, JsonlAnalysis, LineCounts, LineOutcome, LineStatus};
 use crate::output::loops::Loop;
 use crate::output::schema::CompiledSchema;
@@ -126,30 +126,45 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             out.pretty(&text).map_err(|e| io_err(&e))?;
             Ok(json!({"response_type": "text", "items": [text]}))
         }
-        As::Json => {
-            let schemas = JsonSchemas::compile(schema.as_ref()).map_err(|e| input::compile_err(&origin, &e))?;
-            let bytes = input::read_all(&args.file)?;
-            let (text, warn) = input::lossy(label, &bytes);
-            if let Some(w) = warn {
-                out.warn(w).map_err(|e| io_err(&e))?;
-            }
-            let a = json_out::analyse(&text, &schemas);
-            let looped = loop_in(text.as_bytes(), 0, a.error.as_ref().is_some_and(|e| e.truncated));
-            json_records(&a, looped.as_ref(), out).map_err(|e| io_err(&e))?;
-            if out.format() == Format::Json {
-                out.envelope(&JsonData {
-                    analysis: &a,
-                    response_type: "json",
-                    looped,
-                });
-                return Ok(Value::Null);
-            }
-            // JSONL and pretty output are written above; only the JSON
-            // envelope carries `data` (no second copy of the analysis).
-            Ok(Value::Null)
-        }
+        As::Json => parse_json(args, schema.as_ref(), &origin, label, out),
         As::Jsonl => parse_jsonl(args, schema.as_ref(), &origin, object_schema.as_ref(), out),
     }
+}
+
+/// `parse --as json`: the records and the envelope are written from the
+/// outline (spans and verdicts; values read again from the text as they are
+/// written), so a response of any size costs little more than its bytes.
+fn parse_json<W: Write>(
+    args: &Args,
+    schema: Option<&Value>,
+    origin: &str,
+    label: &str,
+    out: &mut Out<W>,
+) -> Result<Value, CliError> {
+    let schemas = JsonSchemas::compile(schema).map_err(|e| input::compile_err(origin, &e))?;
+    let (text, warn) = input::into_text(label, input::read_all(&args.file)?);
+    if let Some(w) = warn {
+        out.warn(w).map_err(|e| io_err(&e))?;
+    }
+    if out.format() == Format::Pretty {
+        let a = json_out::analyse(&text, &schemas);
+        out.pretty(&pretty_json(&a)).map_err(|e| io_err(&e))?;
+        return Ok(Value::Null);
+    }
+    let outline = json_out::outline(text.as_bytes(), &schemas);
+    let looped = loop_in(text.as_bytes(), 0, outline.error.as_ref().is_some_and(|e| e.truncated));
+    let view = OutlineView {
+        outline: &outline,
+        text: text.as_bytes(),
+    };
+    json_records(view, looped.as_ref(), out).map_err(|e| io_err(&e))?;
+    out.envelope(&JsonData {
+        analysis: view,
+        response_type: "json",
+        looped,
+    });
+    // Only the JSON envelope carries `data`, written above.
+    Ok(Value::Null)
 }
 
 /// `parse --as jsonl`: the envelope analyses the whole file; records and
@@ -333,7 +348,7 @@ struct JsonlData<'a> {
 #[derive(Serialize)]
 struct JsonData<'a> {
     #[serde(flatten)]
-    analysis: &'a json_out::JsonAnalysis,
+    analysis: OutlineView<'a>,
     response_type: &'static str,
     #[serde(rename = "loop")]
     looped: Option<Loop>,
@@ -401,28 +416,36 @@ impl Serialize for LineRecord<'_> {
     }
 }
 
-fn json_records<W: Write>(a: &json_out::JsonAnalysis, looped: Option<&Loop>, out: &mut Out<W>) -> std::io::Result<()> {
-    for item in &a.items {
-        out.record(&json!({"type": "item", "value": item}))?;
+fn json_records<W: Write>(view: OutlineView<'_>, looped: Option<&Loop>, out: &mut Out<W>) -> std::io::Result<()> {
+    if out.format() != Format::Jsonl {
+        return Ok(());
+    }
+    let a = view.outline;
+    let mut failed = None;
+    a.for_each_item(view.text, &mut |item| {
+        if failed.is_none()
+            && let Err(e) = out.record(&json!({"type": "item", "value": item}))
+        {
+            failed = Some(e);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
     if a.status != json_out::JsonStatus::Ok {
-        for el in &a.elements {
-            let mut rec = serde_json::to_value(el).unwrap_or(Value::Null);
-            if let Value::Object(m) = &mut rec {
-                m.insert("type".into(), "element".into());
-            }
+        for rec in view.element_records() {
             out.record(&rec)?;
         }
     }
-    out.record(&json!({
+    let mut summary = json!({
         "type": "summary", "response_type": "json", "status": a.status, "error": a.error,
-        "violations": a.violations, "items": a.items.len(), "salvaged": a.salvaged.len(),
+        "violations": a.violations, "items": a.item_count(), "salvaged": a.salvaged_count(),
         "salvage_stop": a.salvage_stop, "loop": looped,
-    }))?;
-    if out.format() == Format::Pretty {
-        out.pretty(&pretty_json(a))?;
+    });
+    if !a.broken.is_empty() {
+        summary["broken"] = json!(a.broken);
     }
-    Ok(())
+    out.record(&summary)
 }
 
 /// Human view of a json analysis.
@@ -465,6 +488,19 @@ pub fn pretty_json(a: &json_out::JsonAnalysis) -> String {
             "{}",
             t!("pretty.salvage_summary", n = a.elements.len(), valid = a.salvaged.len())
         );
+        for b in &a.broken {
+            let _ = writeln!(
+                s,
+                "{}",
+                t!(
+                    "pretty.salvage_skipped",
+                    lines = crate::i18n::line_range(b.line, b.end_line),
+                    line = b.error.line,
+                    column = b.error.column,
+                    message = b.error.message
+                )
+            );
+        }
         for el in &a.elements {
             let mark = if el.valid { '✓' } else { '✗' };
             let _ = writeln!(s, "  {mark} {} {:>4}  {}", t!("pretty.line"), el.line, el.value);

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::json::{self, JsonAnalysis, JsonSchemas};
 use super::jsonl::{JsonlAnalysis, LineJudge, LineOutcome};
-use super::salvage::{ArrayScanner, Element};
+use super::salvage::{ArrayScanner, Element, Salvaged};
 use super::schema::CompiledSchema;
 
 /// Something that completed while streaming.
@@ -129,7 +129,12 @@ impl<'s> JsonStream<'s> {
         match std::str::from_utf8(&self.buf) {
             Ok(text) => {
                 let stop = self.scanner.finish(&self.buf);
-                json::analyse_with(text, self.schemas, self.elements, stop)
+                let found = Salvaged {
+                    elements: self.elements,
+                    broken: self.scanner.take_broken(),
+                    stop,
+                };
+                json::analyse_with(text, self.schemas, found)
             }
             // The one-shot analyser reads the text with invalid bytes
             // replaced, which moves offsets and can change what scans as an

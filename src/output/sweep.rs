@@ -282,10 +282,7 @@ fn salvage_spans(text: &[u8], schemas: &JsonSchemas) -> Vec<Span> {
             .element(el.property.as_deref())
             .is_none_or(|s| s.is_valid(&el.value));
         if valid {
-            // A number or literal is complete once the delimiter after it
-            // is in the prefix.
-            let scalar = !matches!(text[el.span.start], b'{' | b'[' | b'"');
-            push(&mut out, el.span.end + usize::from(scalar), usize::MAX, 1);
+            push(&mut out, el.known_at, usize::MAX, 1);
         }
     });
     out

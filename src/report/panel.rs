@@ -126,6 +126,10 @@ fn lines_and_summary(text: &str, analysis: &Analysis) -> (Vec<Line>, String) {
                 };
                 put(s.line, mark(Some(false), why));
             }
+            for b in &a.broken {
+                let why = format!("salvage skips a broken element: {}; resumes after", b.error.message);
+                put(b.error.line, mark(Some(false), why));
+            }
             let strict = match (&a.status, &a.error) {
                 (JsonStatus::Ok, _) => format!("strict JSON: ok, {} items", a.items.len()),
                 (JsonStatus::InvalidJson, Some(e)) => {

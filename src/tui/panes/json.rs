@@ -101,6 +101,19 @@ fn header(d: &JsonData<'_>, theme: Theme) -> Vec<Line<'static>> {
             theme.dim(),
         ));
     }
+    for b in d.analysis.map_or(&[][..], |a| &a.broken[..]) {
+        out.push(Line::styled(
+            rust_i18n::t!(
+                "tui.pane.skipped",
+                lines = crate::i18n::line_range(b.line, b.end_line),
+                message = b.error.message,
+                line = b.error.line,
+                column = b.error.column
+            )
+            .into_owned(),
+            theme.warn(),
+        ));
+    }
     out
 }
 

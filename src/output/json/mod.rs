@@ -13,8 +13,13 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::position::{LineCounter, line_col, offset_of};
-use super::salvage::{self, Element, Stop, StopReason};
+mod outline;
+mod strict;
+
+pub use outline::{Outline, OutlineView, StrictValue, outline};
+
+use super::position::{LineCounter, line_col};
+use super::salvage::{self, Salvaged, StopReason};
 use super::schema::{CompiledSchema, SchemaCompileError, Violation};
 use super::text::py_strip_bytes;
 
@@ -86,6 +91,9 @@ pub struct JsonAnalysis {
     /// Where salvage stopped, when the array never closed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub salvage_stop: Option<SalvageStop>,
+    /// The spans salvage skipped to resume after a broken element.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub broken: Vec<BrokenSpan>,
     /// Tokens of the strict value that Python's `json.loads` accepts and
     /// JSON does not (see [`super::pyjson`]); the value has `null` / U+FFFD
     /// in their place.
@@ -107,8 +115,32 @@ pub struct SalvageStop {
     pub message: Option<String>,
 }
 
+/// Bytes salvage skipped after a broken element, to resume at the next one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BrokenSpan {
+    /// 1-based line where the skipped bytes start.
+    pub line: usize,
+    /// 1-based column there.
+    pub column: usize,
+    /// 1-based line of the last skipped byte that is not whitespace.
+    pub end_line: usize,
+    /// 1-based line and column where syntax broke, and the parser's word.
+    pub error: SalvageError,
+}
+
+/// Where syntax broke inside a skipped span.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SalvageError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// The parser's message.
+    pub message: String,
+}
+
 /// The schemas a `json` response is checked against, compiled once.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct JsonSchemas {
     /// The whole-response schema.
     pub whole: Option<CompiledSchema>,
@@ -116,6 +148,20 @@ pub struct JsonSchemas {
     pub items: Option<CompiledSchema>,
     /// Element schemas of an object's array properties.
     pub by_property: HashMap<String, CompiledSchema>,
+    /// See [`JsonSchemas::whole_is_items`].
+    whole_is_items: bool,
+}
+
+impl Default for JsonSchemas {
+    /// No schema: every value is valid.
+    fn default() -> Self {
+        Self {
+            whole: None,
+            items: None,
+            by_property: HashMap::new(),
+            whole_is_items: true,
+        }
+    }
 }
 
 impl JsonSchemas {
@@ -144,6 +190,7 @@ impl JsonSchemas {
             whole,
             items,
             by_property,
+            whole_is_items: only_items(schema),
         })
     }
 
@@ -154,6 +201,42 @@ impl JsonSchemas {
             None => self.items.as_ref(),
         }
     }
+
+    /// Whether the whole-response schema says nothing but what every item
+    /// must satisfy (`{"type": "array", "items": …}` plus annotations), so
+    /// a closed array is valid exactly when each element is.
+    pub fn whole_is_items(&self) -> bool {
+        self.whole_is_items
+    }
+
+    /// What the element schema says of `value` (nothing: valid).
+    pub fn element_errors(&self, property: Option<&str>, value: &Value) -> Vec<Violation> {
+        match self.element(property) {
+            Some(s) => s.validate(value).err().unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// A schema whose only constraint is on the items of an array.
+fn only_items(schema: &Value) -> bool {
+    const ANNOTATIONS: [&str; 8] = [
+        "$schema",
+        "$id",
+        "$comment",
+        "title",
+        "description",
+        "$defs",
+        "definitions",
+        "examples",
+    ];
+    let Some(o) = schema.as_object() else {
+        return false;
+    };
+    o.get("type") == Some(&Value::from("array"))
+        && o.get("items").is_none_or(Value::is_object)
+        && o.keys()
+            .all(|k| k == "type" || k == "items" || ANNOTATIONS.contains(&k.as_str()))
 }
 
 fn with_defs(root: &Value, sub: &Value) -> Value {
@@ -216,49 +299,16 @@ pub fn items_of(value: &Value) -> Vec<Value> {
 
 /// Analyse a `json` response: strict parse, validation, salvage.
 pub fn analyse(text: &str, schemas: &JsonSchemas) -> JsonAnalysis {
-    let (elements, stop) = salvage::salvage(text.as_bytes());
-    analyse_with(text, schemas, elements, stop)
+    analyse_with(text, schemas, salvage::salvage(text.as_bytes()))
 }
 
 /// Analysis from salvage results already computed (the streaming analyser
 /// has them as the text arrives).
-pub fn analyse_with(text: &str, schemas: &JsonSchemas, elements: Vec<Element>, stop: Option<Stop>) -> JsonAnalysis {
+pub fn analyse_with(text: &str, schemas: &JsonSchemas, found: Salvaged) -> JsonAnalysis {
+    let Salvaged { elements, broken, stop } = found;
     let bytes = text.as_bytes();
-    let region = strict_region(text);
-    let judged =
-        |v: Value, checked: Option<&Value>| match schemas.whole.as_ref().map(|s| s.validate(checked.unwrap_or(&v))) {
-            Some(Err(errs)) => (JsonStatus::SchemaInvalid, Some(v), None, errs),
-            _ => (JsonStatus::Ok, Some(v), None, Vec::new()),
-        };
-    let mut not_standard = Vec::new();
-    let strict = &bytes[region.clone()];
-    let (status, value, error, violations) = match serde_json::from_slice::<Value>(strict) {
-        Ok(v) => judged(v, None),
-        Err(e) => match super::pyjson::with_stack(strict, || {
-            super::pyjson::loads(strict).map(|p| (judged(p.value, Some(&p.checked)), p.raw))
-        }) {
-            Some(Ok((verdict, raw))) => {
-                not_standard = raw;
-                verdict
-            }
-            _ => {
-                let at = if e.is_eof() {
-                    region.end
-                } else {
-                    region.start + offset_of(&bytes[region.clone()], e.line(), e.column())
-                };
-                let (line, column) = line_col(bytes, at);
-                let stop = ParseStop {
-                    line,
-                    column,
-                    truncated: e.is_eof(),
-                    message: strip_position(&e.to_string()),
-                };
-                (JsonStatus::InvalidJson, None, Some(stop), Vec::new())
-            }
-        },
-    };
-    let items = match (&status, &value) {
+    let strict = strict::verdict(bytes, schemas);
+    let items = match (&strict.status, &strict.value) {
         (JsonStatus::Ok, Some(v)) => items_of(v),
         _ => Vec::new(),
     };
@@ -268,10 +318,7 @@ pub fn analyse_with(text: &str, schemas: &JsonSchemas, elements: Vec<Element>, s
         .into_iter()
         .enumerate()
         .map(|(index, el)| {
-            let errors = match schemas.element(el.property.as_deref()) {
-                Some(s) => s.validate(&el.value).err().unwrap_or_default(),
-                None => Vec::new(),
-            };
+            let errors = schemas.element_errors(el.property.as_deref(), &el.value);
             let valid = errors.is_empty();
             if valid {
                 salvaged.push(el.value.clone());
@@ -286,7 +333,36 @@ pub fn analyse_with(text: &str, schemas: &JsonSchemas, elements: Vec<Element>, s
             }
         })
         .collect();
-    let salvage_stop = stop.map(|s| {
+    let (salvage_stop, broken) = salvage_report(bytes, stop, broken);
+    JsonAnalysis {
+        status: strict.status,
+        value: strict.value,
+        error: strict.error,
+        violations: strict.violations,
+        items,
+        elements,
+        salvaged,
+        salvage_stop,
+        broken,
+        not_standard: strict.not_standard,
+    }
+}
+
+/// The last byte of `span` that is not whitespace (its start if none is).
+fn last_non_ws(bytes: &[u8], span: &std::ops::Range<usize>) -> usize {
+    bytes[span.clone()]
+        .iter()
+        .rposition(|&b| !super::scan::is_ws(b))
+        .map_or(span.start, |i| span.start + i)
+}
+
+/// Where salvage stopped and what it skipped, in lines and columns.
+fn salvage_report(
+    bytes: &[u8],
+    stop: Option<salvage::Stop>,
+    broken: Vec<salvage::Broken>,
+) -> (Option<SalvageStop>, Vec<BrokenSpan>) {
+    let stop = stop.map(|s| {
         let (line, column) = line_col(bytes, s.offset);
         SalvageStop {
             line,
@@ -295,17 +371,24 @@ pub fn analyse_with(text: &str, schemas: &JsonSchemas, elements: Vec<Element>, s
             message: s.message.map(|m| strip_position(&m)),
         }
     });
-    JsonAnalysis {
-        status,
-        value,
-        error,
-        violations,
-        items,
-        elements,
-        salvaged,
-        salvage_stop,
-        not_standard,
-    }
+    let broken = broken
+        .into_iter()
+        .map(|b| {
+            let (line, column) = line_col(bytes, b.span.start);
+            let (err_line, err_column) = line_col(bytes, b.at);
+            BrokenSpan {
+                line,
+                column,
+                end_line: line_col(bytes, last_non_ws(bytes, &b.span)).0,
+                error: SalvageError {
+                    line: err_line,
+                    column: err_column,
+                    message: b.message,
+                },
+            }
+        })
+        .collect();
+    (stop, broken)
 }
 
 /// serde_json appends " at line L column C" relative to the slice it saw;
@@ -355,6 +438,11 @@ mod tests {
         let e = a.error.unwrap();
         assert!(!e.truncated);
         assert_eq!((e.line, e.column), (1, 18));
-        assert_eq!(a.salvaged, vec![json!({"entity": "a"})]);
+        // Salvage resumes after the stray comma.
+        assert_eq!(a.salvaged, vec![json!({"entity": "a"}), json!({"entity": "b"})]);
+        assert_eq!(a.salvage_stop, None);
+        let b = &a.broken[0];
+        assert_eq!((b.line, b.column, b.end_line), (1, 18, 1));
+        assert_eq!(b.error.message, "expected a value");
     }
 }

@@ -1,0 +1,290 @@
+//! The analysis of a `json` response without holding its values.
+//!
+//! [`super::analyse`] keeps every element as a `serde_json::Value`, several
+//! times over (the strict value, its items, the salvaged elements); a value
+//! tree is five to ten times the text it came from. `parse` reads responses
+//! of any size, so it uses this form instead: each element is validated as
+//! the scan reaches it and kept only as its span and verdict, and values are
+//! read again from the text, one at a time, when they are written. When the
+//! whole response is one closed array that salvage walked without a break,
+//! and the whole-response schema only constrains its items, the strict
+//! value *is* those elements: it is neither built nor validated again.
+//!
+//! [`OutlineView`] serialises to exactly the bytes [`super::JsonAnalysis`]
+//! does (tests/output_props.rs checks it on generated responses).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::strict::{self, Strict};
+use super::{
+    BrokenSpan, JsonSchemas, JsonStatus, ParseStop, SalvageStop, items_of, salvage_report, strict_region_bytes,
+};
+use crate::output::position::LineCounter;
+use crate::output::salvage::ArrayScanner;
+use crate::output::schema::Violation;
+
+/// The strict value, when there is one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StrictValue {
+    /// Strict parsing failed.
+    Absent,
+    /// The value is the array of the salvaged elements, in order.
+    Elements,
+    /// Any other value, held.
+    Held(Value),
+}
+
+/// One element salvage recovered: where it is and its verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElementVerdict {
+    /// Its bytes in the text.
+    pub span: Range<usize>,
+    /// The property of the enclosing object, for an object of arrays.
+    pub property: Option<Arc<str>>,
+    /// 1-based line where it starts.
+    pub line: usize,
+    /// The element schema's complaints (none: valid).
+    pub errors: Vec<Violation>,
+}
+
+/// [`super::JsonAnalysis`] with values left in the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outline {
+    /// Strict verdict.
+    pub status: JsonStatus,
+    /// The strict value.
+    pub value: StrictValue,
+    /// Where and why strict parsing stopped, when it did.
+    pub error: Option<ParseStop>,
+    /// Schema violations of the whole value.
+    pub violations: Vec<Violation>,
+    /// Every complete element salvage recovered.
+    pub elements: Vec<ElementVerdict>,
+    /// Where salvage stopped, when the array never closed.
+    pub salvage_stop: Option<SalvageStop>,
+    /// The spans salvage skipped after broken elements.
+    pub broken: Vec<BrokenSpan>,
+    /// Python-only tokens of the strict value (see [`crate::output::pyjson`]).
+    pub not_standard: Vec<String>,
+}
+
+/// Analyse `text` keeping spans, not values.
+pub fn outline(text: &[u8], schemas: &JsonSchemas) -> Outline {
+    let mut scanner = ArrayScanner::new();
+    let mut elements = Vec::new();
+    let mut lines = LineCounter::new();
+    scanner.feed_with(text, &mut |el| {
+        elements.push(ElementVerdict {
+            line: lines.line_of(text, el.span.start),
+            errors: schemas.element_errors(el.property.as_deref(), &el.value),
+            span: el.span,
+            property: el.property,
+        });
+    });
+    let stop = scanner.finish(text);
+    let broken = scanner.take_broken();
+    let whole_array = scanner.closed_array() == Some(strict_region_bytes(text)) && broken.is_empty();
+    let all_valid = elements.iter().all(|e| e.errors.is_empty());
+    let strict = if whole_array && schemas.whole_is_items() && (all_valid || schemas.whole.is_none()) {
+        Strict {
+            status: JsonStatus::Ok,
+            value: None,
+            error: None,
+            violations: Vec::new(),
+            not_standard: Vec::new(),
+        }
+    } else {
+        strict::verdict(text, schemas)
+    };
+    let (salvage_stop, broken) = salvage_report(text, stop, broken);
+    Outline {
+        status: strict.status,
+        value: match strict.value {
+            Some(v) => StrictValue::Held(v),
+            None if strict.status == JsonStatus::Ok => StrictValue::Elements,
+            None => StrictValue::Absent,
+        },
+        error: strict.error,
+        violations: strict.violations,
+        elements,
+        salvage_stop,
+        broken,
+        not_standard: strict.not_standard,
+    }
+}
+
+impl Outline {
+    /// How many items a strict consumer gets.
+    pub fn item_count(&self) -> usize {
+        match (&self.status, &self.value) {
+            (JsonStatus::Ok, StrictValue::Elements) => self.elements.len(),
+            (JsonStatus::Ok, StrictValue::Held(v)) => items_of(v).len(),
+            _ => 0,
+        }
+    }
+
+    /// How many salvaged elements the element schema accepts.
+    pub fn salvaged_count(&self) -> usize {
+        self.elements.iter().filter(|e| e.errors.is_empty()).count()
+    }
+
+    /// Each item a strict consumer gets, read from `text` one at a time.
+    pub fn for_each_item(&self, text: &[u8], each: &mut dyn FnMut(&Value)) {
+        match (&self.status, &self.value) {
+            (JsonStatus::Ok, StrictValue::Elements) => {
+                for e in &self.elements {
+                    each(&read(text, &e.span));
+                }
+            }
+            (JsonStatus::Ok, StrictValue::Held(v)) => items_of(v).iter().for_each(each),
+            _ => {}
+        }
+    }
+}
+
+/// An element's value, read again from its span (it parsed once already).
+pub fn read(text: &[u8], span: &Range<usize>) -> Value {
+    serde_json::from_slice(&text[span.clone()]).unwrap_or(Value::Null)
+}
+
+/// An outline and its text, serialised as [`super::JsonAnalysis`] is.
+#[derive(Clone, Copy)]
+pub struct OutlineView<'a> {
+    /// The analysis.
+    pub outline: &'a Outline,
+    /// The text it was made from.
+    pub text: &'a [u8],
+}
+
+/// Calls its argument with each value of a sequence in turn.
+type Values<'a> = dyn Fn(&mut dyn FnMut(&Value)) + 'a;
+
+/// A sequence written one value at a time.
+struct Each<'a>(&'a Values<'a>);
+
+impl Serialize for Each<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        let mut failed = None;
+        (self.0)(&mut |v| {
+            if failed.is_none()
+                && let Err(e) = seq.serialize_element(v)
+            {
+                failed = Some(e);
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => seq.end(),
+        }
+    }
+}
+
+/// One element as [`super::SalvagedElement`] serialises; as a `parse`
+/// record, it ends with `"type": "element"`.
+pub struct ElementView<'a> {
+    index: usize,
+    element: &'a ElementVerdict,
+    text: &'a [u8],
+    record: bool,
+}
+
+impl Serialize for ElementView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let e = self.element;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("index", &self.index)?;
+        if let Some(p) = &e.property {
+            m.serialize_entry("property", p.as_ref())?;
+        }
+        m.serialize_entry("line", &e.line)?;
+        m.serialize_entry("value", &read(self.text, &e.span))?;
+        m.serialize_entry("valid", &e.errors.is_empty())?;
+        if !e.errors.is_empty() {
+            m.serialize_entry("errors", &e.errors)?;
+        }
+        if self.record {
+            m.serialize_entry("type", "element")?;
+        }
+        m.end()
+    }
+}
+
+/// The `elements` list.
+struct Elements<'a>(OutlineView<'a>);
+
+impl Serialize for Elements<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.outline.elements.len()))?;
+        for (index, element) in self.0.outline.elements.iter().enumerate() {
+            seq.serialize_element(&ElementView {
+                index,
+                element,
+                text: self.0.text,
+                record: false,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+impl<'a> OutlineView<'a> {
+    /// Each element as a `parse` record (`"type": "element"`).
+    pub fn element_records(self) -> impl Iterator<Item = ElementView<'a>> {
+        self.outline
+            .elements
+            .iter()
+            .enumerate()
+            .map(move |(index, element)| ElementView {
+                index,
+                element,
+                text: self.text,
+                record: true,
+            })
+    }
+}
+
+impl Serialize for OutlineView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (o, text) = (self.outline, self.text);
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("status", &o.status)?;
+        match &o.value {
+            StrictValue::Absent => {}
+            StrictValue::Elements => m.serialize_entry(
+                "value",
+                &Each(&|f| o.elements.iter().for_each(|e| f(&read(text, &e.span)))),
+            )?,
+            StrictValue::Held(v) => m.serialize_entry("value", v)?,
+        }
+        if let Some(e) = &o.error {
+            m.serialize_entry("error", e)?;
+        }
+        if !o.violations.is_empty() {
+            m.serialize_entry("violations", &o.violations)?;
+        }
+        m.serialize_entry("items", &Each(&|f| o.for_each_item(text, f)))?;
+        m.serialize_entry("elements", &Elements(*self))?;
+        let valid = |f: &mut dyn FnMut(&Value)| {
+            for e in o.elements.iter().filter(|e| e.errors.is_empty()) {
+                f(&read(text, &e.span));
+            }
+        };
+        m.serialize_entry("salvaged", &Each(&valid))?;
+        if let Some(stop) = &o.salvage_stop {
+            m.serialize_entry("salvage_stop", stop)?;
+        }
+        if !o.broken.is_empty() {
+            m.serialize_entry("broken", &o.broken)?;
+        }
+        if !o.not_standard.is_empty() {
+            m.serialize_entry("not_standard", &o.not_standard)?;
+        }
+        m.end()
+    }
+}
