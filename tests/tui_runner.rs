@@ -388,3 +388,111 @@ schema = '{"type": "array", "items": {"type": "object", "properties": {"name": {
     assert!(cutline::store::save_in(&p, &prompts).is_err());
     assert!(!dir.path().join("a").join("escape-target-jsonl.toml").exists());
 }
+
+/// `S` in the Compare tab runs each strategy on the pair on show through
+/// the cells `eval --strategy` runs: on a replay of the demo recordings, the
+/// table's items, calls and tokens billed equal the command's for the same
+/// prompts, input and limit, and the headline compares the twins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_compare_tab_runs_each_strategy_as_eval_does() {
+    use cutline::tui::costs::Costs;
+    use cutline::tui::event::{Origin, ProviderChoice, Source};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy("sessions/demo.jsonl", dir.path().join("demo.jsonl")).unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, "prompts".into(), dir.path().to_owned(), Instant::now());
+    let mut s = state();
+    s.sessions_dir = dir.path().to_owned();
+    let first = cutline::store::resolve("extract-definitions", std::path::Path::new("prompts"))
+        .unwrap()
+        .inputs[0]
+        .clone();
+    let side = |id: u64, name: &str| {
+        let p = cutline::store::resolve(name, std::path::Path::new("prompts")).unwrap();
+        let mut v = finished(id, &p, "[", FinishReason::Length);
+        v.max_tokens = Some(64);
+        let spec = cutline::run::Spec::new(p, first.vars.clone()).limit(Some(64));
+        v.origin = Some(Arc::new(Origin {
+            provider: ProviderChoice::Replay,
+            source: Source::Prompt(Box::new(spec)),
+        }));
+        v
+    };
+    s.shown = Some(cutline::tui::state::Shown::Twins {
+        json: Box::new(side(1, "extract-definitions")),
+        jsonl: Box::new(side(2, "extract-definitions-jsonl")),
+    });
+    // The gold set first, so the table has recall.
+    let fx = send(&mut s, [ch('7')]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.compare.gold.is_some() || s.compare.gold_error.is_some()
+    })
+    .await;
+    let fx = send(&mut s, [ch('S')]);
+    assert!(
+        matches!(s.compare.costs, Costs::Running((1, 2))),
+        "{:?}",
+        s.compare.costs
+    );
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        matches!(s.compare.costs, Costs::Ready { .. } | Costs::Failed { .. })
+    })
+    .await;
+    let Costs::Ready { rows, headline, .. } = &s.compare.costs else {
+        panic!("{:?}", s.compare.costs);
+    };
+    // The command on the same input.
+    let inputs = dir.path().join("inputs.jsonl");
+    let mut line = first.vars.clone();
+    line.insert("id".into(), first.name.clone().into());
+    std::fs::write(&inputs, serde_json::to_string(&line).unwrap() + "\n").unwrap();
+    let out = assert_cmd::Command::cargo_bin("cutline")
+        .unwrap()
+        .args(["--sessions", dir.path().to_str().unwrap()])
+        .args([
+            "eval",
+            "--prompt",
+            "extract-definitions",
+            "--strategy",
+            "single,retry-double,continue",
+        ])
+        .args([
+            "--max-tokens",
+            "64",
+            "--provider",
+            "replay",
+            "--output",
+            "json",
+            "--inputs",
+        ])
+        .arg(&inputs)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["data"]["runs"].as_array().unwrap_or_else(|| panic!("{v}"));
+    let words: Vec<(&str, &str)> = rows.iter().map(|r| (r.prompt.as_str(), r.strategy.word())).collect();
+    assert_eq!(
+        words,
+        [
+            ("extract-definitions", "single"),
+            ("extract-definitions", "retry-double"),
+            ("extract-definitions-jsonl", "single"),
+            ("extract-definitions-jsonl", "continue"),
+        ]
+    );
+    for r in rows {
+        let e = runs
+            .iter()
+            .find(|e| e["prompt"] == r.prompt.as_str() && e["strategy"] == r.strategy.word())
+            .unwrap_or_else(|| panic!("no eval run for {} {}", r.prompt, r.strategy.word()));
+        assert_eq!(r.items as u64, e["items"].as_u64().unwrap(), "{e}");
+        assert_eq!(r.calls, e["calls"].as_array().unwrap().len(), "{e}");
+        assert_eq!(r.tokens_billed, e["tokens_billed"].as_u64().unwrap(), "{e}");
+        assert!(r.recall.is_some(), "the gold set gives recall: {r:?}");
+    }
+    // Doubling and continuing both took more than the one call here.
+    assert!(rows[1].calls > 1 && rows[3].calls > 1, "{rows:?}");
+    let h = headline.as_deref().unwrap();
+    assert!(h.contains("JSONL + continue: "), "{h}");
+}

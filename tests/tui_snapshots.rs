@@ -4,8 +4,9 @@
 
 mod tui_support;
 
+use cutline::eval::strategy::Strategy;
 use cutline::llm::FinishReason;
-use cutline::tui::event::{Event, RunMsg};
+use cutline::tui::event::{Effect, Event, RunMsg};
 use cutline::tui::runner::compute_sweep;
 use cutline::tui::state::{Shown, Tab};
 use cutline::tui::theme::Theme;
@@ -301,6 +302,60 @@ fn compare_states() {
         }],
     );
     assert_snapshot!("compare_with_gold", screen(&s, 110, 30));
+    // `S`: the strategies run, then their table. The pair needs to know
+    // how it was run.
+    if let Some(cutline::tui::state::Shown::Twins { json, jsonl }) = &mut s.shown {
+        for (v, p) in [(json, json_prompt()), (jsonl, jsonl_prompt())] {
+            v.origin = Some(std::sync::Arc::new(cutline::tui::event::Origin {
+                provider: cutline::tui::event::ProviderChoice::Replay,
+                source: cutline::tui::event::Source::Prompt(Box::new(cutline::run::Spec::new(
+                    p,
+                    serde_json::Map::new(),
+                ))),
+            }));
+        }
+    }
+    let fx = send(&mut s, [ch('S')]);
+    assert!(matches!(fx.as_slice(), [Effect::Costs(_)]));
+    assert!(matches!(s.compare.costs, cutline::tui::costs::Costs::Running(_)));
+    s.compare.top = 12;
+    assert_snapshot!("compare_costs_running", screen(&s, 110, 16));
+    s.compare.costs = cutline::tui::costs::Costs::Ready {
+        ids: (1, 2),
+        rows: vec![
+            cost_row("extract-definitions", "json", Strategy::Single, (0, 1, 880, 2_400, 0.0, false)),
+            cost_row("extract-definitions", "json", Strategy::RetryDouble, (4, 3, 3_310, 9_100, 1.0, true)),
+            cost_row("extract-definitions-jsonl", "jsonl", Strategy::Single, (2, 1, 905, 2_500, 0.5, false)),
+            cost_row("extract-definitions-jsonl", "jsonl", Strategy::Continue, (4, 2, 1_870, 5_200, 1.0, true)),
+        ],
+        headline: Some("JSONL + continue: 4 items, 2 calls, 1870 tokens; JSON + retry-double: 4 items, 3 calls, 3310 tokens (1.8x)".into()),
+    };
+    assert_snapshot!("compare_costs_ready", screen(&s, 110, 20));
+}
+
+/// One strategy row: (items, calls, tokens billed, ms, recall, finished).
+fn cost_row(
+    prompt: &str,
+    response_type: &str,
+    strategy: Strategy,
+    (items, calls, tokens_billed, wall_ms, recall, finished): (usize, usize, u64, u64, f64, bool),
+) -> cutline::eval::strategy::StrategyRow {
+    cutline::eval::strategy::StrategyRow {
+        prompt: prompt.into(),
+        response_type: response_type.into(),
+        twin: None,
+        max_tokens: Some(64),
+        strategy,
+        runs: 1,
+        finished: usize::from(finished),
+        items,
+        calls,
+        tokens_billed,
+        usage_complete: true,
+        wall_ms,
+        loss: None,
+        recall: Some(recall),
+    }
 }
 
 #[test]

@@ -15,6 +15,7 @@
 //! field to be resumed: a rerun skips keys already recorded without error.
 
 pub mod budget;
+pub mod cell;
 pub mod inputs;
 pub mod strategy;
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 use serde_json::Value;
 
+use crate::eval::strategy::StrategyRun;
 use crate::llm::config::ProviderConfig;
 use crate::llm::{FinishReason, Usage};
 use crate::output::json::{JsonAnalysis, SalvagedElement};
@@ -77,6 +78,13 @@ pub enum Event {
         ids: Vec<String>,
         /// `(file, items)`, none, or the error.
         result: Result<Option<(String, Vec<Value>)>, String>,
+    },
+    /// The strategies ran on the pair with these run ids (`S`).
+    CostsDone {
+        /// The pair's run ids (JSON side, JSONL side).
+        ids: (u64, u64),
+        /// Each side's strategy runs, or why they could not run.
+        result: Result<Vec<StrategyRun>, String>,
     },
     /// The migrated prompt was written (or not).
     MigrateWritten(WriteOutcome),
@@ -223,6 +231,31 @@ pub enum Source {
     },
 }
 
+/// What a run was started from, kept on the run so the Compare tab can run
+/// it again by each strategy.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The provider it ran on.
+    pub provider: ProviderChoice,
+    /// What was sent.
+    pub source: Source,
+}
+
+/// The strategies to run on the pair on show: the JSON side by `single`
+/// and `retry-double`, the JSONL side by `single` and `continue`, each
+/// from its own origin and limit.
+#[derive(Debug, Clone)]
+pub struct CostJob {
+    /// The pair's run ids (JSON side, JSONL side).
+    pub ids: (u64, u64),
+    /// Each side's origin and limit.
+    pub sides: [(Arc<Origin>, Option<u32>); 2],
+    /// The gold set on show (file, items), for recall and loss.
+    pub gold: Option<(String, Vec<Value>)>,
+    /// Where calls on a model are recorded.
+    pub sessions_dir: PathBuf,
+}
+
 /// A run for the effects runner to start.
 #[derive(Debug, Clone)]
 pub struct RunJob {
@@ -306,6 +339,8 @@ pub enum Effect {
     /// Look for a gold set `gold/<id>.jsonl` under the prompts directory,
     /// trying `ids` in order.
     LoadGold(Vec<String>),
+    /// Run each strategy on the pair on show (`S` in the Compare tab).
+    Costs(Box<CostJob>),
     /// Write a migrated prompt to `origin.file` atomically; unless
     /// `overwrite`, an existing file is left alone and reported.
     WriteMigrated {

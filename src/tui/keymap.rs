@@ -103,6 +103,8 @@ pub enum Action {
     ExternalEdit,
     /// Write the shareable HTML report of the runs on show.
     Report,
+    /// Run each strategy on the pair on show (Compare tab).
+    Costs,
 }
 
 impl Action {
@@ -159,6 +161,7 @@ impl Action {
             "edit the field in $VISUAL/$EDITOR",
         ),
         (Action::Report, "report", "write the HTML report of the runs on show"),
+        (Action::Costs, "costs", "compare: cost of every item, by strategy"),
     ];
 
     /// The config name of an action.
@@ -400,6 +403,7 @@ impl Keymap {
             (c('c'), Action::Continue),
             (Key::ctrl('o'), Action::ExternalEdit),
             (c('x'), Action::Report),
+            (c('S'), Action::Costs),
         ];
         for n in 1..=7u8 {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));

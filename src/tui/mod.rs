@@ -28,6 +28,7 @@ use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
+pub mod costs;
 pub mod event;
 pub mod external;
 pub mod files;

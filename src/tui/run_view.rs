@@ -87,6 +87,9 @@ pub struct RunView {
     pub structured_path: String,
     /// The session run it was recorded as, if recorded.
     pub recorded: Option<String>,
+    /// What it was started from (none for a run made outside this session
+    /// of the workbench).
+    pub origin: Option<Arc<super::event::Origin>>,
 }
 
 impl RunView {
@@ -126,6 +129,7 @@ impl RunView {
             elapsed_ms: 0,
             structured_path: "none".into(),
             recorded: None,
+            origin: None,
         }
     }
 

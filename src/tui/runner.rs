@@ -1,6 +1,8 @@
 //! The effects runner: owns the tokio tasks that do IO (runs, saves, loading
 //! directories, sweeps) and feeds their results back as [`Event`]s.
 
+mod costs;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -206,6 +208,7 @@ impl Runner {
                 log(format!("save model {} for {}: {r:?}", job.model, job.provider));
                 Some(Event::ModelSaved(r))
             }),
+            Effect::Costs(job) => self.spawn_costs(*job),
             Effect::Sweep(job) => {
                 let tx = self.tx.clone();
                 tokio::task::spawn_blocking(move || {
@@ -219,6 +222,24 @@ impl Runner {
             }
         }
         true
+    }
+
+    /// Run the strategies of `S` on the pair; a panic is reported as a failure.
+    fn spawn_costs(&self, job: crate::tui::event::CostJob) {
+        let tx = self.tx.clone();
+        let ctx = self.context();
+        tokio::spawn(async move {
+            let ids = job.ids;
+            log(format!("strategies on runs {ids:?}: start"));
+            let work = std::panic::AssertUnwindSafe(costs::run(job, ctx));
+            let result = futures_util::FutureExt::catch_unwind(work)
+                .await
+                .unwrap_or_else(|_| Err("internal error: the strategies panicked (see the log)".into()));
+            if let Err(e) = &result {
+                log(format!("strategies on runs {ids:?}: {e}"));
+            }
+            let _ = tx.send(Event::CostsDone { ids, result });
+        });
     }
 
     fn spawn_load_providers(&self) {
@@ -353,7 +374,17 @@ fn ms_since(start: Instant) -> u64 {
 /// choice resolved by the one run path (a replay there plays the recording
 /// of the prompt with these variables, else of any input, with a note).
 async fn target_for(job: &RunJob, registry: &Result<Registry, String>) -> Result<Resolved, String> {
-    match (&job.source, &job.provider) {
+    target_of(&job.source, &job.provider, &job.sessions_dir, registry).await
+}
+
+/// [`target_for`] from its parts.
+async fn target_of(
+    source: &Source,
+    provider: &ProviderChoice,
+    sessions_dir: &std::path::Path,
+    registry: &Result<Registry, String>,
+) -> Result<Resolved, String> {
+    match (source, provider) {
         (Source::Recording { record, reference }, _) => Ok(Resolved {
             target: crate::run::target::replay_of(record, reference.clone()),
             note: Some(format!("replay of {reference}")),
@@ -369,7 +400,7 @@ async fn target_for(job: &RunJob, registry: &Result<Registry, String>) -> Result
                 (_, Ok(r)) => r.clone(),
                 (_, Err(_)) => Registry::default(),
             };
-            let (dir, id, vars) = (job.sessions_dir.clone(), spec.prompt.id.clone(), spec.vars.clone());
+            let (dir, id, vars) = (sessions_dir.to_path_buf(), spec.prompt.id.clone(), spec.vars.clone());
             tokio::task::spawn_blocking(move || {
                 crate::run::target::resolve(
                     &registry,

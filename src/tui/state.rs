@@ -830,6 +830,8 @@ pub struct CompareView {
     /// With a gold set: why each side missed the gold items it missed
     /// (computed with the report, not per frame).
     pub loss: Option<[crate::compare::loss::Loss; 2]>,
+    /// What getting every item costs, strategy by strategy (`S`).
+    pub costs: super::costs::Costs,
     /// First visible row.
     pub top: usize,
 }

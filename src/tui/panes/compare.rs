@@ -199,6 +199,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
             if let Some(l) = &c.loss {
                 v.extend(loss_lines(l, theme));
             }
+            v.extend(super::costs::lines(&c.costs, &s.keymap.key_for(Action::Costs), theme));
             v
         }
         Some(Err(e)) => e.lines().map(|l| Line::styled(l.to_owned(), theme.warn())).collect(),

@@ -11,6 +11,7 @@ use super::state::{OutPane, Scroll, State, Tab};
 use super::theme::Theme;
 
 pub mod compare;
+pub mod costs;
 pub mod editor;
 pub mod help;
 pub mod json;

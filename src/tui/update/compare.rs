@@ -86,16 +86,26 @@ fn losses(
     Some([one(0), one(1)])
 }
 
+/// The pair the Compare tab compares: the twins on show, or the pinned run
+/// (side A) and the run on show (side B).
+pub(super) fn pair_on_show(s: &State) -> Option<(&RunView, &RunView)> {
+    pair_of(s.shown.as_ref(), s.pinned.as_deref())
+}
+
+fn pair_of<'a>(shown: Option<&'a Shown>, pinned: Option<&'a RunView>) -> Option<(&'a RunView, &'a RunView)> {
+    match shown {
+        Some(Shown::Twins { json, jsonl }) => Some((json, jsonl)),
+        Some(Shown::Single(r)) => pinned.filter(|p| p.id != r.id).map(|p| (p, &**r)),
+        None => None,
+    }
+}
+
 /// Recompute the Compare tab's report for the pair on show (twins, or the
 /// pinned run against the run on show); ask for its gold set when the pair
 /// changed.
 pub(super) fn refresh_compare(s: &mut State) -> Vec<Effect> {
+    let pair = pair_of(s.shown.as_ref(), s.pinned.as_deref());
     let c = &mut s.compare;
-    let pair: Option<(&RunView, &RunView)> = match &s.shown {
-        Some(Shown::Twins { json, jsonl }) => Some((json, jsonl)),
-        Some(Shown::Single(r)) => s.pinned.as_deref().filter(|p| p.id != r.id).map(|p| (p, &**r)),
-        None => None,
-    };
     let Some((json, jsonl)) = pair else {
         c.report = Some(Err(rust_i18n::t!(
             "tui.msg.compare_needs_pair",
@@ -135,6 +145,7 @@ pub(super) fn refresh_compare(s: &mut State) -> Vec<Effect> {
     c.labels = [label(json), label(jsonl)];
     if c.ids != Some((json.id, jsonl.id)) {
         c.top = 0;
+        c.costs = crate::tui::costs::Costs::Idle;
     }
     c.ids = Some((json.id, jsonl.id));
     c.report = Some(match (side_of(json), side_of(jsonl)) {

@@ -209,6 +209,7 @@ pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Continue => return continue_run(s),
         Action::ExternalEdit => return external::open(s),
         Action::Report => return report::write(s),
+        Action::Costs => return super::costs::start(s),
         Action::Structured => cycle_structured(s),
         Action::Save => return save(s),
         Action::Rendered => {
@@ -311,6 +312,7 @@ pub(super) fn move_by(s: &mut State, by: isize) {
                             .loss
                             .as_ref()
                             .map_or(0, |l| panes::compare::loss_lines(l, s.theme).len())
+                        + panes::costs::lines(&s.compare.costs, "", s.theme).len()
                         + 8
                 }
                 _ => 1,

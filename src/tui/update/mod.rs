@@ -4,6 +4,7 @@
 //! as [`Event`]s.
 
 mod compare;
+mod costs;
 mod external;
 mod keys;
 mod migrate;
@@ -28,14 +29,16 @@ use crate::prompt::{PromptConfig, ResponseType};
 use crate::run::Spec;
 use crate::session::RunRecord;
 
-use super::event::{Effect, Event, ProviderChoice, RunJob, RunMsg, Source, SweepData, SweepInput, SweepJob};
+use super::event::{
+    CostJob, Effect, Event, Origin, ProviderChoice, RunJob, RunMsg, Source, SweepData, SweepInput, SweepJob,
+};
 use super::keymap::Action;
 use super::layout;
 use super::panes;
 use super::run_view::{self, Phase, RunView};
 use super::state::{Editor, Field, FirstScreen, Mode, OutPane, Shown, State, SweepView, Tab, Target};
 
-use compare::{gold_loaded, pin, refresh_compare};
+use compare::{gold_loaded, pair_on_show, pin, refresh_compare};
 use keys::{key, mouse, quit, step};
 use migrate::{migrate_selected, migrate_selected_from, migrate_source, migrate_twins, migrate_write, migrate_written};
 use open::{copy, edit, first_screen, open, open_prompt, reference, save, view_of_record};
@@ -138,6 +141,7 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::GoldLoaded { ids, result } => gold_loaded(s, &ids, result),
+        Event::CostsDone { ids, result } => costs::done(s, ids, result),
         Event::MigrateWritten(w) => migrate_written(s, w),
         Event::Terminate => quit(s),
     }

@@ -1,8 +1,8 @@
 //! Opening things: a prompt in the editor, a recorded run, saving, copying, the first screen.
 
 use super::{
-    Arc, Editor, Effect, FirstScreen, Mode, OutPane, Phase, PromptConfig, ResponseType, RunRecord, RunView, Shown,
-    State, Tab, Target, cancel_live, limit_label, run_view, show,
+    Arc, Editor, Effect, FirstScreen, Mode, Origin, OutPane, Phase, PromptConfig, ResponseType, RunRecord, RunView,
+    Shown, Source, Spec, State, Tab, Target, cancel_live, limit_label, run_view, show,
 };
 
 pub(super) fn open_prompt(s: &mut State) -> bool {
@@ -86,6 +86,13 @@ pub(super) fn view_of_record(s: &mut State, si: usize, ri: usize) -> Result<RunV
     v.structured_path.clone_from(&rec.structured_path);
     v.note = Some(rust_i18n::t!("tui.msg.recorded_note", run = reference(s, si, ri)).into_owned());
     v.recorded = Some(reference(s, si, ri));
+    // Run again (by each strategy, `S`) on the workbench's provider, from
+    // the recorded prompt and variables.
+    let spec = Spec::new(prompt.clone(), rec.variables.clone()).limit(rec.params.max_tokens);
+    v.origin = Some(Arc::new(Origin {
+        provider: s.provider.clone(),
+        source: Source::Prompt(Box::new(spec)),
+    }));
     if let Some(e) = &rec.error {
         v.phase = Phase::Failed(e.to_string());
     }

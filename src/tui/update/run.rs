@@ -2,8 +2,8 @@
 
 use super::super::state::Sweep;
 use super::{
-    Arc, Effect, FinishReason, Phase, PromptConfig, ProviderChoice, ResponseType, RunJob, RunMsg, RunView, Shown,
-    Source, Spec, State, Structured, StructuredPath, Tab, Target, open_prompt, prompt_of_record, reference,
+    Arc, Effect, FinishReason, Origin, Phase, PromptConfig, ProviderChoice, ResponseType, RunJob, RunMsg, RunView,
+    Shown, Source, Spec, State, Structured, StructuredPath, Tab, Target, open_prompt, prompt_of_record, reference,
     refresh_compare, run_view, sweep_effect,
 };
 
@@ -41,6 +41,10 @@ pub(super) fn new_job(s: &mut State, prompt: &PromptConfig, source: Source) -> R
     };
     let mut view = RunView::starting(id, prompt, schemas.clone(), provider.label(), s.max_tokens);
     view.started_ms = s.clock_ms;
+    view.origin = Some(Arc::new(Origin {
+        provider: provider.clone(),
+        source: source.clone(),
+    }));
     let job = RunJob {
         id,
         provider,
