@@ -242,7 +242,7 @@ fn stream_benches(c: &mut Criterion) {
                 st.feed(chunk, &mut out);
                 out.clear();
             }
-            st.finish()
+            st.finish(&mut Vec::new())
         });
     });
     g.finish();

@@ -33,6 +33,21 @@ struct Schemas {
     line: CompiledSchema,
     json: JsonSchemas,
     sweep: SweepSchemas,
+    /// An array of a discriminated union, whose element errors are read by
+    /// branch while the whole array's are the validator's own.
+    union: JsonSchemas,
+}
+
+fn union_schema() -> Value {
+    json!({
+        "type": "array",
+        "items": {"oneOf": [
+            {"type": "object", "properties": {"type": {"const": "term"}, "entity": {"type": "string"}},
+             "required": ["type", "entity"]},
+            {"type": "object", "properties": {"type": {"const": "note"}, "definition": {"type": "string"}},
+             "required": ["type", "definition"]}
+        ]}
+    })
 }
 
 fn schemas() -> &'static Schemas {
@@ -46,6 +61,7 @@ fn schemas() -> &'static Schemas {
                 json: JsonSchemas::compile(Some(&whole)).unwrap(),
                 line: Some(CompiledSchema::compile(&item_schema()).unwrap()),
             },
+            union: JsonSchemas::compile(Some(&union_schema())).unwrap(),
         }
     })
 }
@@ -352,7 +368,9 @@ fn stream_in(
         at = end;
         turn += 1;
     }
-    (lines.finish(&mut out), array.finish(), out)
+    let l = lines.finish(&mut out);
+    let a = array.finish(&mut out);
+    (l, a, out)
 }
 
 fn check_stream_equals_one_shot(text: &[u8], sizes: &[usize]) -> Result<(), TestCaseError> {
@@ -391,12 +409,12 @@ fn check_sweep_every_byte(text: &[u8]) -> Result<(), TestCaseError> {
 }
 
 /// `parse`'s outline of every prefix serialises to the same bytes as the
-/// full analysis, with the array schema and with none.
+/// full analysis, with the array schema, a union one and none.
 fn check_outline_every_byte(text: &[u8]) -> Result<(), TestCaseError> {
     let none = JsonSchemas::default();
     for cut in 0..=text.len() {
         let t = String::from_utf8_lossy(&text[..cut]);
-        for s in [&schemas().json, &none] {
+        for s in [&schemas().json, &schemas().union, &none] {
             let full = serde_json::to_string(&json::analyse(&t, s)).unwrap();
             let o = json::outline(t.as_bytes(), s);
             let view = serde_json::to_string(&OutlineView {

@@ -171,7 +171,10 @@ fn stream_both(
         l.feed(chunk, &mut out);
         j.feed(chunk, &mut out);
     }
-    (l.finish(&mut out), j.finish())
+    {
+        let l = l.finish(&mut out);
+        (l, j.finish(&mut out))
+    }
 }
 
 /// The one-shot analysers on every cut, as the sweep should report them.
@@ -1033,7 +1036,7 @@ fn streaming_emits_each_item_as_it_completes() {
         })
         .collect();
     assert_eq!(values, vec![json!({"a": 1}), json!({"a": "}"}), json!(33)]);
-    assert_eq!(st.finish().salvaged.len(), 3);
+    assert_eq!(st.finish(&mut Vec::new()).salvaged.len(), 3);
     // JSONL: a line is out when its newline arrives.
     let mut st = JsonlStream::new(None);
     let mut out = Vec::new();

@@ -122,10 +122,12 @@ pub fn salvage(data: &[u8]) {
         let prefix = salvage::salvage(&data[..last.known_at]).elements;
         assert_eq!(prefix, elements, "salvage of the prefix up to known_at");
     }
-    // The resumable scanner fed everything at once agrees.
+    // The resumable scanner fed everything at once agrees (what it keeps
+    // at the end of input included).
     let mut scanner = salvage::ArrayScanner::new();
     let mut again = Vec::new();
     scanner.feed(data, &mut again);
+    scanner.finish(data, &mut |e| again.push(e));
     assert_eq!(again, elements);
 }
 
@@ -177,7 +179,7 @@ pub fn stream(data: &[u8]) {
         for p in &parts {
             st.feed(p, &mut out);
         }
-        let streamed = st.finish();
+        let streamed = st.finish(&mut out);
         assert_eq!(streamed, one, "JSON: streaming differs from one-shot");
     }
 }

@@ -118,6 +118,16 @@ impl CompiledSchema {
         Err(violations(&self.validator, value, None))
     }
 
+    /// The validator's own violations of `value`, without the union's
+    /// branch reading: what validating an array of such values reports for
+    /// this one, before its index is put in front of each pointer.
+    pub fn plain_violations(&self, value: &Value) -> Vec<Violation> {
+        if self.validator.is_valid(value) {
+            return Vec::new();
+        }
+        violations(&self.validator, value, None)
+    }
+
     fn union_violations(&self, value: &Value) -> Vec<Violation> {
         let allowed = || self.union.iter().map(|b| b.tag.as_str()).collect::<Vec<_>>().join(", ");
         let Some(obj) = value.as_object() else {

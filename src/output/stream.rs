@@ -124,11 +124,15 @@ impl<'s> JsonStream<'s> {
         out.extend(self.elements[before..].iter().cloned().map(Completed::Element));
     }
 
-    /// The end of the stream: the strict parse and the full analysis.
-    pub fn finish(mut self) -> JsonAnalysis {
+    /// The end of the stream: the strict parse and the full analysis. The
+    /// elements the scan keeps only now (after one that turned out broken
+    /// at the end) are pushed onto `out`.
+    pub fn finish(mut self, out: &mut Vec<Completed>) -> JsonAnalysis {
         match std::str::from_utf8(&self.buf) {
             Ok(text) => {
-                let stop = self.scanner.finish(&self.buf);
+                let before = self.elements.len();
+                let stop = self.scanner.finish(&self.buf, &mut |e| self.elements.push(e));
+                out.extend(self.elements[before..].iter().cloned().map(Completed::Element));
                 let found = Salvaged {
                     elements: self.elements,
                     broken: self.scanner.take_broken(),

@@ -277,14 +277,18 @@ fn salvage_spans(text: &[u8], schemas: &JsonSchemas) -> Vec<Span> {
     // Each element is validated and dropped as soon as it is scanned: none
     // is kept, so memory stays flat and the cache warm.
     let mut out = Vec::new();
-    salvage::ArrayScanner::new().feed_with(text, &mut |el| {
+    let mut count = |el: salvage::Element| {
         let valid = schemas
             .element(el.property.as_deref())
             .is_none_or(|s| s.is_valid(&el.value));
         if valid {
             push(&mut out, el.known_at, usize::MAX, 1);
         }
-    });
+    };
+    let mut scanner = salvage::ArrayScanner::new();
+    scanner.feed_with(text, &mut count);
+    // What the scan keeps only at the end of input counts too.
+    scanner.finish(text, &mut count);
     out
 }
 

@@ -209,6 +209,21 @@ impl JsonSchemas {
         self.whole_is_items
     }
 
+    /// What the whole-response schema says of `value` as item `index` of
+    /// an array, when [`Self::whole_is_items`]: its item violations, each
+    /// pointer under `/index`, as validating the whole array reports them,
+    /// without building the array.
+    pub fn whole_item_violations(&self, index: usize, value: &Value) -> Vec<Violation> {
+        let Some(items) = &self.items else {
+            return Vec::new();
+        };
+        let mut found = items.plain_violations(value);
+        for v in &mut found {
+            v.pointer.insert_str(0, &format!("/{index}"));
+        }
+        found
+    }
+
     /// What the element schema says of `value` (nothing: valid).
     pub fn element_errors(&self, property: Option<&str>, value: &Value) -> Vec<Violation> {
         match self.element(property) {

@@ -8,7 +8,8 @@
 //! read again from the text, one at a time, when they are written. When the
 //! whole response is one closed array that salvage walked without a break,
 //! and the whole-response schema only constrains its items, the strict
-//! value *is* those elements: it is neither built nor validated again.
+//! value *is* those elements: it is neither built nor validated again, and
+//! when elements are rejected its violations are theirs under their index.
 //!
 //! [`OutlineView`] serialises to exactly the bytes [`super::JsonAnalysis`]
 //! does (tests/output_props.rs checks it on generated responses).
@@ -78,24 +79,38 @@ pub fn outline(text: &[u8], schemas: &JsonSchemas) -> Outline {
     let mut scanner = ArrayScanner::new();
     let mut elements = Vec::new();
     let mut lines = LineCounter::new();
-    scanner.feed_with(text, &mut |el| {
+    // What the whole schema would say of each invalid element, should the
+    // array turn out to be the whole response.
+    let mut item_violations = Vec::new();
+    let mut keep = |el: crate::output::salvage::Element| {
+        let errors = schemas.element_errors(el.property.as_deref(), &el.value);
+        if !errors.is_empty() && el.property.is_none() {
+            item_violations.extend(schemas.whole_item_violations(elements.len(), &el.value));
+        }
         elements.push(ElementVerdict {
             line: lines.line_of(text, el.span.start),
-            errors: schemas.element_errors(el.property.as_deref(), &el.value),
+            errors,
             span: el.span,
             property: el.property,
         });
-    });
-    let stop = scanner.finish(text);
+    };
+    scanner.feed_with(text, &mut keep);
+    let stop = scanner.finish(text, &mut keep);
     let broken = scanner.take_broken();
     let whole_array = scanner.closed_array() == Some(strict_region_bytes(text)) && broken.is_empty();
-    let all_valid = elements.iter().all(|e| e.errors.is_empty());
-    let strict = if whole_array && schemas.whole_is_items() && (all_valid || schemas.whole.is_none()) {
+    let strict = if whole_array && schemas.whole_is_items() {
+        // The strict value is the elements: valid exactly when each is, and
+        // its violations are theirs (a huge array's value tree is never built).
+        let valid = schemas.whole.is_none() || item_violations.is_empty();
         Strict {
-            status: JsonStatus::Ok,
+            status: if valid {
+                JsonStatus::Ok
+            } else {
+                JsonStatus::SchemaInvalid
+            },
             value: None,
             error: None,
-            violations: Vec::new(),
+            violations: if valid { Vec::new() } else { item_violations },
             not_standard: Vec::new(),
         }
     } else {
@@ -106,8 +121,8 @@ pub fn outline(text: &[u8], schemas: &JsonSchemas) -> Outline {
         status: strict.status,
         value: match strict.value {
             Some(v) => StrictValue::Held(v),
-            None if strict.status == JsonStatus::Ok => StrictValue::Elements,
-            None => StrictValue::Absent,
+            None if strict.status == JsonStatus::InvalidJson => StrictValue::Absent,
+            None => StrictValue::Elements,
         },
         error: strict.error,
         violations: strict.violations,

@@ -97,14 +97,30 @@ pub struct Salvaged {
 /// Salvage the complete elements of `text` in one pass.
 pub fn salvage(text: &[u8]) -> Salvaged {
     let mut scanner = ArrayScanner::new();
-    let mut elements = Vec::new();
-    scanner.feed(text, &mut elements);
-    let stop = scanner.finish(text);
+    let mut elements: Vec<Element> = Vec::new();
+    let mut keep = |e: Element| {
+        if elements.is_empty() {
+            elements.reserve(expected_count(text.len(), &e.span));
+        }
+        elements.push(e);
+    };
+    scanner.feed_with(text, &mut keep);
+    let stop = scanner.finish(text, &mut keep);
     Salvaged {
         elements,
         broken: scanner.take_broken(),
         stop,
     }
+}
+
+/// How many elements `len` bytes hold if the rest are as long as the first
+/// (plus a separator), at most one per 64 bytes. Reserving it once spares
+/// the vector's regrowth copies, a measured share of salvage's time over a
+/// plain parse; the cap keeps a tiny first element from reserving more
+/// than about the input's size.
+fn expected_count(len: usize, first: &Range<usize>) -> usize {
+    let rest = len.saturating_sub(first.start);
+    (rest / (first.len() + 2).max(64)).max(1)
 }
 
 #[cfg(test)]

@@ -154,7 +154,7 @@ impl ArrayScanner {
     }
 
     /// [`feed`](Self::feed), handing each completed element to `each`.
-    pub fn feed_with(&mut self, bytes: &[u8], each: &mut dyn FnMut(Element)) {
+    pub fn feed_with(&mut self, bytes: &[u8], each: &mut impl FnMut(Element)) {
         loop {
             let state = std::mem::replace(&mut self.state, State::Stopped);
             match self.step(state, bytes, each) {
@@ -167,8 +167,16 @@ impl ArrayScanner {
         }
     }
 
-    /// The end of input: report why the array is incomplete, if it is.
-    pub fn finish(&mut self, bytes: &[u8]) -> Option<Stop> {
+    /// The end of input. An object, array or string still open there whose bytes
+    /// JSON's grammar already rejects (an unbalanced quote hid its end from
+    /// the structural skip) was broken, not cut: the scan resumes after it,
+    /// handing what it keeps to `out`. Then say why the array is incomplete,
+    /// if it is.
+    pub fn finish(&mut self, bytes: &[u8], out: &mut impl FnMut(Element)) -> Option<Stop> {
+        while let Some(next) = self.broken_at_end(bytes) {
+            self.state = next;
+            self.feed_with(bytes, out);
+        }
         if let Some(stop) = &self.stop {
             return Some(stop.clone());
         }
@@ -200,6 +208,25 @@ impl ArrayScanner {
         })
     }
 
+    /// The state after an element open at the end of input, when
+    /// `serde_json` finds a syntax error in it (not the end of input).
+    fn broken_at_end(&mut self, bytes: &[u8]) -> Option<State> {
+        let State::InElement {
+            start,
+            skip: Some(_),
+            after,
+        } = &self.state
+        else {
+            return None;
+        };
+        let (start, after) = (*start, after.clone());
+        if !matches!(bytes[start], b'{' | b'[' | b'"') {
+            return None;
+        }
+        let (at, known, message) = syntax_break(&bytes[start..])?;
+        Some(self.broke(start, start + at, start + known, message, after))
+    }
+
     fn fail(&mut self, offset: usize, message: impl Into<String>) -> State {
         self.stop = Some(Stop {
             offset,
@@ -211,7 +238,7 @@ impl ArrayScanner {
 
     /// One transition: `Ok(next)` to go on, `Err(state)` to park in `state`
     /// until more input arrives (or for good, once closed or stopped).
-    fn step(&mut self, state: State, bytes: &[u8], out: &mut dyn FnMut(Element)) -> Result<State, State> {
+    fn step(&mut self, state: State, bytes: &[u8], out: &mut impl FnMut(Element)) -> Result<State, State> {
         match state {
             State::Closed | State::Stopped => Err(state),
             State::Seek => self.seek(bytes),
@@ -387,7 +414,7 @@ impl ArrayScanner {
         skip: Option<ValueSkipper>,
         after: Option<Break>,
         bytes: &[u8],
-        out: &mut dyn FnMut(Element),
+        out: &mut impl FnMut(Element),
     ) -> Result<State, State> {
         let self_delimited = matches!(bytes[start], b'{' | b'[' | b'"');
         if skip.is_none()
@@ -406,16 +433,17 @@ impl ArrayScanner {
             Skip::Syntax(at) => Ok(self.broke(start, at, at + 1, "expected a value".into(), after)),
             Skip::Done(end) => Ok(match serde_json::from_slice::<Value>(&bytes[start..end]) {
                 Ok(value) => self.parsed(start, end, value, after, bytes, out),
-                Err(e) => {
-                    let at = start + offset_of(&bytes[start..end], e.line(), e.column());
-                    self.broke(
-                        start,
-                        at,
-                        end,
-                        crate::output::json::strip_position(&e.to_string()),
-                        after,
-                    )
-                }
+                Err(e) => match syntax_break(&bytes[start..end]).filter(|_| self_delimited) {
+                    // A prefix that holds the break already resumes after it
+                    // (`finish`), whether or not the skip found this end.
+                    Some((at, known, message)) => self.broke(start, start + at, start + known, message, after),
+                    // Not its grammar (a string's UTF-8, a scalar): known at its end.
+                    None => {
+                        let at = start + offset_of(&bytes[start..end], e.line(), e.column());
+                        let message = crate::output::json::strip_position(&e.to_string());
+                        self.broke(start, at, end, message, after)
+                    }
+                },
             }),
         }
     }
@@ -430,7 +458,7 @@ impl ArrayScanner {
         value: Value,
         after: Option<Break>,
         bytes: &[u8],
-        out: &mut dyn FnMut(Element),
+        out: &mut impl FnMut(Element),
     ) -> State {
         self.pos = end;
         let after = match after {
@@ -464,41 +492,52 @@ impl ArrayScanner {
     /// The common case without a state per step: after an object or array
     /// kept in order, while a `,` and another whole one follow, keep them.
     /// Anything else hands back the state the machine would be in there.
-    fn in_order(&mut self, bytes: &[u8], out: &mut dyn FnMut(Element)) -> State {
-        loop {
+    ///
+    /// The layout is taken once, from the last element start, when the loop
+    /// hands back: only a break reads it, and a break is handled outside.
+    fn in_order(&mut self, bytes: &[u8], out: &mut impl FnMut(Element)) -> State {
+        let mut last = None;
+        let state = loop {
             if self.next_non_ws(bytes) != Some(b',') {
-                return State::AfterElement { pending: None };
+                break State::AfterElement { pending: None };
             }
             self.pos += 1;
             let start = match self.next_non_ws(bytes) {
                 Some(b'{' | b'[') => self.pos,
-                _ => return State::ElementOrEnd { first: false },
+                _ => break State::ElementOrEnd { first: false },
             };
-            self.array.layout = Some(layout_at(bytes, start));
+            last = Some(start);
             let Some((value, end)) = parse_whole(bytes, start) else {
                 // Cut or broken: the skipper takes it from here.
-                return State::InElement {
+                break State::InElement {
                     start,
                     skip: Some(ValueSkipper::new(start)),
                     after: None,
                 };
             };
             self.pos = end;
-            let element = Element {
+            // Kept as `keep` keeps an element with no break before it.
+            if self.array.keys.is_none() {
+                self.remember(&value);
+            }
+            out(Element {
                 span: start..end,
                 property: self.array.prop.clone(),
                 value,
-                known_at: end,
-            };
-            self.keep(Pending { element, after: None }, end, out);
+                known_at: end.max(self.floor),
+            });
+        };
+        if let Some(start) = last {
+            self.array.layout = Some(layout_at(bytes, start));
         }
+        state
     }
 
     fn after_element(
         &mut self,
         pending: Option<Box<Pending>>,
         bytes: &[u8],
-        out: &mut dyn FnMut(Element),
+        out: &mut impl FnMut(Element),
     ) -> Result<State, State> {
         let Some(b) = self.next_non_ws(bytes) else {
             return Err(State::AfterElement { pending });
@@ -528,7 +567,7 @@ impl ArrayScanner {
     }
 
     /// Keep an element, known whole once `known_at` bytes arrived.
-    fn keep(&mut self, p: Pending, known_at: usize, out: &mut dyn FnMut(Element)) {
+    fn keep(&mut self, p: Pending, known_at: usize, out: &mut impl FnMut(Element)) {
         let mut element = p.element;
         if let Some(b) = p.after {
             self.broken.push(Broken {
@@ -613,6 +652,27 @@ impl ArrayScanner {
         }
         bytes.get(self.pos).copied()
     }
+}
+
+/// Where JSON's grammar breaks in the value at the start of `bytes`, when
+/// it breaks before the input ends: the offset `serde_json` names, the
+/// length of the shortest prefix that already fails, and the parser's word.
+/// Every prefix that holds the break gets the same answer (strings' UTF-8 is
+/// not judged here, so no later byte can move it).
+fn syntax_break(bytes: &[u8]) -> Option<(usize, usize, String)> {
+    let fails = |b: &[u8]| {
+        serde_json::from_slice::<serde::de::IgnoredAny>(b)
+            .err()
+            .filter(|e| !e.is_eof())
+    };
+    let e = fails(bytes)?;
+    let at = offset_of(bytes, e.line(), e.column());
+    // Some errors are placed a byte before the one that showed them (a
+    // control character in a string).
+    let known = (at + 1..bytes.len())
+        .find(|&n| fails(&bytes[..n]).is_some())
+        .unwrap_or(bytes.len());
+    Some((at, known, crate::output::json::strip_position(&e.to_string())))
 }
 
 /// The layout an element starting at `at` shows.

@@ -29,6 +29,24 @@ fn unclosed_fence() {
     assert_eq!(values(t), vec![json!({"a": 1}), json!({"a": 2})]);
 }
 
+/// An element whose quotes no longer balance hides its end from the
+/// structural skip, which then reads to the end of the text; `serde_json`
+/// already finds the break inside it, so the scan resumes after it. Found
+/// by `tests/output_props.rs` (a candidate inside a string, `"]{"`).
+#[test]
+fn an_unbalanced_quote_loses_only_its_element() {
+    let t = r#"[{"a": "x}, {"a": "y"}, {"a": "z"}]"#;
+    assert_eq!(values(t), vec![json!({"a": "y"}), json!({"a": "z"})]);
+    assert_eq!(broken(t), vec![(r#"{"a": "x}, "#, "expected `,` or `}`".to_owned())]);
+    assert_eq!(salvage(t.as_bytes()).stop, None);
+    let t = r#"["entity":"]{", "definition": "["}, {"entity":""}]"#;
+    assert_eq!(values(t), vec![json!({"entity": ""})]);
+    // Cut inside it, it is only cut: nothing after it has arrived.
+    let t = r#"[{"a": 1}, {"a": "x}, {"#;
+    assert_eq!(values(t), vec![json!({"a": 1})]);
+    assert_eq!(salvage(t.as_bytes()).stop.unwrap().reason, StopReason::Eof);
+}
+
 #[test]
 fn a_missing_comma_skips_nothing() {
     let t = r#"[{"a": 1}, {"a": 2} {"a": 3}]"#;
@@ -63,16 +81,22 @@ fn a_dropped_brace_on_one_line() {
     assert_eq!(salvage(t.as_bytes()).stop, None);
 }
 
-/// A missing `}` makes the element swallow the next ones until the array's
-/// bracket balances; the element is broken, the ones after it are kept.
+/// A missing `}` makes the element swallow the next ones structurally; the
+/// element is broken where JSON's grammar says so (a `{` where a key was
+/// due), and the ones after it are kept, each once its delimiter arrived,
+/// whether or not the array's bracket ever balances.
 #[test]
 fn a_dropped_closing_brace() {
     let t = "[\n  {\"e\": \"a\"},\n  {\"e\": \"b\",\n  {\"e\": \"c\"},\n  {\"e\": \"d\"}\n]";
     assert_eq!(values(t), vec![json!({"e": "a"}), json!({"e": "c"}), json!({"e": "d"})]);
     let s = salvage(t.as_bytes());
-    // Known only once the broken element's bracket balanced: at the end.
-    assert!(s.elements[1..].iter().all(|e| e.known_at == t.len()));
-    assert_eq!(s.elements[0].known_at, 14);
+    let known: Vec<usize> = s.elements.iter().map(|e| e.known_at).collect();
+    let c_comma = t.find("\"c\"},").unwrap() + 5;
+    // `d` follows `c` in order: kept at its own `}`.
+    assert_eq!(known, vec![14, c_comma, t.len() - 2]);
+    // Cut before the array closed, the elements after the break are kept.
+    let cut = &t[..t.len() - 3];
+    assert_eq!(values(cut), vec![json!({"e": "a"}), json!({"e": "c"})]);
 }
 
 /// Nested objects at a deeper indent, or without the array's keys, are not
@@ -135,6 +159,8 @@ fn resumable_equals_one_shot() {
 [{"a": "x\"y", "n": [1, 2, {"z": "]"}]}, {"b": 12345678901234567890123}, 7, "s", {"c"#,
         "[\n  {\"e\": \"a\"},\n  \"e\": \"b\"},\n  {\"e\": \"c\",\n  {\"e\": \"d\"},\n  {\"e\": \"f\"}\n]",
         r#"[{"e": "a"} {"e": "b"}, "e": 1}, {"e": "c"}"#,
+        r#"[{"a": "x}, {"a": "y"}, {"a": "z"}]"#,
+        r#"["entity":"]{", "definition": "["}, {"entity":""}]"#,
     ];
     for t in texts {
         let expect = salvage(t.as_bytes());
@@ -146,8 +172,9 @@ fn resumable_equals_one_shot() {
                 end = (end + step).min(t.len());
                 sc.feed(&t.as_bytes()[..end], &mut out);
             }
+            let stop = sc.finish(t.as_bytes(), &mut |e| out.push(e));
             assert_eq!(out, expect.elements, "step {step}: {t}");
-            assert_eq!(sc.finish(t.as_bytes()), expect.stop, "step {step}: {t}");
+            assert_eq!(stop, expect.stop, "step {step}: {t}");
             assert_eq!(sc.take_broken(), expect.broken, "step {step}: {t}");
         }
     }
