@@ -12,6 +12,7 @@ pub mod eval;
 pub mod i18n;
 pub mod limits;
 pub mod llm;
+pub mod logging;
 pub mod output;
 pub mod prompt;
 pub mod report;

@@ -737,3 +737,60 @@ fn the_local_server_never_outlives_a_kill_9_of_cutline() {
     }
     assert!(!survived, "the local server outlived cutline");
 }
+
+/// The run path logs through `tracing` to stderr: nothing by default (a
+/// script reading stderr sees only what went wrong), each request and its
+/// finish at `CUTLINE_LOG=debug`, and never on stdout.
+#[test]
+fn the_run_path_logs_its_requests_at_debug_on_stderr_only() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir(&sessions).expect("mkdir");
+    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let run = |log: Option<&str>| {
+        let mut c = cutline();
+        c.args([
+            "run",
+            "extract-definitions-jsonl",
+            "--provider",
+            "replay",
+            "--max-tokens",
+            "64",
+        ])
+        .args([
+            "--sessions",
+            sessions.to_str().expect("utf-8 path"),
+            "--prompts",
+            "prompts",
+        ])
+        .args(["--output", "json"])
+        .env_remove("CUTLINE_LOG");
+        if let Some(l) = log {
+            c.env("CUTLINE_LOG", l);
+        }
+        let out = c.output().expect("run");
+        assert_eq!(out.status.code(), Some(0));
+        let env: Value = serde_json::from_slice(&out.stdout).expect("stdout is the envelope alone");
+        assert_eq!(env["ok"], json!(true));
+        String::from_utf8(out.stderr).expect("utf-8")
+    };
+    assert_eq!(run(None), "");
+    let debug = run(Some("debug"));
+    let lines: Vec<&str> = debug.lines().collect();
+    let request = lines
+        .iter()
+        .find(|l| l.contains("request"))
+        .unwrap_or_else(|| panic!("{debug}"));
+    assert!(request.starts_with("DEBUG"), "{request}");
+    assert!(
+        request.contains("provider=replay") && request.contains("max_tokens=Some(64)"),
+        "{request}"
+    );
+    let response = lines
+        .iter()
+        .find(|l| l.contains("response"))
+        .unwrap_or_else(|| panic!("{debug}"));
+    assert!(response.contains("finish=Some(Length)"), "{response}");
+    // A filter that names another module shows nothing of the run path.
+    assert_eq!(run(Some("cutline::tui=debug")), "");
+}

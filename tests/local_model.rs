@@ -314,6 +314,98 @@ fn a_continued_run_goes_on_from_the_exact_tokens() {
     }
 }
 
+/// The workbench's `c` on the real model goes on from the model's own
+/// tokens, as `run --continue` does: pressing it at 40 tokens until the
+/// answer ends on its own gives, byte for byte, the uncut run's text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workbench_continues_from_the_exact_tokens() {
+    use cutline::tui::event::{Effect, Event, ProviderChoice};
+    use cutline::tui::runner::Runner;
+    use cutline::tui::state::State;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    if !model_or_skip() {
+        return;
+    }
+    let sessions = tempfile::tempdir().unwrap();
+    let uncut = run_json(
+        &["run", "extract-definitions-jsonl", "--provider", "local"],
+        sessions.path(),
+    );
+    assert_eq!(uncut["finish_reason"], "stop");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut runner = Runner::new(
+        tx,
+        "prompts".into(),
+        sessions.path().to_owned(),
+        std::time::Instant::now(),
+    );
+    let mut s = State::new(
+        "prompts".into(),
+        sessions.path().to_owned(),
+        cutline::tui::keymap::Keymap::defaults(),
+        cutline::tui::theme::Theme { color: false },
+    );
+    s.size = (100, 30);
+    s.local_installed = Some(true);
+    s.provider = ProviderChoice::Local;
+    // Apply effects, then fold events back in until `done` holds.
+    let mut drive = async |s: &mut State, effects: Vec<Effect>, done: &dyn Fn(&State) -> bool| {
+        for e in effects {
+            runner.apply(e);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+        while !done(s) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let ev = tokio::time::timeout(left, rx.recv())
+                .await
+                .expect("timed out")
+                .expect("open");
+            for e in cutline::tui::update(s, ev) {
+                runner.apply(e);
+            }
+        }
+    };
+    drive(&mut s, vec![Effect::LoadPrompts], &|s: &State| {
+        !s.prompts.prompts.is_empty()
+    })
+    .await;
+    let at = s
+        .prompts
+        .filtered()
+        .iter()
+        .position(|&i| s.prompts.prompts[i].id == "extract-definitions-jsonl");
+    s.prompts.selected = at.expect("the bundled prompt");
+    let key = |c: KeyCode| Event::Key(KeyEvent::new(c, KeyModifiers::NONE));
+    let press = |s: &mut State, keys: &[KeyCode]| -> Vec<Effect> {
+        keys.iter().flat_map(|&k| cutline::tui::update(s, key(k))).collect()
+    };
+    let ended = |s: &State| s.shown.as_ref().is_some_and(|x| !x.live());
+    let fx = press(
+        &mut s,
+        &[
+            KeyCode::Char('m'),
+            KeyCode::Char('4'),
+            KeyCode::Char('0'),
+            KeyCode::Enter,
+            KeyCode::Char('r'),
+        ],
+    );
+    drive(&mut s, fx, &ended).await;
+    let mut calls = 1;
+    while s.shown.as_ref().unwrap().jsonl_side().finish == Some(FinishReason::Length) && calls < 12 {
+        let view = s.shown.as_ref().unwrap().jsonl_side();
+        assert!(view.token_ids.is_some(), "call {calls}: no token ids on show");
+        let fx = press(&mut s, &[KeyCode::Char('c')]);
+        drive(&mut s, fx, &ended).await;
+        calls += 1;
+    }
+    let view = s.shown.as_ref().unwrap().jsonl_side();
+    assert_eq!(view.finish, Some(FinishReason::Stop), "{:?}", s.message);
+    assert!(calls >= 2);
+    assert_eq!(view.text, uncut["text"].as_str().unwrap(), "after {calls} calls");
+}
+
 /// Grammar-constrained JSONL on the real llama-server: the grammars of a
 /// plain and a `type`-union line schema compile there, every complete line
 /// is schema-valid, and the limit still cuts at most the last line.

@@ -440,7 +440,7 @@ async fn every_parameter_at_every_level_reaches_the_body_from_the_workbench() {
         .with_registry(registry);
         let before = server.requests().len();
         runner.apply(Effect::Start(Box::new(RunJob {
-            prefill: String::new(),
+            prefill: cutline::tui::event::Prefill::default(),
             id: 1,
             provider: ProviderChoice::Configured {
                 name: "t".into(),

@@ -144,6 +144,8 @@ impl World {
             .env("GEMINI_API_KEY", GEMINI_KEY)
             .env("COMPAT_KEY", COMPAT_KEY)
             .env("RUST_BACKTRACE", "1")
+            // Every diagnostic the run path has, on the stderr checked.
+            .env("CUTLINE_LOG", "trace")
             .output()
             .expect("run cutline");
         (

@@ -493,7 +493,7 @@ fn cutline_pid(t: &Tmux) -> String {
 
 /// A 10 KB bracketed paste into the editor lands whole in one step, and a
 /// Ctrl-S sent right after it saves all of it without waiting for more
-/// keys. Then a 200 KB burst typed without bracketed paste (a million
+/// keys; so does the same paste typed as keys. Then a 200 KB burst typed without bracketed paste (a million
 /// key events in the issue) does not hold a SIGTERM back.
 #[test]
 fn a_paste_lands_in_one_step_and_a_signal_goes_ahead_of_queued_keys() {
@@ -521,6 +521,26 @@ fn a_paste_lands_in_one_step_and_a_signal_goes_ahead_of_queued_keys() {
     let saved = std::fs::read_to_string(dir.path().join("prompts/extract-definitions-jsonl.toml")).unwrap();
     assert!(saved.contains("pasted line 000"), "{saved}");
     assert!(saved.contains("PASTE-END Define the terms in:"), "{saved}");
+    // The same 10 KB without bracketed paste (tmux types it as keys): all
+    // of it arrives, and a Ctrl-S right after it saves it, with no further
+    // key pressed. crossterm's default event source left the tail unread
+    // until the next key (crossterm-rs/crossterm#1057).
+    let typed = dir.path().join("typed.txt");
+    std::fs::write(&typed, text.replace("PASTE-END ", "TYPED-END ")).unwrap();
+    t.cmd(&["load-buffer", "-b", "u", typed.to_str().unwrap()]);
+    t.cmd(&["paste-buffer", "-b", "u", "-t", "e2e"]);
+    t.cmd(&["send-keys", "-t", "e2e", "C-s"]);
+    let file = dir.path().join("prompts/extract-definitions-jsonl.toml");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut saved = String::new();
+    while Instant::now() < deadline && !saved.contains("TYPED-END ") {
+        std::thread::sleep(Duration::from_millis(100));
+        saved = std::fs::read_to_string(&file).unwrap();
+    }
+    // Typed at the cursor, which the first paste left before "Define".
+    assert!(saved.contains("PASTE-END pasted line 000"), "{saved}");
+    assert!(saved.contains("TYPED-END Define the terms in:"), "{saved}");
+    assert_eq!(saved.matches("pasted line 199 of").count(), 2, "{saved}");
     // A burst typed without bracketed paste, then SIGTERM at once.
     let burst = dir.path().join("burst.txt");
     std::fs::write(&burst, "x".repeat(200_000)).unwrap();

@@ -1058,6 +1058,25 @@ fn continue_needs_a_cut_jsonl_answer() {
     );
 }
 
+/// `c` hands the runner the model's own token ids behind the cut answer
+/// when the view has them, so llama-server goes on from those tokens.
+#[test]
+fn continue_carries_the_token_ids_of_the_answer_on_show() {
+    let mut s = state();
+    // The JSONL prompt open, as after running it.
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter)]);
+    let mut cut = finished(1, &jsonl_prompt(), JSONL_WITH_ERRORS, FinishReason::Length);
+    cut.token_ids = Some(vec![5, 6, 7]);
+    show(&mut s, cut);
+    let fx = send(&mut s, [ch('c')]);
+    assert!(
+        matches!(fx.as_slice(), [Effect::Start(j)]
+            if j.prefill.text == JSONL_WITH_ERRORS && j.prefill.token_ids == Some(vec![5, 6, 7])),
+        "{fx:?} {:?}",
+        s.message
+    );
+}
+
 /// Ctrl-O hands the focused field to the external editor (with a suffix
 /// for its syntax) and takes its text back: the field changes, is dirty and
 /// revalidated; an editor that failed leaves it as it was (issue 13).

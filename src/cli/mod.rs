@@ -146,6 +146,10 @@ pub fn main() -> i32 {
             return Category::Usage.exit_code();
         }
     }
+    // The workbench logs to its file instead (`tui::main`).
+    if cli.command.is_some() {
+        crate::logging::to_stderr();
+    }
     let code = dispatch(&cli, std::io::stdout().lock());
     crate::llm::local::shutdown();
     code

@@ -212,6 +212,7 @@ pub async fn send(
                 };
                 let err = LlmError::new(kind, describe_reqwest(&e));
                 if attempt + 1 < policy.attempts && kind == ErrorKind::Timeout {
+                    tracing::info!(attempt, "request timed out; retrying");
                     tokio::time::sleep(backoff(policy, attempt)).await;
                     attempt += 1;
                     continue;
@@ -246,7 +247,14 @@ pub async fn send(
             if rate_limited && let Some(e) = &endpoint {
                 close_gate(e, tokio::time::Instant::now() + wait);
             }
-            tokio::time::sleep((wait + jitter).min(policy.max_wait)).await;
+            let wait = (wait + jitter).min(policy.max_wait);
+            tracing::info!(
+                status = code,
+                attempt,
+                wait_ms = wait.as_millis(),
+                "retrying after the server's answer"
+            );
+            tokio::time::sleep(wait).await;
             attempt += 1;
             continue;
         }

@@ -226,7 +226,7 @@ pub async fn run(
 /// tokens the server held back for a possible stop sequence and never sent
 /// (a cut drops their text); `None` when the server gave no ids or they do
 /// not add up to the text.
-fn exact_ids(r: &RunRecord) -> Option<Vec<u32>> {
+pub fn exact_ids(r: &RunRecord) -> Option<Vec<u32>> {
     if r.token_ids.len() != r.pieces.len() {
         return None;
     }

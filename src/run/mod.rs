@@ -206,20 +206,37 @@ pub async fn execute(
 pub async fn stream(target: &Target, plan: &mut Plan, on_event: &mut impl FnMut(&Event, &Transcript)) -> Transcript {
     let info = target.provider.info();
     loop {
+        tracing::debug!(
+            provider = %info.name,
+            model = %info.model,
+            max_tokens = ?plan.request.max_tokens,
+            prefill_bytes = plan.request.prefill.len(),
+            prefill_tokens = plan.request.prefill_tokens.len(),
+            "request"
+        );
         let events = client_stop(target.provider.stream(plan.request.clone()), &plan.client_stop);
         let t = llm::collect(events, &mut *on_event).await;
+        tracing::debug!(
+            provider = %info.name,
+            finish = ?t.finish,
+            input_tokens = ?t.usage.prompt_tokens,
+            output_tokens = ?t.usage.completion_tokens,
+            error = ?t.error.as_ref().map(|e| e.kind),
+            total_ms = t.total_ms,
+            "response"
+        );
         let refused = t.error.as_ref().filter(|_| t.text.is_empty()).and_then(|e| {
             let p = profile::refused_param(e.status, &e.message)?;
             plan.sends(p).then(|| (p, e.status.unwrap_or(400), short(&e.message)))
         });
         match refused {
             Some((param, status, message)) => {
-                tracing_warn(&format!(
+                tracing::warn!(
                     "{} ({}) refused `{}`; sending again without it",
                     info.name,
                     info.model,
                     param.as_str()
-                ));
+                );
                 profile::learn(&info.name, &info.model, param);
                 plan.drop_refused(param, status, message);
             }
@@ -368,7 +385,7 @@ pub fn finish(
     if let Some(rec) = recorder {
         record.run_id = rec.next_run_id();
         if let Err(e) = rec.record(&record) {
-            tracing_warn(&format!("could not record the run in {}: {e}", rec.path().display()));
+            tracing::warn!("could not record the run in {}: {e}", rec.path().display());
         }
     }
     Ok(Outcome {
@@ -424,8 +441,4 @@ pub fn loop_of(r: &RunRecord) -> Option<crate::output::loops::Loop> {
 /// (temperature 0 sent) on a server that reported its tokens.
 pub fn replay_exact(r: &RunRecord) -> bool {
     r.params.temperature == Some(0.0) && r.pieces.iter().all(|p| !p.delta)
-}
-
-fn tracing_warn(msg: &str) {
-    eprintln!("warning: {msg}");
 }

@@ -185,6 +185,9 @@ pub struct RunEnd {
     /// What was changed to fit the model, and where the output budget
     /// went ("limit 400: 380 reasoning, 20 answer"), for the status line.
     pub notes: Vec<String>,
+    /// The token ids behind the whole text on show (a continuation's
+    /// prefill included), when known.
+    pub token_ids: Option<Vec<u32>>,
 }
 
 /// Which provider runs prompts.
@@ -274,7 +277,18 @@ pub struct RunJob {
     /// A continuation (`c`): the answer so far, which the run goes on from
     /// (prefilled where the provider can, else a follow-up turn); empty for
     /// a fresh run.
-    pub prefill: String,
+    pub prefill: Prefill,
+}
+
+/// The answer a continuation goes on from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prefill {
+    /// Its text; empty for a fresh run.
+    pub text: String,
+    /// The model's own token ids behind `text`, when every call reported
+    /// them: llama-server then goes on from those tokens, as `run
+    /// --continue` does, not from the text tokenised again.
+    pub token_ids: Option<Vec<u32>>,
 }
 
 /// One side of a sweep.

@@ -4,8 +4,6 @@
 
 use std::path::Path;
 
-use super::log::log;
-
 /// The file beside the sessions that keeps the last tab and pin.
 pub const REMEMBERED_FILE: &str = ".cutline-workbench.json";
 
@@ -20,7 +18,7 @@ pub fn remember(dir: &Path, r: &crate::tui::event::Remembered) {
         .map_err(std::io::Error::other)
         .and_then(|bytes| crate::store::write_atomic(&path, &bytes));
     if let Err(e) = written {
-        log(format!("{}: {e}", path.display()));
+        tracing::warn!("{}: {e}", path.display());
     }
 }
 
@@ -30,12 +28,12 @@ pub fn remembered(dir: &Path) -> Option<crate::tui::event::Remembered> {
     let path = dir.join(REMEMBERED_FILE);
     let meta = std::fs::metadata(&path).ok()?;
     if meta.len() > 64 * 1024 {
-        log(format!("{}: {} bytes, ignored", path.display(), meta.len()));
+        tracing::warn!("{}: {} bytes, ignored", path.display(), meta.len());
         return None;
     }
     let bytes = std::fs::read(&path).ok()?;
     serde_json::from_slice(&bytes)
-        .map_err(|e| log(format!("{}: {e}", path.display())))
+        .map_err(|e| tracing::warn!("{}: {e}", path.display()))
         .ok()
 }
 

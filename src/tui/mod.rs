@@ -34,7 +34,6 @@ pub mod external;
 pub mod files;
 pub mod keymap;
 pub mod layout;
-pub mod log;
 pub mod panes;
 pub mod paste;
 pub mod run_view;
@@ -171,7 +170,7 @@ fn edit_externally(
     }
     restore_terminal();
     let editor = external::command();
-    log::log(format!("external editor: {editor}"));
+    tracing::info!("external editor: {editor}");
     let result = external::edit(&editor, text, suffix);
     let entered = enter_modes().and_then(|()| terminal.clear());
     gate.paused.store(false, Ordering::SeqCst);
@@ -188,7 +187,7 @@ fn install_panic_hook() {
     let _ = UI_THREAD.set(std::thread::current().id());
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        log::log(format!("panic: {info}"));
+        tracing::error!("panic: {info}");
         // A panic in a background task is caught and reported as a failed
         // run; only the UI thread's panic ends the workbench.
         // Printing from another thread would garble the screen: the log has it.
@@ -198,7 +197,7 @@ fn install_panic_hook() {
             prev(info);
             eprintln!(
                 "cutline: the workbench panicked; log: {}",
-                log::default_path().display()
+                crate::logging::workbench_path().display()
             );
         }
     }));
@@ -209,19 +208,19 @@ fn install_panic_hook() {
 /// on the way out.
 #[allow(clippy::needless_pass_by_value)] // the CLI hands its options over
 pub fn main(opts: TuiOptions) -> i32 {
-    let _ = log::init(&log::default_path());
-    log::log(format!("start: {opts:?}"));
+    let _ = crate::logging::to_file(&crate::logging::workbench_path());
+    tracing::info!("start: {opts:?}");
     let code = match run(&opts) {
         Ok(()) => SIGNAL_EXIT.load(Ordering::Relaxed),
         Err(e) => {
             restore_terminal();
             eprintln!("cutline: {e}");
-            log::log(format!("error: {e}"));
+            tracing::error!("{e}");
             1
         }
     };
     crate::llm::local::shutdown();
-    log::log(format!("exit {code}"));
+    tracing::info!("exit {code}");
     code
 }
 
@@ -265,7 +264,7 @@ fn spawn_input(tx: UnboundedSender<Event>, stop: Arc<AtomicBool>, gate: Arc<Inpu
                 Ok(true) => {}
                 Ok(false) => continue,
                 Err(e) => {
-                    log::log(format!("input: {e}"));
+                    tracing::error!("input: {e}");
                     let _ = tx.send(Event::Terminate);
                     return;
                 }
@@ -277,7 +276,7 @@ fn spawn_input(tx: UnboundedSender<Event>, stop: Arc<AtomicBool>, gate: Arc<Inpu
                 Ok(ct::Event::Paste(text)) => Event::Paste(text),
                 Ok(_) => continue,
                 Err(e) => {
-                    log::log(format!("input: {e}"));
+                    tracing::error!("input: {e}");
                     let _ = tx.send(Event::Terminate);
                     return;
                 }
@@ -305,7 +304,7 @@ fn spawn_signals(tx: UnboundedSender<Event>) {
             _ = int.recv() => ("SIGINT", 130),
             _ = hup.recv() => ("SIGHUP", 129),
         };
-        log::log(name);
+        tracing::info!("{name}");
         SIGNAL_EXIT.store(code, Ordering::Relaxed);
         let _ = tx.send(Event::Terminate);
     });

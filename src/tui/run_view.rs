@@ -90,6 +90,9 @@ pub struct RunView {
     /// What it was started from (none for a run made outside this session
     /// of the workbench).
     pub origin: Option<Arc<super::event::Origin>>,
+    /// The model's own token ids behind `text`, once it ended, when the
+    /// server reported them: what `c` prefills on llama-server.
+    pub token_ids: Option<Vec<u32>>,
 }
 
 impl RunView {
@@ -130,6 +133,7 @@ impl RunView {
             structured_path: "none".into(),
             recorded: None,
             origin: None,
+            token_ids: None,
         }
     }
 

@@ -25,11 +25,10 @@ use crate::run::target::{Recording, Resolved};
 use crate::session::Recorder;
 
 use super::event::{
-    Effect, Event, ProviderChoice, ProviderEntry, RunEnd, RunJob, RunMsg, Source, SweepData, SweepInput, SweepJob,
-    WriteOutcome,
+    Effect, Event, Prefill, ProviderChoice, ProviderEntry, RunEnd, RunJob, RunMsg, Source, SweepData, SweepInput,
+    SweepJob, WriteOutcome,
 };
 use super::files;
-use super::log::log;
 
 /// Runs effects; results come back on the channel it was given.
 pub struct Runner {
@@ -95,7 +94,7 @@ impl Runner {
         let prompts = self.prompts_dir.clone();
         self.spawn_blocking(move |dir| {
             let r = files::write_report(&dir, &prompts, &session, &runs);
-            log(format!("report of {session} {runs:?}: {r:?}"));
+            tracing::info!("report of {session} {runs:?}: {r:?}");
             Some(Event::ReportWritten(r))
         });
     }
@@ -109,7 +108,7 @@ impl Runner {
                 .filter_map(|p| match crate::session::load(p) {
                     Ok(s) => Some(s),
                     Err(e) => {
-                        log(format!("session {}: {e}", p.display()));
+                        tracing::warn!("session {}: {e}", p.display());
                         None
                     }
                 })
@@ -130,12 +129,12 @@ impl Runner {
                 let tx = self.tx.clone();
                 tokio::task::spawn_blocking(move || {
                     let (prompts, errors, warnings) = crate::store::load_dir(&dir);
-                    log(format!(
+                    tracing::info!(
                         "loaded {} prompts, {} errors from {}",
                         prompts.len(),
                         errors.len(),
                         dir.display()
-                    ));
+                    );
                     let _ = tx.send(Event::PromptsLoaded {
                         prompts,
                         errors: errors.iter().map(ToString::to_string).collect(),
@@ -147,10 +146,7 @@ impl Runner {
             Effect::Start(job) => {
                 self.tasks.retain(|_, h| !h.is_finished());
                 let id = job.id;
-                log(format!(
-                    "run {id}: start ({:?}, limit {:?})",
-                    job.provider, job.max_tokens
-                ));
+                tracing::info!("run {id}: start ({:?}, limit {:?})", job.provider, job.max_tokens);
                 let tx = self.tx.clone();
                 let ctx = self.context();
                 let start = self.start;
@@ -161,7 +157,7 @@ impl Runner {
                     let msg = match futures_util::FutureExt::catch_unwind(run).await {
                         Ok(Ok(end)) => RunMsg::Done(Box::new(end)),
                         Ok(Err(e)) => {
-                            log(format!("run {id}: {e}"));
+                            tracing::warn!("run {id}: {e}");
                             RunMsg::Failed(e)
                         }
                         Err(_) => RunMsg::Failed("internal error: the run panicked (see the log)".into()),
@@ -172,7 +168,7 @@ impl Runner {
             }
             Effect::Cancel(id) => {
                 if let Some(h) = self.tasks.remove(&id) {
-                    log(format!("run {id}: cancelled"));
+                    tracing::info!("run {id}: cancelled");
                     h.abort();
                 }
             }
@@ -183,7 +179,7 @@ impl Runner {
                     let r = crate::store::save_in(&p, &dir)
                         .map(|()| p.origin.file.clone())
                         .map_err(|e| e.to_string());
-                    log(format!("save {}: {r:?}", p.id));
+                    tracing::info!("save {}: {r:?}", p.id);
                     let _ = tx.send(Event::Saved(r));
                 });
             }
@@ -205,7 +201,7 @@ impl Runner {
             Effect::WriteReport { session, runs } => self.spawn_report(session, runs),
             Effect::SaveModel(job) => self.spawn_blocking(move |_| {
                 let r = files::save_model(&job);
-                log(format!("save model {} for {}: {r:?}", job.model, job.provider));
+                tracing::info!("save model {} for {}: {r:?}", job.model, job.provider);
                 Some(Event::ModelSaved(r))
             }),
             Effect::Costs(job) => self.spawn_costs(*job),
@@ -216,7 +212,7 @@ impl Runner {
                         Ok(data) => {
                             let _ = tx.send(Event::SweepReady(Box::new(data)));
                         }
-                        Err(_) => log("sweep panicked"),
+                        Err(_) => tracing::error!("sweep panicked"),
                     }
                 });
             }
@@ -230,13 +226,13 @@ impl Runner {
         let ctx = self.context();
         tokio::spawn(async move {
             let ids = job.ids;
-            log(format!("strategies on runs {ids:?}: start"));
+            tracing::info!("strategies on runs {ids:?}: start");
             let work = std::panic::AssertUnwindSafe(costs::run(job, ctx));
             let result = futures_util::FutureExt::catch_unwind(work)
                 .await
                 .unwrap_or_else(|_| Err("internal error: the strategies panicked (see the log)".into()));
             if let Err(e) = &result {
-                log(format!("strategies on runs {ids:?}: {e}"));
+                tracing::warn!("strategies on runs {ids:?}: {e}");
             }
             let _ = tx.send(Event::CostsDone { ids, result });
         });
@@ -249,7 +245,7 @@ impl Runner {
             let registry = Registry::load().map_err(|e| e.to_string());
             let r = registry.as_ref().map(entries).map_err(Clone::clone);
             if let Err(e) = &r {
-                log(format!("providers: {e}"));
+                tracing::warn!("providers: {e}");
             }
             if let Ok(mut g) = slot.lock() {
                 *g = Arc::new(registry);
@@ -272,7 +268,7 @@ impl Runner {
         let dir = self.prompts_dir.clone();
         tokio::task::spawn_blocking(move || {
             let outcome = write_migrated(&config, &dir, overwrite);
-            log(format!("write migrated {}: {outcome:?}", config.id));
+            tracing::info!("write migrated {}: {outcome:?}", config.id);
             let _ = tx.send(Event::MigrateWritten(outcome));
         });
     }
@@ -487,6 +483,7 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
             Source::Prompt(_)
         )
     );
+    let token_ids = ids_on_show(&job.prefill, target.provider.prefills(), &outcome.record);
     let saved_as = if records {
         record(&ctx.recorder, &job.sessions_dir, &spec.prompt.id, outcome.record)
     } else {
@@ -502,23 +499,41 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
         error: transcript.error.as_ref().map(ToString::to_string),
         recorded: saved_as,
         notes,
+        token_ids,
     })
 }
 
+/// The token ids behind the text a run's view ends with: a fresh run's own,
+/// a prefilled continuation's after those it went on from; none after a
+/// follow-up turn (the view holds only the kept lines before it) or when
+/// any call reported none.
+fn ids_on_show(prefill: &Prefill, prefills: bool, record: &crate::session::RunRecord) -> Option<Vec<u32>> {
+    let own = crate::run::continuation::exact_ids(record)?;
+    if prefill.text.is_empty() {
+        return Some(own);
+    }
+    let mut ids = prefill.token_ids.clone().filter(|_| prefills)?;
+    ids.extend(own);
+    Some(ids)
+}
+
 /// Set `plan` up to continue from `prefill` (nothing when empty): the whole
-/// answer prefilled where the provider can, else its complete lines quoted
-/// in a follow-up turn. Returns the text the view starts from.
-fn continued(prefill: &str, prefills: bool, plan: &mut crate::run::Plan) -> String {
+/// answer prefilled where the provider can (by the model's own token ids
+/// when known, as `run --continue` does), else its complete lines quoted in
+/// a follow-up turn. Returns the text the view starts from.
+fn continued(prefill: &Prefill, prefills: bool, plan: &mut crate::run::Plan) -> String {
     use crate::run::continuation::{complete_lines, follow_up};
-    if prefill.is_empty() {
+    let text = prefill.text.as_str();
+    if text.is_empty() {
         return String::new();
     }
     if prefills {
-        prefill.clone_into(&mut plan.request.prefill);
+        text.clone_into(&mut plan.request.prefill);
+        plan.request.prefill_tokens = prefill.token_ids.clone().unwrap_or_default();
         plan.continues = Some(crate::session::Continues::Prefill);
-        prefill.to_owned()
+        text.to_owned()
     } else {
-        let kept = complete_lines(prefill);
+        let kept = complete_lines(text);
         plan.request.prompt = follow_up(&plan.request.prompt, kept);
         plan.continues = Some(crate::session::Continues::FollowUp);
         kept.to_owned()
@@ -622,7 +637,7 @@ impl<'s> Analysers<'s> {
     pub fn finish(self) -> (JsonAnalysis, JsonlAnalysis) {
         let mut rest = Vec::new();
         let jsonl = self.jsonl.finish(&mut rest);
-        (self.json.finish(), jsonl)
+        (self.json.finish(&mut rest), jsonl)
     }
 }
 
@@ -659,7 +674,7 @@ fn record(
         match Recorder::create(dir, &format!("tui-{}", crate::session::now_ms())) {
             Ok(r) => *g = Some(r),
             Err(e) => {
-                log(format!("cannot create a session in {}: {e}", dir.display()));
+                tracing::warn!("cannot create a session in {}: {e}", dir.display());
                 return None;
             }
         }
@@ -669,7 +684,7 @@ fn record(
     match rec.record(&run) {
         Ok(()) => Some(run.run_id),
         Err(e) => {
-            log(format!("cannot record run of {prompt_id}: {e}"));
+            tracing::warn!("cannot record run of {prompt_id}: {e}");
             None
         }
     }

@@ -194,6 +194,7 @@ pub fn stream(prompt: &PromptConfig, text: &str, n: usize, finish: FinishReason)
         error: None,
         recorded: None,
         notes: Vec::new(),
+        token_ids: None,
     }));
     (msgs, end)
 }

@@ -86,6 +86,7 @@ pub(super) fn view_of_record(s: &mut State, si: usize, ri: usize) -> Result<RunV
     v.structured_path.clone_from(&rec.structured_path);
     v.note = Some(rust_i18n::t!("tui.msg.recorded_note", run = reference(s, si, ri)).into_owned());
     v.recorded = Some(reference(s, si, ri));
+    v.token_ids = crate::run::continuation::exact_ids(&rec);
     // Run again (by each strategy, `S`) on the workbench's provider, from
     // the recorded prompt and variables.
     let spec = Spec::new(prompt.clone(), rec.variables.clone()).limit(rec.params.max_tokens);

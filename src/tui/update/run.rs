@@ -1,5 +1,6 @@
 //! Runs: starting one (single, twins, a continuation), cancelling, and folding in what the runner reports.
 
+use super::super::event::Prefill;
 use super::super::state::Sweep;
 use super::{
     Arc, Effect, FinishReason, Origin, Phase, PromptConfig, ProviderChoice, ResponseType, RunJob, RunMsg, RunView,
@@ -52,7 +53,7 @@ pub(super) fn new_job(s: &mut State, prompt: &PromptConfig, source: Source) -> R
         schemas,
         max_tokens: s.max_tokens,
         sessions_dir: s.sessions_dir.clone(),
-        prefill: String::new(),
+        prefill: Prefill::default(),
     };
     Ok((view, Effect::Start(Box::new(job))))
 }
@@ -89,7 +90,11 @@ pub(super) fn continue_run(s: &mut State) -> Vec<Effect> {
         s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
         return Vec::new();
     }
-    let (prefill, prompt_id) = (r.text.clone(), r.prompt_id.clone());
+    let prefill = Prefill {
+        text: r.text.clone(),
+        token_ids: r.token_ids.clone(),
+    };
+    let prompt_id = r.prompt_id.clone();
     let mut out = run(s);
     let started = out.iter_mut().find_map(|e| match e {
         Effect::Start(job) => Some(job),
@@ -296,6 +301,7 @@ pub(super) fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
         }
         RunMsg::Done(end) => {
             let end = *end;
+            r.token_ids = end.token_ids;
             r.elements.clone_from(&end.json.elements);
             r.json = Some(end.json);
             r.jsonl = end.jsonl;
