@@ -424,6 +424,16 @@ fn sweep_of_a_recorded_run_cuts_at_its_own_tokens() {
     );
 }
 
+/// A temporary directory with `sessions/` holding a copy of the demo
+/// session; the directory and the sessions path.
+fn demo_sessions() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir(&sessions).expect("mkdir");
+    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    (tmp, sessions)
+}
+
 /// A temporary sessions directory holding a copy of the demo session, and
 /// `run --provider replay` on it with `--session ID`.
 fn replay_run(sessions: &std::path::Path, session_id: &str) -> (Value, i32) {
@@ -448,10 +458,7 @@ fn replay_run(sessions: &std::path::Path, session_id: &str) -> (Value, i32) {
 /// the same rule `eval` uses.
 #[test]
 fn run_session_id_is_a_name_never_a_path() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let sessions = tmp.path().join("sessions");
-    std::fs::create_dir(&sessions).expect("mkdir");
-    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let (tmp, sessions) = demo_sessions();
     let victim = tmp.path().join("victim.jsonl");
     let abs_victim = tmp.path().join("abs.jsonl");
     let header = "{\"type\":\"session\",\"version\":1,\"id\":\"victim\",\"created_ms\":0}\n";
@@ -476,10 +483,7 @@ fn run_session_id_is_a_name_never_a_path() {
 #[cfg(unix)]
 #[test]
 fn run_does_not_append_through_a_symlinked_session() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let sessions = tmp.path().join("sessions");
-    std::fs::create_dir(&sessions).expect("mkdir");
-    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let (tmp, sessions) = demo_sessions();
     let victim = tmp.path().join("gold.jsonl");
     let header = "{\"type\":\"session\",\"version\":1,\"id\":\"gold\",\"created_ms\":0}\n";
     std::fs::write(&victim, header).expect("victim");
@@ -634,10 +638,7 @@ fn a_closed_stdout_pipe_says_so_and_exits_non_zero() {
 #[cfg(target_os = "linux")]
 #[test]
 fn eval_with_unrecorded_runs_exits_non_zero_and_counts_them() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let sessions = tmp.path().join("sessions");
-    std::fs::create_dir(&sessions).expect("mkdir");
-    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let (_tmp, sessions) = demo_sessions();
     let bin = assert_cmd::cargo::cargo_bin("cutline");
     // SIGXFSZ ignored, so a write past the limit fails with EFBIG.
     let script = format!(
@@ -743,10 +744,7 @@ fn the_local_server_never_outlives_a_kill_9_of_cutline() {
 /// finish at `CUTLINE_LOG=debug`, and never on stdout.
 #[test]
 fn the_run_path_logs_its_requests_at_debug_on_stderr_only() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let sessions = tmp.path().join("sessions");
-    std::fs::create_dir(&sessions).expect("mkdir");
-    std::fs::copy("sessions/demo.jsonl", sessions.join("demo.jsonl")).expect("copy demo");
+    let (_tmp, sessions) = demo_sessions();
     let run = |log: Option<&str>| {
         let mut c = cutline();
         c.args([
