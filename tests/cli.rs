@@ -739,6 +739,48 @@ fn the_local_server_never_outlives_a_kill_9_of_cutline() {
     assert!(!survived, "the local server outlived cutline");
 }
 
+/// A local server that crashes while loading (as a build with a broken
+/// kernel does) is an error naming how it ended and the log it wrote, and
+/// that log is still there to read when cutline has exited.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_local_server_that_crashes_while_starting_keeps_its_log() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let server = tmp.path().join("fake-llama-server");
+    std::fs::write(
+        &server,
+        "#!/bin/sh\necho 'load_model: loading model' >&2\nkill -SEGV $$\n",
+    )
+    .expect("script");
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let model = tmp.path().join("model.gguf");
+    std::fs::write(&model, "not a model").expect("model");
+    let out = cutline()
+        .args(["run", "extract-definitions-jsonl", "--provider", "local", "--no-record"])
+        .args(["--prompts", "prompts", "--output", "json"])
+        .env("CUTLINE_LLAMA_SERVER", &server)
+        .env("CUTLINE_MODEL", &model)
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .output()
+        .expect("run");
+    let env: Value = serde_json::from_slice(&out.stdout).expect("the envelope");
+    let message = env["error"]["message"].as_str().expect("an error message");
+    let log = message
+        .rsplit_once("see ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no log named in {message}"));
+    assert!(
+        message.contains("llama-server exited while starting (signal: 11 (SIGSEGV)"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(log).expect("the log named is kept"),
+        "load_model: loading model\n"
+    );
+    assert_ne!(out.status.code(), Some(0));
+}
+
 /// The run path logs through `tracing` to stderr: nothing by default (a
 /// script reading stderr sees only what went wrong), each request and its
 /// finish at `CUTLINE_LOG=debug`, and never on stdout.

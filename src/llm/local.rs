@@ -186,16 +186,39 @@ async fn start_once(inst: &Install) -> Result<String, LlmError> {
 }
 
 fn running_url() -> Option<String> {
-    let mut g = SERVER.lock().ok()?;
-    let alive = match g.as_mut() {
-        Some(r) => matches!(r.child.try_wait(), Ok(None)),
-        None => false,
+    match server_state() {
+        ServerState::Running(url) => Some(url),
+        ServerState::Exited(_) | ServerState::None => None,
+    }
+}
+
+/// The server this process started, as it is now.
+enum ServerState {
+    /// Alive at this URL.
+    Running(String),
+    /// It ended with this status (now forgotten, so the next use starts another).
+    Exited(std::process::ExitStatus),
+    /// None was started, or it was stopped.
+    None,
+}
+
+fn server_state() -> ServerState {
+    let Ok(mut g) = SERVER.lock() else {
+        return ServerState::None;
     };
-    if alive {
-        g.as_ref().map(|r| r.url.clone())
-    } else {
-        *g = None;
-        None
+    let Some(r) = g.as_mut() else {
+        return ServerState::None;
+    };
+    match r.child.try_wait() {
+        Ok(None) => ServerState::Running(r.url.clone()),
+        Ok(Some(status)) => {
+            *g = None;
+            ServerState::Exited(status)
+        }
+        Err(_) => {
+            *g = None;
+            ServerState::None
+        }
     }
 }
 
@@ -203,11 +226,20 @@ async fn wait_healthy(url: &str, log: &std::path::Path) -> Result<(), LlmError> 
     let client = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        if running_url().is_none() {
-            return Err(LlmError::new(
-                ErrorKind::Connect,
-                format!("llama-server exited while starting; see {}", log.display()),
-            ));
+        match server_state() {
+            ServerState::Running(_) => {}
+            ServerState::Exited(status) => {
+                return Err(LlmError::new(
+                    ErrorKind::Connect,
+                    format!("llama-server exited while starting ({status}); see {}", log.display()),
+                ));
+            }
+            ServerState::None => {
+                return Err(LlmError::new(
+                    ErrorKind::Connect,
+                    format!("llama-server stopped while starting; see {}", log.display()),
+                ));
+            }
         }
         if let Ok(r) = client
             .get(format!("{url}/health"))
@@ -235,15 +267,17 @@ pub fn shutdown() {
     stop(true);
 }
 
-/// Stop the server; a clean stop removes this process's log, a failed start
-/// keeps it for the error message that names it.
+/// Stop the server; stopping a running server removes this process's log,
+/// while a failed start (the server gone or never healthy) keeps it for the
+/// error message that names it.
 fn stop(remove_log: bool) {
     let taken = match SERVER.lock() {
         Ok(mut g) => g.take(),
         Err(poisoned) => poisoned.into_inner().take(),
     };
+    let was_running = taken.is_some();
     drop(taken);
-    if remove_log {
+    if remove_log && was_running {
         let _ = std::fs::remove_file(
             cache_dir()
                 .join("logs")
