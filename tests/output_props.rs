@@ -36,6 +36,9 @@ struct Schemas {
     /// An array of a discriminated union, whose element errors are read by
     /// branch while the whole array's are the validator's own.
     union: JsonSchemas,
+    /// The array schema with length bounds that generated arrays meet and
+    /// miss: judged by the elements within them, by the validator outside.
+    bounded: JsonSchemas,
 }
 
 fn union_schema() -> Value {
@@ -62,6 +65,10 @@ fn schemas() -> &'static Schemas {
                 line: Some(CompiledSchema::compile(&item_schema()).unwrap()),
             },
             union: JsonSchemas::compile(Some(&union_schema())).unwrap(),
+            bounded: JsonSchemas::compile(Some(
+                &json!({"type": "array", "items": item_schema(), "minItems": 2, "maxItems": 3}),
+            ))
+            .unwrap(),
         }
     })
 }
@@ -409,12 +416,12 @@ fn check_sweep_every_byte(text: &[u8]) -> Result<(), TestCaseError> {
 }
 
 /// `parse`'s outline of every prefix serialises to the same bytes as the
-/// full analysis, with the array schema, a union one and none.
+/// full analysis, with the array schema, a bounded one, a union one and none.
 fn check_outline_every_byte(text: &[u8]) -> Result<(), TestCaseError> {
     let none = JsonSchemas::default();
     for cut in 0..=text.len() {
         let t = String::from_utf8_lossy(&text[..cut]);
-        for s in [&schemas().json, &schemas().union, &none] {
+        for s in [&schemas().json, &schemas().bounded, &schemas().union, &none] {
             let full = serde_json::to_string(&json::analyse(&t, s)).unwrap();
             let o = json::outline(t.as_bytes(), s);
             let view = serde_json::to_string(&OutlineView {

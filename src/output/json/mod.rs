@@ -148,8 +148,24 @@ pub struct JsonSchemas {
     pub items: Option<CompiledSchema>,
     /// Element schemas of an object's array properties.
     pub by_property: HashMap<String, CompiledSchema>,
-    /// See [`JsonSchemas::whole_is_items`].
-    whole_is_items: bool,
+    /// The length bounds of a whole-response schema that asks nothing else
+    /// of an array but what each item must satisfy (see
+    /// [`JsonSchemas::whole_by_items`]); `None` for any other schema.
+    length_only: Option<LengthBounds>,
+}
+
+/// `minItems` and `maxItems` of an array schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LengthBounds {
+    min: u64,
+    max: Option<u64>,
+}
+
+impl LengthBounds {
+    fn admit(self, len: usize) -> bool {
+        let len = u64::try_from(len).unwrap_or(u64::MAX);
+        len >= self.min && self.max.is_none_or(|m| len <= m)
+    }
 }
 
 impl Default for JsonSchemas {
@@ -159,7 +175,7 @@ impl Default for JsonSchemas {
             whole: None,
             items: None,
             by_property: HashMap::new(),
-            whole_is_items: true,
+            length_only: Some(LengthBounds { min: 0, max: None }),
         }
     }
 }
@@ -190,7 +206,7 @@ impl JsonSchemas {
             whole,
             items,
             by_property,
-            whole_is_items: only_items(schema),
+            length_only: items_and_length(schema),
         })
     }
 
@@ -202,15 +218,19 @@ impl JsonSchemas {
         }
     }
 
-    /// Whether the whole-response schema says nothing but what every item
-    /// must satisfy (`{"type": "array", "items": …}` plus annotations), so
-    /// a closed array is valid exactly when each element is.
-    pub fn whole_is_items(&self) -> bool {
-        self.whole_is_items
+    /// Whether a closed array of `len` elements is judged by its elements
+    /// alone: the whole-response schema says nothing but what every item
+    /// must satisfy and how many there may be (`{"type": "array", "items":
+    /// …, "minItems": …, "maxItems": …}` plus annotations), and `len` is
+    /// allowed. Then the array is valid exactly when each element is, and
+    /// its violations are theirs. A length out of bounds is worded by the
+    /// validator over the whole value, so it is not judged here.
+    pub fn whole_by_items(&self, len: usize) -> bool {
+        self.length_only.is_some_and(|b| b.admit(len))
     }
 
     /// What the whole-response schema says of `value` as item `index` of
-    /// an array, when [`Self::whole_is_items`]: its item violations, each
+    /// an array, when [`Self::whole_by_items`]: its item violations, each
     /// pointer under `/index`, as validating the whole array reports them,
     /// without building the array.
     pub fn whole_item_violations(&self, index: usize, value: &Value) -> Vec<Violation> {
@@ -233,8 +253,9 @@ impl JsonSchemas {
     }
 }
 
-/// A schema whose only constraint is on the items of an array.
-fn only_items(schema: &Value) -> bool {
+/// The length bounds of a schema whose only constraints are on the items
+/// of an array and their number; `None` for any other schema.
+fn items_and_length(schema: &Value) -> Option<LengthBounds> {
     const ANNOTATIONS: [&str; 8] = [
         "$schema",
         "$id",
@@ -245,13 +266,21 @@ fn only_items(schema: &Value) -> bool {
         "definitions",
         "examples",
     ];
-    let Some(o) = schema.as_object() else {
-        return false;
-    };
-    o.get("type") == Some(&Value::from("array"))
+    const JUDGED: [&str; 4] = ["type", "items", "minItems", "maxItems"];
+    let o = schema.as_object()?;
+    let bound = |k: &str| o.get(k).map(|v| v.as_u64().ok_or(()));
+    let shaped = o.get("type") == Some(&Value::from("array"))
         && o.get("items").is_none_or(Value::is_object)
         && o.keys()
-            .all(|k| k == "type" || k == "items" || ANNOTATIONS.contains(&k.as_str()))
+            .all(|k| JUDGED.contains(&k.as_str()) || ANNOTATIONS.contains(&k.as_str()));
+    // A bound that is not a plain count (`1.0`, `-1`) is the validator's to read.
+    match (shaped, bound("minItems").transpose(), bound("maxItems").transpose()) {
+        (true, Ok(min), Ok(max)) => Some(LengthBounds {
+            min: min.unwrap_or(0),
+            max,
+        }),
+        _ => None,
+    }
 }
 
 fn with_defs(root: &Value, sub: &Value) -> Value {

@@ -7,9 +7,10 @@
 //! the scan reaches it and kept only as its span and verdict, and values are
 //! read again from the text, one at a time, when they are written. When the
 //! whole response is one closed array that salvage walked without a break,
-//! and the whole-response schema only constrains its items, the strict
-//! value *is* those elements: it is neither built nor validated again, and
-//! when elements are rejected its violations are theirs under their index.
+//! and the whole-response schema only constrains its items and a length the
+//! array has, the strict value *is* those elements: it is neither built nor
+//! validated again, and when elements are rejected its violations are
+//! theirs under their index.
 //!
 //! [`OutlineView`] serialises to exactly the bytes [`super::JsonAnalysis`]
 //! does (tests/output_props.rs checks it on generated responses).
@@ -98,7 +99,7 @@ pub fn outline(text: &[u8], schemas: &JsonSchemas) -> Outline {
     let stop = scanner.finish(text, &mut keep);
     let broken = scanner.take_broken();
     let whole_array = scanner.closed_array() == Some(strict_region_bytes(text)) && broken.is_empty();
-    let strict = if whole_array && schemas.whole_is_items() {
+    let strict = if whole_array && schemas.whole_by_items(elements.len()) {
         // The strict value is the elements: valid exactly when each is, and
         // its violations are theirs (a huge array's value tree is never built).
         let valid = schemas.whole.is_none() || item_violations.is_empty();
