@@ -39,6 +39,9 @@ struct Schemas {
     /// The array schema with length bounds that generated arrays meet and
     /// miss: judged by the elements within them, by the validator outside.
     bounded: JsonSchemas,
+    /// An object of two array properties, one of them required and
+    /// bounded, and no other property allowed.
+    object: JsonSchemas,
 }
 
 fn union_schema() -> Value {
@@ -68,6 +71,17 @@ fn schemas() -> &'static Schemas {
             bounded: JsonSchemas::compile(Some(
                 &json!({"type": "array", "items": item_schema(), "minItems": 2, "maxItems": 3}),
             ))
+            .unwrap(),
+            object: JsonSchemas::compile(Some(&json!({
+                "type": "object",
+                "properties": {
+                    "definitions": {"type": "array", "items": item_schema(), "minItems": 1},
+                    "notes": {"$ref": "#/$defs/notes"}
+                },
+                "required": ["definitions"],
+                "additionalProperties": false,
+                "$defs": {"notes": {"type": "array", "items": {"type": "object"}}}
+            })))
             .unwrap(),
         }
     })
@@ -152,6 +166,28 @@ fn object() -> impl Strategy<Value = String> {
                 fields.push(format!("\"n\": [{}]", list.join(sep)));
             }
             format!("{{{}}}", fields.join(sep))
+        })
+}
+
+/// An object of arrays as a model writes one: members drawn from the
+/// schema's two keys and one it does not allow, a key sometimes repeated,
+/// a member sometimes not an array.
+fn object_doc() -> impl Strategy<Value = String> {
+    let member = (
+        prop_oneof![Just("definitions"), Just("notes"), Just("other")],
+        prop_oneof![
+            6 => prop::collection::vec(object(), 0..4).prop_map(|objs| format!("[{}]", objs.join(", "))),
+            1 => scalar(),
+        ],
+    );
+    (
+        prop::collection::vec(member, 0..4),
+        prop_oneof![Just(", "), Just(",\n  ")],
+        prop_oneof![Just(("", "")), Just(("```json\n", "\n```"))],
+    )
+        .prop_map(|(members, sep, (open, close))| {
+            let body: Vec<String> = members.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
+            format!("{open}{{{}}}{close}", body.join(sep))
         })
 }
 
@@ -416,12 +452,14 @@ fn check_sweep_every_byte(text: &[u8]) -> Result<(), TestCaseError> {
 }
 
 /// `parse`'s outline of every prefix serialises to the same bytes as the
-/// full analysis, with the array schema, a bounded one, a union one and none.
+/// full analysis, with the array schema, a bounded one, a union one, an
+/// object one and none.
 fn check_outline_every_byte(text: &[u8]) -> Result<(), TestCaseError> {
     let none = JsonSchemas::default();
     for cut in 0..=text.len() {
         let t = String::from_utf8_lossy(&text[..cut]);
-        for s in [&schemas().json, &schemas().bounded, &schemas().union, &none] {
+        let all = schemas();
+        for s in [&all.json, &all.bounded, &all.union, &all.object, &none] {
             let full = serde_json::to_string(&json::analyse(&t, s)).unwrap();
             let o = json::outline(t.as_bytes(), s);
             let view = serde_json::to_string(&OutlineView {
@@ -545,6 +583,14 @@ proptest! {
         check_sweep_every_byte(bytes)?;
         check_outline_every_byte(bytes)?;
         check_stream_equals_one_shot(bytes, &[3, 1, 7])?;
+    }
+
+    /// An object of arrays: `parse`'s outline agrees with the full analysis
+    /// at every byte cut, whether salvage's walk or the whole validator
+    /// judges it.
+    #[test]
+    fn object_of_arrays_outline_every_prefix(text in object_doc()) {
+        check_outline_every_byte(text.as_bytes())?;
     }
 
     /// Noise: no panic anywhere; streaming and sweep still agree with the

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 mod outline;
 mod strict;
+mod whole;
 
 pub use outline::{Outline, OutlineView, StrictValue, outline};
 
@@ -22,6 +23,7 @@ use super::position::{LineCounter, line_col};
 use super::salvage::{self, Salvaged, StopReason};
 use super::schema::{CompiledSchema, SchemaCompileError, Violation};
 use super::text::py_strip_bytes;
+use whole::{LengthBounds, ObjectRule, items_and_length};
 
 /// Outcome of the strict parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -152,20 +154,9 @@ pub struct JsonSchemas {
     /// of an array but what each item must satisfy (see
     /// [`JsonSchemas::whole_by_items`]); `None` for any other schema.
     length_only: Option<LengthBounds>,
-}
-
-/// `minItems` and `maxItems` of an array schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct LengthBounds {
-    min: u64,
-    max: Option<u64>,
-}
-
-impl LengthBounds {
-    fn admit(self, len: usize) -> bool {
-        let len = u64::try_from(len).unwrap_or(u64::MAX);
-        len >= self.min && self.max.is_none_or(|m| len <= m)
-    }
+    /// How a closed object of arrays is judged from its elements (see
+    /// [`JsonSchemas::whole_by_members`]); `None` when it cannot be.
+    object_rule: Option<ObjectRule>,
 }
 
 impl Default for JsonSchemas {
@@ -175,7 +166,8 @@ impl Default for JsonSchemas {
             whole: None,
             items: None,
             by_property: HashMap::new(),
-            length_only: Some(LengthBounds { min: 0, max: None }),
+            length_only: Some(LengthBounds::ANY),
+            object_rule: Some(ObjectRule::Any),
         }
     }
 }
@@ -207,6 +199,7 @@ impl JsonSchemas {
             items,
             by_property,
             length_only: items_and_length(schema),
+            object_rule: ObjectRule::compile(schema),
         })
     }
 
@@ -227,6 +220,15 @@ impl JsonSchemas {
     /// validator over the whole value, so it is not judged here.
     pub fn whole_by_items(&self, len: usize) -> bool {
         self.length_only.is_some_and(|b| b.admit(len))
+    }
+
+    /// Whether a closed object whose members are all arrays, given as
+    /// `(key, length, every element valid)` in order with each key once, is
+    /// valid under the whole-response schema, decided without its value
+    /// tree (see `json/whole.rs`). `false` also when only validating the whole
+    /// value can tell, or word why not.
+    pub fn whole_by_members(&self, members: &[(&str, usize, bool)]) -> bool {
+        self.object_rule.as_ref().is_some_and(|r| r.admits(members))
     }
 
     /// What the whole-response schema says of `value` as item `index` of
@@ -250,36 +252,6 @@ impl JsonSchemas {
             Some(s) => s.validate(value).err().unwrap_or_default(),
             None => Vec::new(),
         }
-    }
-}
-
-/// The length bounds of a schema whose only constraints are on the items
-/// of an array and their number; `None` for any other schema.
-fn items_and_length(schema: &Value) -> Option<LengthBounds> {
-    const ANNOTATIONS: [&str; 8] = [
-        "$schema",
-        "$id",
-        "$comment",
-        "title",
-        "description",
-        "$defs",
-        "definitions",
-        "examples",
-    ];
-    const JUDGED: [&str; 4] = ["type", "items", "minItems", "maxItems"];
-    let o = schema.as_object()?;
-    let bound = |k: &str| o.get(k).map(|v| v.as_u64().ok_or(()));
-    let shaped = o.get("type") == Some(&Value::from("array"))
-        && o.get("items").is_none_or(Value::is_object)
-        && o.keys()
-            .all(|k| JUDGED.contains(&k.as_str()) || ANNOTATIONS.contains(&k.as_str()));
-    // A bound that is not a plain count (`1.0`, `-1`) is the validator's to read.
-    match (shaped, bound("minItems").transpose(), bound("maxItems").transpose()) {
-        (true, Ok(min), Ok(max)) => Some(LengthBounds {
-            min: min.unwrap_or(0),
-            max,
-        }),
-        _ => None,
     }
 }
 

@@ -10,7 +10,9 @@
 //! and the whole-response schema only constrains its items and a length the
 //! array has, the strict value *is* those elements: it is neither built nor
 //! validated again, and when elements are rejected its violations are
-//! theirs under their index.
+//! theirs under their index. A closed object whose members are all arrays
+//! is the same when `whole.rs` finds it valid from its elements; otherwise
+//! the whole validator words why not.
 //!
 //! [`OutlineView`] serialises to exactly the bytes [`super::JsonAnalysis`]
 //! does (tests/output_props.rs checks it on generated responses).
@@ -37,6 +39,9 @@ pub enum StrictValue {
     Absent,
     /// The value is the array of the salvaged elements, in order.
     Elements,
+    /// The value is an object with these keys, in order, each holding the
+    /// array of the salvaged elements under it.
+    Members(Vec<Arc<str>>),
     /// Any other value, held.
     Held(Value),
 }
@@ -98,33 +103,27 @@ pub fn outline(text: &[u8], schemas: &JsonSchemas) -> Outline {
     scanner.feed_with(text, &mut keep);
     let stop = scanner.finish(text, &mut keep);
     let broken = scanner.take_broken();
-    let whole_array = scanner.closed_array() == Some(strict_region_bytes(text)) && broken.is_empty();
-    let strict = if whole_array && schemas.whole_by_items(elements.len()) {
-        // The strict value is the elements: valid exactly when each is, and
-        // its violations are theirs (a huge array's value tree is never built).
-        let valid = schemas.whole.is_none() || item_violations.is_empty();
-        Strict {
-            status: if valid {
-                JsonStatus::Ok
-            } else {
-                JsonStatus::SchemaInvalid
-            },
-            value: None,
-            error: None,
-            violations: if valid { Vec::new() } else { item_violations },
-            not_standard: Vec::new(),
+    let (strict, value) = match walked(&scanner, text, &broken) {
+        Some(Walked::Array) if schemas.whole_by_items(elements.len()) => {
+            // The strict value is the elements: valid exactly when each is, and
+            // its violations are theirs (a huge array's value tree is never built).
+            let valid = schemas.whole.is_none() || item_violations.is_empty();
+            let violations = if valid { Vec::new() } else { item_violations };
+            (judged(violations), StrictValue::Elements)
         }
-    } else {
-        strict::verdict(text, schemas)
+        Some(Walked::Object(keys)) if schemas.whole_by_members(&member_stats(&keys, &elements)) => {
+            (judged(Vec::new()), StrictValue::Members(keys))
+        }
+        _ => {
+            let mut strict = strict::verdict(text, schemas);
+            let value = strict.value.take().map_or(StrictValue::Absent, StrictValue::Held);
+            (strict, value)
+        }
     };
     let (salvage_stop, broken) = salvage_report(text, stop, broken);
     Outline {
         status: strict.status,
-        value: match strict.value {
-            Some(v) => StrictValue::Held(v),
-            None if strict.status == JsonStatus::InvalidJson => StrictValue::Absent,
-            None => StrictValue::Elements,
-        },
+        value,
         error: strict.error,
         violations: strict.violations,
         elements,
@@ -134,11 +133,61 @@ pub fn outline(text: &[u8], schemas: &JsonSchemas) -> Outline {
     }
 }
 
+/// What salvage's walk says the strict value is, when it decides it: the
+/// whole strict region is one array or object it closed without a break.
+enum Walked {
+    Array,
+    /// An object whose members are all arrays, each key once, in order.
+    Object(Vec<Arc<str>>),
+}
+
+fn walked(scanner: &ArrayScanner, text: &[u8], broken: &[crate::output::salvage::Broken]) -> Option<Walked> {
+    if !broken.is_empty() || scanner.closed_value() != Some(strict_region_bytes(text)) {
+        return None;
+    }
+    if scanner.closed_array().is_some() {
+        return Some(Walked::Array);
+    }
+    let members = scanner.members();
+    let keys: Vec<Arc<str>> = members.iter().map(|m| m.key.clone()).collect();
+    let unique = keys.iter().collect::<std::collections::HashSet<_>>().len() == keys.len();
+    // `{}` is one item, not an object of arrays (see `items_of`).
+    (!keys.is_empty() && unique && members.iter().all(|m| m.array)).then_some(Walked::Object(keys))
+}
+
+/// Each key's array: its length and whether every element is valid.
+fn member_stats<'a>(keys: &'a [Arc<str>], elements: &[ElementVerdict]) -> Vec<(&'a str, usize, bool)> {
+    let mut stats: Vec<(&str, usize, bool)> = keys.iter().map(|k| (k.as_ref(), 0, true)).collect();
+    for e in elements {
+        if let Some(s) = stats.iter_mut().find(|s| Some(s.0) == e.property.as_deref()) {
+            s.1 += 1;
+            s.2 &= e.errors.is_empty();
+        }
+    }
+    stats
+}
+
+/// A valid strict verdict when `violations` is empty, else schema-invalid
+/// with them; the value is left in the text.
+fn judged(violations: Vec<Violation>) -> Strict {
+    Strict {
+        status: if violations.is_empty() {
+            JsonStatus::Ok
+        } else {
+            JsonStatus::SchemaInvalid
+        },
+        value: None,
+        error: None,
+        violations,
+        not_standard: Vec::new(),
+    }
+}
+
 impl Outline {
     /// How many items a strict consumer gets.
     pub fn item_count(&self) -> usize {
         match (&self.status, &self.value) {
-            (JsonStatus::Ok, StrictValue::Elements) => self.elements.len(),
+            (JsonStatus::Ok, StrictValue::Elements | StrictValue::Members(_)) => self.elements.len(),
             (JsonStatus::Ok, StrictValue::Held(v)) => items_of(v).len(),
             _ => 0,
         }
@@ -152,7 +201,7 @@ impl Outline {
     /// Each item a strict consumer gets, read from `text` one at a time.
     pub fn for_each_item(&self, text: &[u8], each: &mut dyn FnMut(&Value)) {
         match (&self.status, &self.value) {
-            (JsonStatus::Ok, StrictValue::Elements) => {
+            (JsonStatus::Ok, StrictValue::Elements | StrictValue::Members(_)) => {
                 for e in &self.elements {
                     each(&read(text, &e.span));
                 }
@@ -231,6 +280,30 @@ impl Serialize for ElementView<'_> {
     }
 }
 
+/// An object of arrays, each read from the elements under its key.
+struct Members<'a> {
+    keys: &'a [Arc<str>],
+    outline: &'a Outline,
+    text: &'a [u8],
+}
+
+impl Serialize for Members<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.keys.len()))?;
+        for key in self.keys {
+            let under = |f: &mut dyn FnMut(&Value)| {
+                for e in &self.outline.elements {
+                    if e.property.as_deref() == Some(key.as_ref()) {
+                        f(&read(self.text, &e.span));
+                    }
+                }
+            };
+            m.serialize_entry(key.as_ref(), &Each(&under))?;
+        }
+        m.end()
+    }
+}
+
 /// The `elements` list.
 struct Elements<'a>(OutlineView<'a>);
 
@@ -276,6 +349,7 @@ impl Serialize for OutlineView<'_> {
                 "value",
                 &Each(&|f| o.elements.iter().for_each(|e| f(&read(text, &e.span)))),
             )?,
+            StrictValue::Members(keys) => m.serialize_entry("value", &Members { keys, outline: o, text })?,
             StrictValue::Held(v) => m.serialize_entry("value", v)?,
         }
         if let Some(e) = &o.error {

@@ -48,6 +48,16 @@ pub struct Element {
     pub known_at: usize,
 }
 
+/// A member of a top-level object, as the scan met it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Its key.
+    pub key: Arc<str>,
+    /// Whether its value is an array (whose elements the scan keeps); any
+    /// other value is skipped.
+    pub array: bool,
+}
+
 /// Why the scan stopped short of a closed array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

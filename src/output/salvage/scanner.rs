@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::resync::{self, Found, Layout};
-use super::{Broken, Element, Stop, StopReason};
+use super::{Broken, Element, Member, Stop, StopReason};
 use crate::output::position::offset_of;
 use crate::output::scan::{Skip, ValueSkipper, is_ws};
 
@@ -95,6 +95,8 @@ pub struct ArrayScanner {
     floor: usize,
     broken: Vec<Broken>,
     stop: Option<Stop>,
+    /// The top-level object's members so far, in order.
+    members: Vec<Member>,
 }
 
 impl Default for ArrayScanner {
@@ -115,7 +117,19 @@ impl ArrayScanner {
             floor: 0,
             broken: Vec::new(),
             stop: None,
+            members: Vec::new(),
         }
+    }
+
+    /// The bytes of the top-level array or object, from its opening to its
+    /// closing bracket, once it closed.
+    pub fn closed_value(&self) -> Option<std::ops::Range<usize>> {
+        self.opened_at.filter(|_| self.closed()).map(|at| at..self.pos)
+    }
+
+    /// The members of the top-level object, in order (none for an array).
+    pub fn members(&self) -> &[Member] {
+        &self.members
     }
 
     /// The stop, once the scanner has stopped on a syntax error.
@@ -351,11 +365,18 @@ impl ArrayScanner {
                 None => Err(State::MemberValue { key }),
                 Some(b'[') => {
                     self.pos += 1;
+                    self.members.push(Member {
+                        key: key.clone(),
+                        array: true,
+                    });
                     Ok(self.open_array(Some(key)))
                 }
-                Some(_) => Ok(State::SkipMember {
-                    skip: ValueSkipper::new(self.pos),
-                }),
+                Some(_) => {
+                    self.members.push(Member { key, array: false });
+                    Ok(State::SkipMember {
+                        skip: ValueSkipper::new(self.pos),
+                    })
+                }
             },
             State::SkipMember { mut skip } => match skip.advance(bytes) {
                 Skip::NeedMore => Err(State::SkipMember { skip }),
