@@ -737,6 +737,14 @@ fn the_local_server_never_outlives_a_kill_9_of_cutline() {
         let _ = std::process::Command::new("kill").args(["-9", &pid]).status();
     }
     assert!(!survived, "the local server outlived cutline");
+    // The server was stopped, not failed: its log goes with it.
+    let logs = tmp.path().join("cache/cutline/logs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let left = || std::fs::read_dir(&logs).map_or(0, Iterator::count);
+    while left() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(left(), 0, "the stopped server's log was left in {}", logs.display());
 }
 
 /// A local server that crashes while loading (as a build with a broken

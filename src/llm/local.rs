@@ -86,18 +86,21 @@ impl Drop for Running {
 
 /// The watchdog's script: block reading stdin, a pipe whose only writer is
 /// cutline; the read returns when cutline ends (any way, `kill -9`
-/// included), then stop the server `$1`: TERM, and KILL after 5 s.
-const WATCHDOG: &str = r#"read -r line; kill -TERM "$1" 2>/dev/null || exit 0; i=0; while kill -0 "$1" 2>/dev/null && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i+1)); done; kill -KILL "$1" 2>/dev/null"#;
+/// included), then stop the server `$1`: TERM, and KILL after 5 s; then
+/// remove its log `$2`, as stopping a running server does. A server that
+/// is already gone (a failed start) keeps its log.
+const WATCHDOG: &str = r#"read -r line; kill -TERM "$1" 2>/dev/null || exit 0; i=0; while kill -0 "$1" 2>/dev/null && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i+1)); done; kill -KILL "$1" 2>/dev/null; rm -f "$2""#;
 
 /// Start the watchdog of server `pid`: a shell in its own process group (a
 /// Ctrl-C meant for cutline does not end it) blocked on a pipe from this
 /// process. A parent-death signal would need an `unsafe` `pre_exec` hook
 /// and fires when the spawning *thread* ends; the pipe needs neither.
 #[cfg(unix)]
-fn watchdog(pid: u32) -> Option<Child> {
+fn watchdog(pid: u32, log: &std::path::Path) -> Option<Child> {
     use std::os::unix::process::CommandExt;
     Command::new("sh")
         .args(["-c", WATCHDOG, "cutline-watchdog", &pid.to_string()])
+        .arg(log)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -107,7 +110,7 @@ fn watchdog(pid: u32) -> Option<Child> {
 }
 
 #[cfg(not(unix))]
-fn watchdog(_pid: u32) -> Option<Child> {
+fn watchdog(_pid: u32, _log: &std::path::Path) -> Option<Child> {
     None
 }
 
@@ -173,7 +176,7 @@ async fn start_once(inst: &Install) -> Result<String, LlmError> {
         )
     })?;
     let url = format!("http://127.0.0.1:{port}");
-    let watchdog = watchdog(child.id());
+    let watchdog = watchdog(child.id(), &log_path);
     if let Ok(mut g) = SERVER.lock() {
         *g = Some(Running {
             child,
