@@ -23,7 +23,7 @@ use super::position::{LineCounter, line_col};
 use super::salvage::{self, Salvaged, StopReason};
 use super::schema::{CompiledSchema, SchemaCompileError, Violation};
 use super::text::py_strip_bytes;
-use whole::{LengthBounds, ObjectRule, items_and_length};
+use whole::{LengthBounds, ObjectRule, items_and_length, resolve};
 
 /// Outcome of the strict parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -185,11 +185,7 @@ impl JsonSchemas {
         let mut by_property = HashMap::new();
         if let Some(props) = schema.get("properties").and_then(Value::as_object) {
             for (name, prop) in props {
-                let rooted = match prop.get("$ref").and_then(Value::as_str) {
-                    Some(r) if r.starts_with("#/") => schema.pointer(&r[1..]).unwrap_or(prop),
-                    _ => prop,
-                };
-                if let Some(item) = CompiledSchema::items_schema(&with_defs(schema, rooted)) {
+                if let Some(item) = CompiledSchema::items_schema(&with_defs(schema, resolve(schema, prop))) {
                     by_property.insert(name.clone(), CompiledSchema::compile(&item)?);
                 }
             }

@@ -137,7 +137,7 @@ impl ObjectRule {
 }
 
 /// A property's schema, through a local `$ref`.
-fn resolve<'a>(root: &'a Value, prop: &'a Value) -> &'a Value {
+pub(super) fn resolve<'a>(root: &'a Value, prop: &'a Value) -> &'a Value {
     match prop.get("$ref").and_then(Value::as_str) {
         Some(r) if r.starts_with("#/") => root.pointer(&r[1..]).unwrap_or(prop),
         _ => prop,

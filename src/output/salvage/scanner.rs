@@ -145,10 +145,7 @@ impl ArrayScanner {
     /// The bytes of the top-level array, from `[` to `]`, once it closed
     /// (`None` for an object of arrays).
     pub fn closed_array(&self) -> Option<std::ops::Range<usize>> {
-        match (self.closed(), self.in_object, self.opened_at) {
-            (true, false, Some(at)) => Some(at..self.pos),
-            _ => None,
-        }
+        self.closed_value().filter(|_| !self.in_object)
     }
 
     /// The spans skipped so far to resynchronise after broken elements.
