@@ -73,6 +73,7 @@ fn record(i: usize) -> RunRecord {
         prefill: String::new(),
         token_ids: Vec::new(),
         continues: None,
+        continuation_token: None,
         thinking: String::new(),
         analysis: json!({"response_type": "jsonl", "items": i}),
     }

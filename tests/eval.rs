@@ -229,6 +229,7 @@ impl Project {
     fn eval(&self, args: &[&str]) -> (Vec<Value>, i32, String) {
         let out = Command::cargo_bin("cutline")
             .unwrap()
+            .env("CUTLINE_LEARNED_FILE", "")
             .env_remove("CUTLINE_PROMPTS")
             .env_remove("CUTLINE_SESSIONS")
             .env("CUTLINE_CONFIG", self.path().join("cutline.toml"))
@@ -738,6 +739,7 @@ fn eval_over_the_gold_set_on_the_local_model() {
     let run = || {
         let out = Command::cargo_bin("cutline")
             .unwrap()
+            .env("CUTLINE_LEARNED_FILE", "")
             .env_remove("CUTLINE_PROMPTS")
             .env_remove("CUTLINE_SESSIONS")
             .env_remove("CUTLINE_CONFIG")
@@ -899,6 +901,7 @@ fn replay_eval_over_the_bundled_recordings() {
     let eval = |extra: &[&str]| {
         let out = Command::cargo_bin("cutline")
             .unwrap()
+            .env("CUTLINE_LEARNED_FILE", "")
             .env_remove("CUTLINE_PROMPTS")
             .env_remove("CUTLINE_SESSIONS")
             .env_remove("CUTLINE_CONFIG")

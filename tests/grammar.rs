@@ -29,6 +29,7 @@ fn cutline(dir: &Path, config: &str, prompts: &Path) -> Command {
     std::fs::write(dir.join("cutline.toml"), config).unwrap();
     let mut c = Command::cargo_bin("cutline").unwrap();
     c.current_dir(dir)
+        .env("CUTLINE_LEARNED_FILE", "")
         .env("CUTLINE_CONFIG", dir.join("cutline.toml"))
         .arg("--prompts")
         .arg(prompts)

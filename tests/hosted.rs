@@ -83,6 +83,7 @@ fn cutline(dir: &Path, config: &str) -> Command {
     let mut c = Command::cargo_bin("cutline").unwrap();
     c.current_dir(dir)
         .env("CUTLINE_CONFIG", dir.join("cutline.toml"))
+        .env("CUTLINE_LEARNED_FILE", dir.join("learned.json"))
         .env(KEY_ENV, "sk-hosted-test-0000")
         .args(["--prompts"])
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts"))
@@ -155,6 +156,8 @@ async fn a_reasoning_model_runs_with_its_profile_stop_applied_by_cutline() {
         &vec![
             json!({"kind": "not_sent", "param": "temperature", "family": "openai-reasoning"}),
             json!({"kind": "not_sent", "param": "stop", "family": "openai-reasoning"}),
+            // The openai SDK's model list announces gpt-5-mini's shutdown.
+            json!({"kind": "retiring", "model": "gpt-5-mini", "lifecycle": "deprecated", "date": "2026-12-11", "source": "profile"}),
         ]
     );
     let warnings = env["warnings"].to_string();
@@ -217,16 +220,22 @@ async fn an_unknown_model_that_refuses_parameters_is_retried_without_them_and_re
         .iter()
         .map(|a| serde_json::to_value(a).unwrap())
         .collect();
-    assert_eq!(kinds[0]["kind"], "refused");
-    assert_eq!(kinds[0]["param"], "temperature");
+    assert_eq!(kinds[0]["kind"], "learned");
+    assert_eq!(kinds[0]["fact"], "temperature: not accepted");
     assert_eq!(kinds[0]["status"], 400);
-    assert_eq!(kinds[1]["param"], "stop");
+    assert_eq!(kinds[1]["fact"], "stop sequences: not accepted");
     assert_eq!(first.text, TWO_ITEMS);
     assert_eq!(first.params.temperature, None);
     assert_eq!(first.params.stop, vec!["\n###".to_owned(), "\n\n".to_owned()]);
     assert!(!cutline::run::replay_exact(first));
     let later = serde_json::to_value(&s.runs[1].adjustments).unwrap();
-    assert_eq!(later[0]["kind"], "not_sent", "{later}");
+    assert_eq!(
+        later,
+        json!([
+            {"kind": "not_sent", "param": "temperature", "family": "learned"},
+            {"kind": "not_sent", "param": "stop", "family": "learned"}
+        ])
+    );
 }
 
 /// OpenAI answers 400 for a `response_format` schema whose root is not an

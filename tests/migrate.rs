@@ -399,6 +399,7 @@ fn cli(args: &[&str]) -> std::process::Output {
     let prompts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
     assert_cmd::Command::cargo_bin("cutline")
         .unwrap()
+        .env("CUTLINE_LEARNED_FILE", "")
         .args(["--prompts", prompts.to_str().unwrap()])
         .args(args)
         .output()
@@ -523,6 +524,7 @@ async fn check(url: &str, sessions: &std::path::Path, extra: &[&str]) -> (i32, V
         let prompts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
         assert_cmd::Command::cargo_bin("cutline")
             .unwrap()
+            .env("CUTLINE_LEARNED_FILE", "")
             .env("CUTLINE_CONFIG", &config)
             .args(["--prompts", prompts.to_str().unwrap()])
             .args(&args)

@@ -362,6 +362,7 @@ fn cutline(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("cutline").unwrap();
     c.current_dir(dir)
         .env("CUTLINE_CONFIG", dir.join("cutline.toml"))
+        .env("CUTLINE_LEARNED_FILE", "")
         .args(["--prompts", "prompts", "--sessions", "sessions"])
         .timeout(Duration::from_secs(60));
     c

@@ -9,7 +9,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cutline::llm::anthropic::{Anthropic, Via};
+use cutline::llm::anthropic::Anthropic;
 use cutline::llm::config::{self, Config, Kind, ProviderConfig};
 use cutline::llm::gemini::Gemini;
 use cutline::llm::ollama::Ollama;
@@ -17,7 +17,7 @@ use cutline::llm::openai::OpenAi;
 use cutline::llm::params::Structured;
 use cutline::llm::registry::Target;
 use cutline::llm::structured::{self, Mode};
-use cutline::llm::{self, ErrorKind, FinishReason, Provider, Request, Transcript, Usage};
+use cutline::llm::{self, ErrorKind, FinishReason, Provider, Request, Thinking, Transcript, Usage};
 use serde_json::{Value, json};
 use support::{Reply, Server};
 
@@ -450,7 +450,7 @@ async fn anthropic_request_and_truncated_stream() {
     let r = server.only_request();
     assert_eq!(r.path, "/v1/messages");
     assert_eq!(r.header("x-api-key"), Some(KEY));
-    assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(r.header("anthropic-version"), Some("2026-10-21"));
     assert_eq!(r.header("authorization"), None);
     assert_eq!(
         r.json(),
@@ -490,28 +490,23 @@ async fn anthropic_stop_reasons() {
 }
 
 #[tokio::test]
-async fn anthropic_structured_output_config_for_closed_schemas() {
-    let server = Server::start(vec![P::Anthropic.ok(), P::Anthropic.ok()]).await;
-    // A model whose profile takes `output_config` (set here by override).
+async fn anthropic_structured_output_config_carries_the_fitted_schema_and_effort() {
+    let server = Server::start(vec![P::Anthropic.ok()]).await;
+    // `run::plan` decides the form (`output_config` unless the request says
+    // tool) and fits the schema; the wire sends what it is given.
     let t = run(
-        provider(P::Anthropic, &server, "[provider.profile]\noutput_config = true").as_ref(),
-        with_schema(&closed_schema()),
+        provider(P::Anthropic, &server, "").as_ref(),
+        Request {
+            effort: Some(cutline::llm::params::Effort::High),
+            ..with_schema(&closed_schema())
+        },
     )
     .await;
     assert_ok_hi(&t);
-    // A model whose profile does not: the forced tool, even for a closed schema.
-    run(
-        provider(P::Anthropic, &server, "").as_ref(),
-        with_schema(&closed_schema()),
-    )
-    .await;
-    let bodies: Vec<Value> = server.requests().iter().map(support::Recorded::json).collect();
-    assert!(bodies[1].get("output_config").is_none(), "{}", bodies[1]);
-    assert_eq!(bodies[1]["tool_choice"]["type"], "tool");
-    let body = &bodies[0];
+    let body = server.only_request().json();
     assert_eq!(
         body["output_config"],
-        json!({"format": {"type": "json_schema", "schema": closed_schema()}})
+        json!({"effort": "high", "format": {"type": "json_schema", "schema": closed_schema()}})
     );
     assert!(body.get("tools").is_none());
 }
@@ -530,16 +525,19 @@ async fn anthropic_structured_forced_tool_streams_the_tool_input_as_text() {
             "event: message_stop\ndata: {\"type\":\"message_stop\"}",
         ])
     };
-    // An open schema goes as a tool under `auto`; `tool` forces it always.
+    // A request that says so sends the schema as a forced tool's input.
     let server = Server::start(vec![tool_stream(), tool_stream()]).await;
-    let auto = provider(P::Anthropic, &server, "");
-    let t = run(auto.as_ref(), with_schema(&open_schema())).await;
+    let tool = |s: &Value| Request {
+        schema_as_tool: true,
+        ..with_schema(s)
+    };
+    let p = provider(P::Anthropic, &server, "");
+    let t = run(p.as_ref(), tool(&open_schema())).await;
     assert_eq!(t.error, None);
     assert_eq!(t.text, "{\"fruit\": [\"apple\"]}");
     assert_eq!(t.finish, Some(FinishReason::Stop));
     assert_eq!(t.raw_reason.as_deref(), Some("tool_use"));
-    let forced = provider(P::Anthropic, &server, "structured_via = \"tool\"");
-    run(forced.as_ref(), with_schema(&closed_schema())).await;
+    run(p.as_ref(), tool(&closed_schema())).await;
     let reqs = server.requests();
     let open_name = structured::schema_name(&open_schema());
     let a = reqs[0].json();
@@ -551,10 +549,9 @@ async fn anthropic_structured_forced_tool_streams_the_tool_input_as_text() {
     assert_eq!(b["tools"][0]["input_schema"], closed_schema());
     assert_eq!(b["tool_choice"], json!({"type": "tool", "name": "Fruit_list"}));
 
-    // The same choice through the type, without the server.
+    // Without it, `output_config.format`.
     let ep = config::endpoint(&cfg(P::Anthropic, &server, ""), &env).unwrap();
-    let mut a = Anthropic::new(ep);
-    a.via = Via::OutputConfig;
+    let a = Anthropic::new(ep);
     assert!(a.body(&with_schema(&open_schema())).get("output_config").is_some());
 }
 
@@ -1081,7 +1078,7 @@ kind = "llama_server"
     assert_eq!(gpt.origin.as_deref(), Some("cutline.toml:5:1"));
     let claude = &ps[1];
     assert_eq!(claude.key_env(), Some("MY_CLAUDE_KEY"));
-    assert_eq!(claude.structured_via, Some(Via::Tool));
+    assert_eq!(claude.structured_via, Some(cutline::llm::anthropic::Via::Tool));
     assert_eq!(claude.retry_policy().attempts, 1);
     assert_eq!(claude.timeouts().idle, Duration::from_secs(5));
     assert_eq!(ps[2].kind, Kind::LlamaServer);
@@ -1314,12 +1311,13 @@ async fn anthropic_extended_thinking_is_sent_kept_apart_and_counted() {
         "event: message_stop\ndata: {\"type\":\"message_stop\"}",
     ])])
     .await;
-    let p = provider(P::Anthropic, &server, "thinking_budget = 1024");
+    let p = provider(P::Anthropic, &server, "");
     let t = run(
         p.as_ref(),
         Request {
             max_tokens: Some(2048),
             temperature: None,
+            thinking: Some(Thinking::Budget { tokens: 1024 }),
             ..full_req()
         },
     )
@@ -1363,8 +1361,11 @@ async fn ollama_think_streams_thinking_apart_from_the_answer() {
     ])])
     .await;
     let t = run(
-        provider(P::Ollama, &server, "thinking_budget = 512").as_ref(),
-        full_req(),
+        provider(P::Ollama, &server, "").as_ref(),
+        Request {
+            thinking: Some(Thinking::Budget { tokens: 512 }),
+            ..full_req()
+        },
     )
     .await;
     assert_eq!(server.only_request().json()["think"], json!(true));
@@ -1382,8 +1383,11 @@ async fn gemini_thinking_config_and_thought_parts() {
     ])])
     .await;
     let t = run(
-        provider(P::Gemini, &server, "thinking_budget = 256").as_ref(),
-        full_req(),
+        provider(P::Gemini, &server, "").as_ref(),
+        Request {
+            thinking: Some(Thinking::Budget { tokens: 256 }),
+            ..full_req()
+        },
     )
     .await;
     let body = server.only_request().json();
@@ -1451,6 +1455,7 @@ fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
             completion_tokens: Some(400),
             reasoning_tokens: Some(400),
             reasoning_estimated: false,
+            ..Usage::default()
         },
         error: None,
         first_token_ms: None,
@@ -1461,6 +1466,7 @@ fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
         prefill: String::new(),
         token_ids: Vec::new(),
         continues: None,
+        continuation_token: None,
         analysis: json!({}),
     };
     assert_eq!(

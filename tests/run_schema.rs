@@ -33,6 +33,7 @@ async fn run_prompt(prompt: &str, content: &str) -> Value {
     .unwrap();
     let out = Command::cargo_bin("cutline")
         .unwrap()
+        .env("CUTLINE_LEARNED_FILE", "")
         .current_dir(dir.path())
         .env("CUTLINE_CONFIG", dir.path().join("cutline.toml"))
         .arg("--prompts")

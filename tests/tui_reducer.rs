@@ -471,6 +471,7 @@ pub fn recorded_session() -> cutline::session::Session {
         prefill: String::new(),
         token_ids: Vec::new(),
         continues: None,
+        continuation_token: None,
         thinking: String::new(),
         analysis: serde_json::json!({}),
     };

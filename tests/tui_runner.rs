@@ -81,6 +81,7 @@ fn record_session(dir: &std::path::Path) {
         prefill: String::new(),
         token_ids: Vec::new(),
         continues: None,
+        continuation_token: None,
         thinking: String::new(),
         analysis: serde_json::json!({}),
     };

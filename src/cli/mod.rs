@@ -150,6 +150,9 @@ pub fn main() -> i32 {
     if cli.command.is_some() {
         crate::logging::to_stderr();
     }
+    if let Some(path) = crate::llm::learned::file_from_env(|v| std::env::var_os(v)) {
+        crate::llm::learned::persist_to(path);
+    }
     let code = dispatch(&cli, std::io::stdout().lock());
     crate::llm::local::shutdown();
     code

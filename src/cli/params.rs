@@ -26,6 +26,12 @@ pub struct Sampling {
     /// Send no stop sequences, whatever the prompt says.
     #[arg(long, conflicts_with = "stop")]
     pub no_stop: bool,
+    /// Reasoning effort: none, minimal, low, medium, high, xhigh or max
+    /// (OpenAI `reasoning_effort`, Anthropic `output_config.effort`, Gemini 3
+    /// `thinkingLevel`, Ollama `think`); a model that takes no such level
+    /// runs without it, and the record says so.
+    #[arg(long, value_parser = parse_effort)]
+    pub effort: Option<crate::llm::params::Effort>,
     /// An extra request header `Name: value` (repeatable; replaces a
     /// configured header of the same name).
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
@@ -52,6 +58,8 @@ impl Sampling {
             },
             max_tokens,
             structured,
+            effort: self.effort,
+            thinking_budget: None,
         }
     }
 }
@@ -68,6 +76,11 @@ fn parse_top_p(s: &str) -> Result<f32, String> {
         .ok()
         .filter(|t| (0.0..=1.0).contains(t))
         .ok_or_else(|| format!("{s:?} is not a top_p between 0 and 1"))
+}
+
+fn parse_effort(s: &str) -> Result<crate::llm::params::Effort, String> {
+    crate::llm::params::Effort::parse(s)
+        .ok_or_else(|| format!("{s:?} is not an effort: none, minimal, low, medium, high, xhigh or max"))
 }
 
 fn parse_header(s: &str) -> Result<(String, String), String> {

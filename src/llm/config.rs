@@ -21,6 +21,8 @@
 //! headers = { "OpenAI-Organization" = "org-123" }
 //! structured = "auto"        # auto (no opinion) | native | prompt | off
 //! thinking_budget = 2048     # Anthropic extended thinking, Gemini thinkingBudget, Ollama think
+//! effort = "low"             # none | minimal | low | medium | high | xhigh | max
+//! api = "responses"          # openai: chat (default) | responses
 //!
 //! [provider.profile]         # override the model profile (llm::profile)
 //! stop = false               # the model refuses stop: cutline applies it
@@ -51,7 +53,7 @@ use super::llama_server::LlamaServer;
 use super::ollama::Ollama;
 use super::openai::OpenAi;
 use super::params::{Layer, Structured};
-use super::profile::{self, Profile};
+use super::profile::{self, Api, Effort, Profile};
 use super::structured::Mode;
 use super::wire::{ApiKey, Auth, Endpoint, Headers};
 use super::{ErrorKind, LlmError, Provider, Timeouts};
@@ -154,6 +156,10 @@ pub struct ProviderConfig {
     pub structured: Mode,
     /// Thinking budget (Anthropic, Gemini; Ollama: on).
     pub thinking_budget: Option<u32>,
+    /// Reasoning effort when a run sets none.
+    pub effort: Option<Effort>,
+    /// The OpenAI endpoint, when configured.
+    pub api: Option<Api>,
     /// Overrides of the model profile.
     pub profile: profile::Overrides,
     /// Anthropic only: how a schema is sent.
@@ -194,6 +200,8 @@ impl ProviderConfig {
             headers: Headers::default(),
             structured: Mode::Auto,
             thinking_budget: None,
+            effort: None,
+            api: None,
             profile: profile::Overrides::default(),
             structured_via: None,
             max_retries: None,
@@ -209,9 +217,30 @@ impl ProviderConfig {
     }
 
     /// The model profile: the table's row for this kind and model, with the
-    /// config's `[provider.profile]` overrides.
+    /// config's overrides (what was learned of the model goes between the
+    /// two: `Target::profile`).
     pub fn profile(&self) -> Profile {
-        profile::lookup(self.kind, self.model.as_deref().unwrap_or_default()).with(&self.profile)
+        self.seed().with(&self.overrides())
+    }
+
+    /// The table's row for this kind and model.
+    pub fn seed(&self) -> Profile {
+        profile::lookup(self.kind, self.model.as_deref().unwrap_or_default())
+    }
+
+    /// What the config says of the model: `[provider.profile]`, with `api`
+    /// and `structured_via` over it.
+    pub fn overrides(&self) -> profile::Overrides {
+        let native = match self.structured_via {
+            Some(Via::Tool) => Some(profile::Native::ToolInput),
+            Some(Via::OutputConfig) => Some(profile::Native::OutputConfig),
+            Some(Via::Auto) | None => None,
+        };
+        self.profile.then(&profile::Overrides {
+            api: self.api,
+            native,
+            ..profile::Overrides::default()
+        })
     }
 
     /// The values this provider's entry sets, as a precedence level.
@@ -221,6 +250,8 @@ impl ProviderConfig {
             top_p: self.top_p,
             stop: self.stop.clone(),
             max_tokens: self.max_tokens,
+            effort: self.effort,
+            thinking_budget: self.thinking_budget,
             structured: match self.structured {
                 Mode::Auto => None,
                 Mode::Native => Some(Structured::Native),
@@ -386,6 +417,8 @@ struct Raw {
     #[serde(default)]
     structured: Mode,
     thinking_budget: Option<u32>,
+    effort: Option<Effort>,
+    api: Option<Spanned<Api>>,
     #[serde(default)]
     profile: profile::Overrides,
     structured_via: Option<Spanned<Via>>,
@@ -453,6 +486,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<ProviderConfig>, ConfigError
             headers: Headers(raw.headers.into_iter().collect()),
             structured: raw.structured,
             thinking_budget: raw.thinking_budget,
+            effort: raw.effort,
+            api: raw.api.map(Spanned::into_inner),
             profile: raw.profile,
             structured_via: raw.structured_via.map(Spanned::into_inner),
             max_retries: raw.max_retries,
@@ -514,6 +549,16 @@ fn check(raw: &Raw, name: &str, at: usize) -> Option<(usize, String)> {
         }
         None => {}
     }
+    if let Some(a) = raw
+        .api
+        .as_ref()
+        .filter(|_| !matches!(raw.kind, Kind::Openai | Kind::OpenaiCompatible))
+    {
+        return Some((
+            a.span().start,
+            format!("provider {name:?}: `api` applies to kinds openai and openai-compatible only"),
+        ));
+    }
     if let Some(v) = raw.structured_via.as_ref().filter(|_| raw.kind != Kind::Anthropic) {
         return Some((
             v.span().start,
@@ -544,6 +589,11 @@ fn check(raw: &Raw, name: &str, at: usize) -> Option<(usize, String)> {
             format!("provider {name:?}: `top_p` must be between 0 and 1"),
         ));
     }
+    check_durations(raw, name)
+}
+
+/// A retry or timeout setting that is not a positive number of seconds.
+fn check_durations(raw: &Raw, name: &str) -> Option<(usize, String)> {
     for (key, v) in [
         ("retry_base_secs", &raw.retry_base_secs),
         ("retry_max_wait_secs", &raw.retry_max_wait_secs),
@@ -580,10 +630,7 @@ pub fn build_with_env(
     Ok(match cfg.kind {
         Kind::Openai => Box::new(OpenAi::new(endpoint(cfg, env)?)),
         Kind::OpenaiCompatible => Box::new(OpenAi::compatible(endpoint(cfg, env)?)),
-        Kind::Anthropic => Box::new(Anthropic {
-            endpoint: endpoint(cfg, env)?,
-            via: cfg.structured_via.unwrap_or_default(),
-        }),
+        Kind::Anthropic => Box::new(Anthropic::new(endpoint(cfg, env)?)),
         Kind::Gemini => Box::new(Gemini::new(endpoint(cfg, env)?)),
         Kind::Ollama => Box::new(Ollama::new(endpoint(cfg, env)?)),
         Kind::LlamaServer => Box::new(LlamaServer::new(endpoint(cfg, env)?)),
@@ -625,7 +672,6 @@ pub fn endpoint(cfg: &ProviderConfig, env: &dyn Fn(&str) -> Option<String>) -> R
         ep.key = Some(key_from_env(cfg, var, env)?);
     }
     ep.headers = cfg.headers.clone();
-    ep.thinking = cfg.thinking_budget;
     ep.retry = cfg.retry_policy();
     ep.set_timeouts(cfg.timeouts());
     // Check the headers (and the key as a header value) now, not per request.

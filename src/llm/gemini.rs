@@ -4,18 +4,30 @@
 //! `x-goog-api-key`. The body has `contents`, `systemInstruction` and
 //! `generationConfig` (`maxOutputTokens`, `temperature`, `stopSequences`;
 //! `responseMimeType: application/json` and `responseJsonSchema` for
-//! structured output; `thinkingConfig.thinkingBudget` when `thinking_budget`
-//! is configured). Each SSE event is a `GenerateContentResponse`; the last
+//! structured output; `thinkingConfig` with `thinkingBudget` (Gemini 2.5)
+//! or `thinkingLevel` (Gemini 3, never both), as `run::plan` fitted them),
+//! and `continuationToken` at the top when resuming an answer Gemini left
+//! incomplete. Each SSE event is a `GenerateContentResponse`; the last
 //! carries `finishReason`, and the body simply ends (no `[DONE]`). Thinking
 //! models count their thoughts in `usageMetadata.thoughtsTokenCount`, apart
 //! from `candidatesTokenCount`, and both against `maxOutputTokens`: cutline
 //! records their sum as the completion tokens and the thoughts as reasoning.
 //! Parts marked `thought: true` (thought summaries) are kept as thinking.
+//! `cachedContentTokenCount` is the cached part of the prompt.
+//!
+//! Finish reasons (google-genai 3.6): `MAX_TOKENS` is a cut; `CONTINUATION`
+//! means Gemini stopped at a per-request limit of its own with a
+//! `continuationToken` on the candidate to resend: the run ends
+//! `incomplete` with the token kept, and `--continue` resends it.
+//! `MALFORMED_RESPONSE`, `MISSING_THOUGHT_SIGNATURE`, `OTHER` and an
+//! unspecified or unknown reason are failures, never a normal stop; the
+//! safety family (`LANGUAGE` included) is `content_filter`.
 
 use serde_json::{Value, json};
 
+use super::profile::Effort;
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
-use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
+use super::{ErrorKind, Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Thinking, Usage};
 
 /// A Gemini endpoint.
 #[derive(Debug, Clone)]
@@ -58,8 +70,14 @@ impl Gemini {
         if let Some(t) = p.top_p {
             config.insert("topP".into(), wire::temperature(t));
         }
-        if let Some(budget) = self.endpoint.thinking {
-            config.insert("thinkingConfig".into(), json!({"thinkingBudget": budget}));
+        match req.thinking {
+            Some(Thinking::Budget { tokens }) => {
+                config.insert("thinkingConfig".into(), json!({"thinkingBudget": tokens}));
+            }
+            Some(Thinking::Level { level }) => {
+                config.insert("thinkingConfig".into(), json!({"thinkingLevel": level_word(level)}));
+            }
+            Some(Thinking::Adaptive) | None => {}
         }
         if !p.stop.is_empty() {
             config.insert("stopSequences".into(), json!(p.stop));
@@ -71,20 +89,45 @@ impl Gemini {
         if !config.is_empty() {
             body["generationConfig"] = Value::Object(config);
         }
+        if let Some(t) = &req.continuation_token {
+            body["continuationToken"] = json!(t);
+        }
         body
     }
 }
 
+/// Gemini's `thinkingLevel` for an effort.
+pub fn level_word(e: Effort) -> &'static str {
+    match e {
+        Effort::None | Effort::Minimal => "MINIMAL",
+        Effort::Low => "LOW",
+        Effort::Medium => "MEDIUM",
+        Effort::High => "HIGH",
+        Effort::Xhigh | Effort::Max => "XHIGH",
+    }
+}
+
 /// Map Gemini's `finishReason` (or a prompt's `blockReason`) to a normalised
-/// reason.
+/// reason; `Error` for one that says the answer failed, or that cutline
+/// does not know (never a silent normal stop).
 pub fn finish_reason(raw: &str) -> FinishReason {
     match raw {
+        "STOP" => FinishReason::Stop,
         "MAX_TOKENS" => FinishReason::Length,
-        "SAFETY" | "RECITATION" | "PROHIBITED_CONTENT" | "BLOCKLIST" | "SPII" | "IMAGE_SAFETY" => {
-            FinishReason::ContentFilter
-        }
-        "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" => FinishReason::ToolCalls,
-        _ => FinishReason::Stop,
+        "CONTINUATION" => FinishReason::Incomplete,
+        "SAFETY"
+        | "RECITATION"
+        | "PROHIBITED_CONTENT"
+        | "BLOCKLIST"
+        | "SPII"
+        | "LANGUAGE"
+        | "ESCALATION"
+        | "PUP_LIMITED_DISABLED"
+        | "MODEL_ARMOR"
+        | "JAILBREAK" => FinishReason::ContentFilter,
+        r if r.starts_with("IMAGE_") || r == "NO_IMAGE" => FinishReason::ContentFilter,
+        "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" | "TOO_MANY_TOOL_CALLS" => FinishReason::ToolCalls,
+        _ => FinishReason::Error,
     }
 }
 
@@ -107,6 +150,10 @@ impl Provider for Gemini {
         self.endpoint
             .post(self.url(), self.body(&req), h, Framing::Sse, ChunkDecoder::default())
     }
+
+    fn wire(&self, req: &Request) -> Option<(String, Value)> {
+        Some((self.url(), self.body(req)))
+    }
 }
 
 const LABEL: &str = "Gemini";
@@ -116,6 +163,7 @@ struct ChunkDecoder {
     reason: Option<String>,
     blocked: bool,
     usage: Usage,
+    continuation: Option<String>,
 }
 
 impl Decoder for ChunkDecoder {
@@ -141,6 +189,9 @@ impl Decoder for ChunkDecoder {
             }
             if thoughts.is_some() {
                 self.usage.reasoning_tokens = thoughts;
+            }
+            if let Some(n) = wire::u32_of(u.get("cachedContentTokenCount")) {
+                self.usage.cached_tokens = Some(n);
             }
         }
         if let Some(r) = v.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {
@@ -168,22 +219,39 @@ impl Decoder for ChunkDecoder {
             if let Some(r) = c.get("finishReason").and_then(Value::as_str) {
                 self.reason = Some(r.to_owned());
             }
+            if let Some(t) = c.get("continuationToken").and_then(Value::as_str) {
+                self.continuation = Some(t.to_owned());
+            }
         }
         Ok(false)
     }
 
     fn end(&mut self, _complete: bool) -> Event {
-        match &self.reason {
-            Some(r) => Event::Finish {
-                reason: if self.blocked {
-                    FinishReason::ContentFilter
-                } else {
-                    finish_reason(r)
-                },
-                raw_reason: Some(r.clone()),
-                usage: self.usage,
-            },
-            None => Event::Error(wire::dropped(LABEL)),
+        let Some(r) = &self.reason else {
+            return Event::Error(wire::dropped(LABEL));
+        };
+        let reason = if self.blocked {
+            FinishReason::ContentFilter
+        } else {
+            finish_reason(r)
+        };
+        if reason == FinishReason::Error {
+            return Event::Error(LlmError::new(
+                ErrorKind::Stream,
+                format!(
+                    "Gemini ended the answer with finishReason {r}: it failed or is not known to be complete; what arrived is kept"
+                ),
+            ));
         }
+        Event::Finish {
+            reason,
+            raw_reason: Some(r.clone()),
+            usage: self.usage,
+        }
+    }
+
+    fn resume(&mut self) -> Option<Event> {
+        let token = self.continuation.take()?;
+        (self.reason.as_deref() == Some("CONTINUATION")).then_some(Event::Resume { token })
     }
 }

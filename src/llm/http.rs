@@ -282,6 +282,29 @@ fn wait_too_long(status: StatusCode, asked: Duration, cap: Duration, body: Optio
     }
 }
 
+/// A whole (small) response body, at most `cap` bytes, each chunk within
+/// `idle`.
+pub async fn read_capped(resp: Response, cap: usize, idle: Duration) -> Result<Vec<u8>, LlmError> {
+    let mut out = Vec::new();
+    let mut s = resp.bytes_stream();
+    loop {
+        match tokio::time::timeout(idle, s.next()).await {
+            Err(_) => return Err(idle_error(idle)),
+            Ok(None) => return Ok(out),
+            Ok(Some(Err(e))) => return Err(LlmError::new(ErrorKind::Stream, format!("the body broke: {e}"))),
+            Ok(Some(Ok(chunk))) => {
+                out.extend_from_slice(&chunk);
+                if out.len() > cap {
+                    return Err(LlmError::new(
+                        ErrorKind::Stream,
+                        format!("a body over {} KiB where a small one was expected", cap >> 10),
+                    ));
+                }
+            }
+        }
+    }
+}
+
 async fn read_error_body(resp: Response) -> String {
     let mut out = Vec::new();
     let mut s = resp.bytes_stream();

@@ -124,6 +124,10 @@ impl Provider for LlamaServer {
     fn prefills(&self) -> bool {
         true
     }
+
+    fn wire(&self, req: &Request) -> Option<(String, Value)> {
+        Some((format!("{}/completion", self.endpoint.base_url), self.body(req)))
+    }
 }
 
 /// Decodes `/completion` events: one per token, the last with `stop: true`.

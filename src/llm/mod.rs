@@ -13,11 +13,13 @@ use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod adapt;
 pub mod anthropic;
 pub mod config;
 pub mod gemini;
 pub mod grammar;
 pub mod http;
+pub mod learned;
 pub mod llama_server;
 pub mod local;
 pub mod mismatch;
@@ -28,6 +30,7 @@ pub mod profile;
 pub mod redact;
 pub mod registry;
 pub mod replay;
+pub mod responses;
 pub mod structured;
 pub mod wire;
 
@@ -69,6 +72,48 @@ pub struct Request {
     /// profile with `grammar` gets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grammar: Option<String>,
+    /// Send `response_schema` as the input schema of a forced tool
+    /// (Claude models without `output_config`) rather than the wire's own
+    /// schema field.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub schema_as_tool: bool,
+    /// Reasoning effort, in the wire's own field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<profile::Effort>,
+    /// Thinking, in the form the model takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Thinking>,
+    /// Which OpenAI endpoint (other wires have one).
+    #[serde(default, skip_serializing_if = "is_chat")]
+    pub api: profile::Api,
+    /// A provider's token to resume an answer it stopped before the end
+    /// (Gemini `continuationToken`): the same request goes again with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continuation_token: Option<String>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes a reference
+fn is_chat(a: &profile::Api) -> bool {
+    *a == profile::Api::Chat
+}
+
+/// Thinking as one request asks for it, already fitted to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "form", rename_all = "snake_case")]
+pub enum Thinking {
+    /// A token budget (Anthropic `enabled`, Gemini 2.5 `thinkingBudget`,
+    /// Ollama `think: true`).
+    Budget {
+        /// Tokens.
+        tokens: u32,
+    },
+    /// Anthropic `{type: adaptive}`.
+    Adaptive,
+    /// Gemini 3 `thinkingLevel`.
+    Level {
+        /// The level, as an effort.
+        level: profile::Effort,
+    },
 }
 
 /// Why generation ended, normalised across providers.
@@ -83,6 +128,10 @@ pub enum FinishReason {
     ToolCalls,
     /// A safety filter stopped it.
     ContentFilter,
+    /// The provider stopped at a limit of its own before the answer was
+    /// done, and can resume it (Gemini `CONTINUATION` with a
+    /// `continuationToken`): neither a cut by the max-token limit nor a stop.
+    Incomplete,
     /// The request or stream failed.
     Error,
 }
@@ -95,6 +144,7 @@ impl FinishReason {
             Self::Length => "length",
             Self::ToolCalls => "tool_calls",
             Self::ContentFilter => "content_filter",
+            Self::Incomplete => "incomplete",
             Self::Error => "error",
         }
     }
@@ -119,6 +169,15 @@ pub struct Usage {
     /// True when `reasoning_tokens` is an estimate.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reasoning_estimated: bool,
+    /// Prompt tokens read from the provider's cache (OpenAI
+    /// `cached_tokens`, Anthropic `cache_read_input_tokens`, Gemini
+    /// `cachedContentTokenCount`): part of `prompt_tokens`, billed less.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u32>,
+    /// Prompt tokens written to the provider's cache (Anthropic
+    /// `cache_creation_input_tokens`, OpenAI `cache_write_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u32>,
 }
 
 impl Usage {
@@ -155,6 +214,9 @@ pub enum ErrorKind {
     Cancelled,
     /// The local model is not installed.
     SetupRequired,
+    /// Out of quota or credit (OpenAI `insufficient_quota`, Anthropic
+    /// `billing_error` or a spend limit): retrying never clears it.
+    Quota,
 }
 
 /// A provider failure. Never carries an API key.
@@ -215,6 +277,11 @@ pub enum Event {
         /// The text.
         text: String,
     },
+    /// The provider's token to resume this answer (before its `Finish`).
+    Resume {
+        /// The opaque token, as the provider sent it.
+        token: String,
+    },
     /// Generation ended.
     Finish {
         /// Normalised reason.
@@ -246,6 +313,10 @@ pub struct ProviderInfo {
     pub base_url: Option<String>,
 }
 
+/// A provider's answer about its model from its Models API (`Ok(None)`:
+/// it has none, or does not know the model).
+pub type Describe = futures_util::future::BoxFuture<'static, Result<Option<learned::ModelsApi>, LlmError>>;
+
 /// A model endpoint.
 pub trait Provider: Send + Sync {
     /// Name, kind, model and URL, never the key.
@@ -256,6 +327,19 @@ pub trait Provider: Send + Sync {
     /// it exactly); otherwise a continuation asks in a follow-up turn.
     fn prefills(&self) -> bool {
         false
+    }
+
+    /// The URL and exact JSON body this provider sends for `req`, so a
+    /// refusal can be read against the fields it names (`llm::adapt`);
+    /// `None` for providers that are not HTTP.
+    fn wire(&self, _req: &Request) -> Option<(String, Value)> {
+        None
+    }
+
+    /// Ask the provider's Models API what it says of the model; `None`
+    /// when the provider has no such API.
+    fn describe(&self) -> Option<Describe> {
+        None
     }
 }
 
@@ -311,6 +395,9 @@ pub struct Transcript {
     pub first_token_ms: Option<u64>,
     /// Milliseconds for the whole run.
     pub total_ms: u64,
+    /// The provider's token to resume an answer it left incomplete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continuation_token: Option<String>,
 }
 
 /// One token piece (or one delta, when the server gives no pieces).
@@ -351,6 +438,7 @@ impl Transcript {
                 }
             }
             Event::Thinking { text } => self.thinking.push_str(text),
+            Event::Resume { token } => self.continuation_token = Some(token.clone()),
             Event::Tokens { ids } => self.token_ids.extend_from_slice(ids),
             Event::Finish {
                 reason,

@@ -4,8 +4,9 @@
 //! `message.content` piece each, then a last line with `done: true`,
 //! `done_reason` (`length` when `num_predict` cut it) and the token counts
 //! `prompt_eval_count` / `eval_count`. Sampling settings go in `options`;
-//! structured output is `format: <schema>` (grammar-constrained). With
-//! `thinking_budget` configured, `think: true` is sent and the streamed
+//! structured output is `format: <schema>` (grammar-constrained). With a
+//! thinking budget, `think: true` is sent (with an effort, `think: "low"`
+//! and so on, which gpt-oss takes) and the streamed
 //! `message.thinking` is kept apart from the answer; Ollama counts thinking
 //! inside `eval_count` without a figure of its own, so it is estimated.
 
@@ -60,7 +61,9 @@ impl Ollama {
         if let Some(schema) = p.schema {
             body["format"] = schema.clone();
         }
-        if self.endpoint.thinking.is_some() {
+        if let Some(e) = req.effort {
+            body["think"] = json!(e.as_str());
+        } else if req.thinking.is_some() {
             body["think"] = json!(true);
         }
         body
@@ -93,6 +96,10 @@ impl Provider for Ollama {
         };
         self.endpoint
             .post(self.url(), self.body(&req), h, Framing::Lines, LineDecoder::default())
+    }
+
+    fn wire(&self, req: &Request) -> Option<(String, Value)> {
+        Some((self.url(), self.body(req)))
     }
 }
 
@@ -139,6 +146,7 @@ impl Decoder for LineDecoder {
                 completion_tokens: wire::u32_of(v.get("eval_count")),
                 reasoning_tokens: thinking,
                 reasoning_estimated: thinking.is_some(),
+                ..Usage::default()
             };
             return Ok(true);
         }

@@ -10,13 +10,18 @@
 //! `json_schema` wrapper, with `strict` only when the schema meets the
 //! strict-mode rules. Compatible servers that stream reasoning
 //! (`delta.reasoning_content` or `delta.reasoning`: vLLM, llama.cpp,
-//! DeepSeek) have it kept as thinking, apart from the answer.
+//! DeepSeek) have it kept as thinking, apart from the answer. Effort goes as
+//! `reasoning_effort`; cached prompt tokens are read from
+//! `prompt_tokens_details.cached_tokens`. A request whose `api` is
+//! `responses` (a model only that endpoint serves) goes through
+//! `llm::responses` instead, on the same endpoint and key.
 
 use serde_json::{Value, json};
 
-use super::structured;
+use super::profile::Api;
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
+use super::{responses, structured};
 
 /// An OpenAI chat-completions endpoint.
 #[derive(Debug, Clone)]
@@ -71,6 +76,9 @@ impl OpenAi {
         if !p.stop.is_empty() {
             body["stop"] = json!(p.stop);
         }
+        if let Some(e) = req.effort {
+            body["reasoning_effort"] = json!(e.as_str());
+        }
         if let Some(schema) = p.schema {
             // The wrapped shape, for every server. llama-server's README also
             // shows a flat `{"type": "json_schema", "schema": …}`: on its
@@ -118,8 +126,27 @@ impl Provider for OpenAi {
             wire: &[],
             request: &req.headers,
         };
-        self.endpoint
-            .post(self.url(), self.body(&req), h, Framing::Sse, ChunkDecoder::new(label))
+        let (url, body) = self.request(&req);
+        match req.api {
+            Api::Chat => self.endpoint.post(url, body, h, Framing::Sse, ChunkDecoder::new(label)),
+            Api::Responses => self
+                .endpoint
+                .post(url, body, h, Framing::Sse, responses::EventDecoder::default()),
+        }
+    }
+
+    fn wire(&self, req: &Request) -> Option<(String, Value)> {
+        Some(self.request(req))
+    }
+}
+
+impl OpenAi {
+    /// The URL and body for `req`, on the endpoint its `api` names.
+    pub fn request(&self, req: &Request) -> (String, Value) {
+        match req.api {
+            Api::Chat => (self.url(), self.body(req)),
+            Api::Responses => (responses::url(&self.endpoint), responses::body(&self.endpoint, req)),
+        }
     }
 }
 
@@ -165,6 +192,8 @@ impl Decoder for ChunkDecoder {
                 completion_tokens: wire::u32_of(u.get("completion_tokens")),
                 reasoning_tokens: wire::u32_of(u.pointer("/completion_tokens_details/reasoning_tokens")),
                 reasoning_estimated: false,
+                cached_tokens: wire::u32_of(u.pointer("/prompt_tokens_details/cached_tokens")),
+                cache_write_tokens: wire::u32_of(u.pointer("/prompt_tokens_details/cache_write_tokens")),
             };
         }
         let choice = v.get("choices").and_then(Value::as_array).and_then(|c| {

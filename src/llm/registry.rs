@@ -13,7 +13,7 @@ use super::config::{self, Config, ConfigError, Kind, ProviderConfig};
 use super::http;
 use super::llama_server::LlamaServer;
 use super::params::{Layer, WireDefaults};
-use super::profile::{self, Profile};
+use super::profile::{self, Overrides, Profile};
 use super::replay::Replay;
 use super::wire::Endpoint;
 use super::{ErrorKind, Event, EventStream, LlmError, Provider, ProviderInfo, Request};
@@ -54,8 +54,10 @@ impl Choice {
 pub struct Target {
     /// Who answers.
     pub provider: Arc<dyn Provider>,
-    /// What the model accepts.
-    pub profile: Profile,
+    /// What the table says the model accepts.
+    pub seed: Profile,
+    /// What the provider's config says of it, over everything learned.
+    pub config: Overrides,
     /// The provider config's values (the `provider` precedence level).
     pub layer: Layer,
     /// The wire's own defaults.
@@ -66,7 +68,7 @@ impl std::fmt::Debug for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Target")
             .field("provider", &self.provider.info())
-            .field("profile", &self.profile.family)
+            .field("profile", &self.seed.family)
             .finish_non_exhaustive()
     }
 }
@@ -78,7 +80,8 @@ impl Target {
     pub fn configured(provider: Arc<dyn Provider>, cfg: &ProviderConfig) -> Self {
         Self {
             provider,
-            profile: cfg.profile(),
+            seed: cfg.seed(),
+            config: cfg.overrides(),
             layer: cfg.layer(),
             wire: wire_defaults(cfg.kind),
         }
@@ -88,7 +91,8 @@ impl Target {
     pub fn plain(provider: Arc<dyn Provider>) -> Self {
         Self {
             provider,
-            profile: profile::lookup(Kind::LlamaServer, ""),
+            seed: profile::lookup(Kind::LlamaServer, ""),
+            config: Overrides::default(),
             layer: Layer::default(),
             wire: WireDefaults::default(),
         }
@@ -98,10 +102,32 @@ impl Target {
     pub fn replay(replay: Replay) -> Self {
         Self {
             provider: Arc::new(replay),
-            profile: profile::lookup(Kind::Replay, ""),
+            seed: profile::lookup(Kind::Replay, ""),
+            config: Overrides::default(),
             layer: Layer::default(),
             wire: WireDefaults::default(),
         }
+    }
+
+    /// Where what is learned of this target's model is kept: its base
+    /// URL, else the provider's name.
+    pub fn learned_key(&self) -> (String, String) {
+        let info = self.provider.info();
+        (info.base_url.unwrap_or(info.name), info.model)
+    }
+
+    /// What the model accepts now: the table's row, what its Models API
+    /// said and what refusals and probes taught (`llm::learned`), then the
+    /// provider's config.
+    pub fn profile(&self) -> Profile {
+        let (base, model) = self.learned_key();
+        super::learned::profile(self.seed, &base, &model).with(&self.config)
+    }
+
+    /// Whether a continuation can prefill on this target now: the wire can
+    /// and the model takes it.
+    pub fn prefills(&self) -> bool {
+        self.provider.prefills() && self.profile().prefill
     }
 }
 
@@ -187,14 +213,15 @@ pub fn wire_defaults(kind: Kind) -> WireDefaults {
 pub const LOCAL_MODEL: &str = "gemma-3-270m-q4_k_m";
 
 fn local_target(cfg: &ProviderConfig) -> Target {
-    let profile = profile::lookup(Kind::LlamaServer, LOCAL_MODEL).with(&cfg.profile);
+    let seed = profile::lookup(Kind::LlamaServer, LOCAL_MODEL);
     Target {
         provider: Arc::new(Local {
             cfg: cfg.clone(),
-            profile,
+            profile: seed.with(&cfg.profile),
             server: Arc::new(Mutex::new(None)),
         }),
-        profile,
+        seed,
+        config: cfg.profile,
         layer: cfg.layer(),
         wire: WireDefaults::default(),
     }

@@ -138,11 +138,9 @@ pub struct Endpoint {
     pub key: Option<ApiKey>,
     /// Extra headers sent with every request.
     pub headers: Headers,
-    /// What the model accepts (field names, native schema form).
+    /// What the model accepts (the seed and configured profile; a run's
+    /// own fitted values are in its `Request`).
     pub profile: Profile,
-    /// Thinking budget in tokens (Anthropic extended thinking, Gemini
-    /// `thinkingBudget`, Ollama `think`); `None`: the model's default.
-    pub thinking: Option<u32>,
     /// Retries for 429/529 and 5xx.
     pub retry: RetryPolicy,
     timeouts: Timeouts,
@@ -161,7 +159,6 @@ impl Endpoint {
             key: None,
             headers: Headers::default(),
             profile,
-            thinking: None,
             retry: RetryPolicy::default(),
             client: http::client(&timeouts),
             timeouts,
@@ -247,6 +244,39 @@ impl Endpoint {
             map.insert(name, value);
         }
         Ok(map)
+    }
+
+    /// GET `url` as JSON (a Models API), with retries and the request
+    /// timeouts; `Ok(None)` for a 404.
+    pub async fn get_json(
+        &self,
+        url: &str,
+        auth: Auth,
+        wire: &[(&'static str, &'static str)],
+    ) -> Result<Option<Value>, LlmError> {
+        let headers = self.header_map(auth, wire, &[])?;
+        let key = self.key.clone();
+        let work = async {
+            let send = http::send(
+                || self.client.get(url).headers(headers.clone()),
+                &self.retry,
+                key.as_ref(),
+                self.timeouts.first_byte,
+            );
+            let resp = match send.await {
+                Ok(r) => r,
+                Err(e) if e.status == Some(404) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let bytes = http::read_capped(resp, 1 << 20, self.timeouts.idle).await?;
+            serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| LlmError::new(ErrorKind::Stream, format!("{url}: not JSON: {e}")))
+        };
+        match tokio::time::timeout(self.timeouts.first_byte + self.timeouts.idle, work).await {
+            Ok(r) => r.map_err(|e| key.as_ref().map_or(e.clone(), |k| k.scrub_error(e))),
+            Err(_) => Err(LlmError::new(ErrorKind::Timeout, format!("{url}: no answer in time"))),
+        }
     }
 
     /// Post `body` to `url` with the headers of [`Self::header_map`] and
@@ -356,6 +386,11 @@ impl Endpoint {
                             return;
                         }
                     }
+                }
+                if let Some(resume) = decoder.resume().filter(|_| matches!(last, Event::Finish { .. }))
+                    && tx.send(resume).await.is_err()
+                {
+                    return;
                 }
                 let last = match last {
                     Event::Error(e) => Event::Error(scrub(e)),
@@ -479,6 +514,12 @@ pub trait Decoder: Send + 'static {
     /// (`complete` false) the finish if the model's reason already arrived,
     /// else an error (the stream dropped; the deltas before it stand).
     fn end(&mut self, complete: bool) -> Event;
+
+    /// The provider's token to resume the answer, sent before the finish
+    /// (Gemini's `continuationToken`); asked once, after [`Self::end`].
+    fn resume(&mut self) -> Option<Event> {
+        None
+    }
 }
 
 /// Parse one event's JSON, or a `Stream` error quoting its start.

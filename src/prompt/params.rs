@@ -28,6 +28,64 @@ impl Structured {
     }
 }
 
+/// How much a reasoning model thinks before it answers: OpenAI's
+/// `reasoning_effort` / Responses `reasoning.effort`, Anthropic's
+/// `output_config.effort`, Gemini 3's `thinkingLevel`, Ollama's `think`
+/// level. At small limits a reasoning model can spend the whole budget
+/// thinking, so the JSON/JSONL comparison needs it settable.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize, enumset::EnumSetType,
+)]
+#[serde(rename_all = "snake_case")]
+#[enumset(no_super_impls, serialize_repr = "list")]
+pub enum Effort {
+    /// No reasoning (OpenAI gpt-5.1+ then take sampling parameters).
+    None,
+    /// The least reasoning a model allows.
+    Minimal,
+    /// Low.
+    Low,
+    /// Medium.
+    Medium,
+    /// High.
+    High,
+    /// Extra high.
+    Xhigh,
+    /// The most a model allows.
+    Max,
+}
+
+impl Effort {
+    /// Every level, lowest first.
+    pub const ALL: [Self; 7] = [
+        Self::None,
+        Self::Minimal,
+        Self::Low,
+        Self::Medium,
+        Self::High,
+        Self::Xhigh,
+        Self::Max,
+    ];
+
+    /// The config and wire word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Minimal => "minimal",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Xhigh => "xhigh",
+            Self::Max => "max",
+        }
+    }
+
+    /// The level a word names.
+    pub fn parse(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.as_str() == word)
+    }
+}
+
 /// The settings; `None` leaves a parameter to the lower levels.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RunParams {
@@ -39,10 +97,12 @@ pub struct RunParams {
     pub max_tokens: Option<u32>,
     /// Structured output.
     pub structured: Option<Structured>,
+    /// Reasoning effort.
+    pub effort: Option<Effort>,
 }
 
 /// The TOML keys these settings use.
-pub const KEYS: &[&str] = &["temperature", "top-p", "max-tokens", "structured"];
+pub const KEYS: &[&str] = &["temperature", "top-p", "max-tokens", "structured", "effort"];
 
 /// Set the setting `key` from its TOML value; `Err` is the cause for a
 /// `file:line:col` message.
@@ -76,6 +136,12 @@ pub fn set(p: &mut RunParams, key: &str, v: &Value) -> Result<(), String> {
                 _ => return Err("`structured` must be one of: native, prompt, off".into()),
             });
         }
+        "effort" => {
+            p.effort =
+                Some(v.as_str().and_then(Effort::parse).ok_or_else(|| {
+                    "`effort` must be one of: none, minimal, low, medium, high, xhigh, max".to_owned()
+                })?);
+        }
         other => return Err(format!("`{other}` is not a generation setting")),
     }
     Ok(())
@@ -95,6 +161,9 @@ pub fn toml_lines(p: &RunParams) -> Vec<(&'static str, String)> {
     }
     if let Some(s) = p.structured {
         out.push(("structured", format!("\"{}\"", s.as_str())));
+    }
+    if let Some(e) = p.effort {
+        out.push(("effort", format!("\"{}\"", e.as_str())));
     }
     out
 }

@@ -99,6 +99,7 @@ mod tests {
             prefill: String::new(),
             token_ids: Vec::new(),
             continues: None,
+            continuation_token: None,
             analysis: serde_json::json!({}),
         }
     }

@@ -15,11 +15,11 @@ pub mod target;
 use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
-use crate::llm::params::Layer;
-use crate::llm::profile;
+use crate::llm::params::{Adjustment, Layer};
 use crate::llm::registry::Target;
 use crate::llm::structured::{self, Path};
 use crate::llm::{self, Event, EventStream, FinishReason, Transcript};
+use crate::llm::{adapt, learned};
 use crate::output::json::{self as json_out, JsonAnalysis, JsonSchemas};
 use crate::output::jsonl::{self, JsonlAnalysis};
 use crate::output::schema::CompiledSchema;
@@ -199,12 +199,22 @@ pub async fn execute(
     finish(target.provider.info(), spec, &plan, started_ms, &transcript, recorder)
 }
 
-/// Stream `plan` on `target`. A 400 that names a parameter the request sends
-/// (`temperature`, `top_p`, `stop`) drops it, remembers it for the process
-/// and sends once more; the plan records why. Stop sequences the model
-/// refuses are applied to the text here.
+/// How many refusals one run learns from before it gives up.
+const MAX_LESSONS: usize = 6;
+
+/// Stream `plan` on `target`. First, where the provider has a Models API
+/// not read yet (or not this week), it is asked about the model and the
+/// plan fitted to the answer. Then a 400/404/422 that names a field the
+/// request sent (or says the endpoint is wrong) teaches cutline what the
+/// model accepts: the lesson is kept (`llm::learned`), the plan fitted
+/// again and the request sent once more, and the record says so. Stop
+/// sequences the model refuses are applied to the text here.
 pub async fn stream(target: &Target, plan: &mut Plan, on_event: &mut impl FnMut(&Event, &Transcript)) -> Transcript {
     let info = target.provider.info();
+    if ask_models_api(target).await {
+        plan.refit(target.profile(), target.provider.prefills());
+    }
+    let mut lessons = 0;
     loop {
         tracing::debug!(
             provider = %info.name,
@@ -225,24 +235,79 @@ pub async fn stream(target: &Target, plan: &mut Plan, on_event: &mut impl FnMut(
             total_ms = t.total_ms,
             "response"
         );
-        let refused = t.error.as_ref().filter(|_| t.text.is_empty()).and_then(|e| {
-            let p = profile::refused_param(e.status, &e.message)?;
-            plan.sends(p).then(|| (p, e.status.unwrap_or(400), short(&e.message)))
-        });
-        match refused {
-            Some((param, status, message)) => {
-                tracing::warn!(
-                    "{} ({}) refused `{}`; sending again without it",
-                    info.name,
-                    info.model,
-                    param.as_str()
-                );
-                profile::learn(&info.name, &info.model, param);
-                plan.drop_refused(param, status, message);
-            }
-            None => return t,
+        if lessons >= MAX_LESSONS || !learn_from(target, plan, &t) {
+            return t;
+        }
+        lessons += 1;
+    }
+}
+
+/// Ask the provider's Models API about the model when it has one and no
+/// fresh answer is kept; true when an answer arrived. A failure is logged,
+/// never fatal: the table and refusals still serve.
+async fn ask_models_api(target: &Target) -> bool {
+    let (base, model) = target.learned_key();
+    let Some(ask) = target.provider.describe() else {
+        return false;
+    };
+    if !learned::should_ask(&base, &model, learned::now_ms()) {
+        return false;
+    }
+    match ask.await {
+        Ok(Some(api)) => {
+            learned::set_api(&base, &model, api);
+            true
+        }
+        Ok(None) => false,
+        Err(e) => {
+            tracing::info!(model = %model, "the Models API did not answer: {e}");
+            false
         }
     }
+}
+
+/// What the refusal in `t` teaches, learned and fitted into `plan`; false
+/// when it teaches nothing or changes nothing.
+fn learn_from(target: &Target, plan: &mut Plan, t: &Transcript) -> bool {
+    let Some(e) = t.error.as_ref().filter(|_| t.text.is_empty()) else {
+        return false;
+    };
+    let Some((url, body)) = target.provider.wire(&plan.request) else {
+        return false;
+    };
+    let Some(lesson) = adapt::lesson(e.status, &e.message, &body, &url, &plan.profile) else {
+        return false;
+    };
+    let info = target.provider.info();
+    tracing::warn!(
+        "{} ({}) refused a request: {}; sending again",
+        info.name,
+        info.model,
+        lesson.fact
+    );
+    let (base, model) = target.learned_key();
+    let status = e.status.unwrap_or(400);
+    let message = short(&e.message);
+    learned::learn(
+        &base,
+        &model,
+        &lesson.delta,
+        learned::Evidence {
+            fact: lesson.fact.clone(),
+            source: learned::Source::Refusal,
+            status: Some(status),
+            message: message.clone(),
+            at_ms: learned::now_ms(),
+        },
+    );
+    let before = plan.request.clone();
+    plan.learned(Adjustment::Learned {
+        fact: lesson.fact,
+        status,
+        message,
+    });
+    plan.refit(target.profile(), target.provider.prefills());
+    plan.request != before
 }
 
 fn short(s: &str) -> String {
@@ -375,6 +440,7 @@ pub fn finish(
         prefill: plan.request.prefill.clone(),
         token_ids: t.token_ids.clone(),
         continues: plan.continues,
+        continuation_token: t.continuation_token.clone(),
         checks: Vec::new(),
         analysis: analysis.summary(),
     };

@@ -1,18 +1,22 @@
 //! A run's plan: the rendered prompt and every request parameter decided in
-//! one place, with the precedence (`llm::params`) and the model's profile
-//! (`llm::profile`, less what the server refused earlier in the process).
-//! Pure: the prompt, its variables, the command line's values and the
-//! target's profile and defaults in; the request and its reasons out.
+//! one place, with the precedence (`llm::params`) and what the model
+//! accepts now (`Target::profile`: the table's row, its Models API, what
+//! refusals and probes taught, the provider's config). A plan can be fitted
+//! again ([`Plan::refit`]) when a refusal teaches something mid-run: the
+//! settings asked for stay, only what is sent changes. Pure: the prompt,
+//! its variables, the command line's values and the profile in; the
+//! request and its reasons out.
 
 use serde_json::{Map, Value};
 
 use super::{Spec, StartError};
+use crate::llm::Request;
 use crate::llm::params::{self, Adjustment, Settings};
-use crate::llm::profile::{Param, Profile};
+use crate::llm::profile::Profile;
 use crate::llm::registry::Target;
 use crate::llm::structured::{self, Path};
-use crate::llm::{ProviderInfo, Request};
 use crate::prompt::ResponseType;
+use crate::session::Continues;
 
 /// What a run sends, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +36,22 @@ pub struct Plan {
     /// Undefined names the render touched.
     pub undefined: Vec<String>,
     /// Set when this call continues an earlier answer.
-    pub continues: Option<crate::session::Continues>,
+    pub continues: Option<Continues>,
+    /// What the plan is fitted from: the rendered prompt before any
+    /// schema augmentation or follow-up, the prompt's schema, its type.
+    source: Source,
+    /// What refusals taught during this run (kept across refits).
+    learned: Vec<Adjustment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Source {
+    system: String,
+    prompt: String,
+    schema: Option<Value>,
+    json_response: bool,
+    /// Where what is learned of the model is kept (base URL, model).
+    key: (String, String),
 }
 
 impl Plan {
@@ -52,25 +71,99 @@ impl Plan {
         analysis_schema(self.path, prompt_schema)
     }
 
-    /// Leave `param` off after the server refused it: stop sequences move to
-    /// the client, a sampling value goes back to the model's default.
-    pub fn drop_refused(&mut self, param: Param, status: u16, message: String) {
-        match param {
-            Param::Temperature => self.request.temperature = None,
-            Param::TopP => self.request.top_p = None,
-            Param::Stop => self.client_stop = std::mem::take(&mut self.request.stop),
+    /// Fit the plan to `profile` again (after a refusal taught something):
+    /// every sent value is decided anew from the settings asked for; a
+    /// prefill the model (or thinking) does not allow becomes a follow-up
+    /// turn. `prefills`: whether the wire can prefill at all.
+    pub fn refit(&mut self, profile: Profile, prefills: bool) {
+        let s = &self.source;
+        let path = params::structured_path(&self.settings, s.schema.as_ref(), s.json_response);
+        let fitted = self.settings.fit(&profile, path, s.schema.as_ref());
+        let r = &mut self.request;
+        r.system = match (fitted.path, &s.schema) {
+            (Path::Prompt, Some(schema)) => structured::augment_system(&s.system, schema),
+            _ => s.system.clone(),
+        };
+        r.stop = fitted.stop;
+        r.temperature = fitted.temperature;
+        r.top_p = fitted.top_p;
+        r.response_schema = fitted.native_schema;
+        r.schema_as_tool = fitted.schema_as_tool;
+        r.grammar = fitted.grammar;
+        r.effort = fitted.effort;
+        r.thinking = fitted.thinking;
+        r.api = profile.api;
+        let mut adjustments: Vec<Adjustment> = self.learned.clone();
+        adjustments.extend(fitted.adjustments);
+        let prefill_ok = prefills && profile.prefill && r.thinking.is_none();
+        if self.continues == Some(Continues::Prefill) && !prefill_ok {
+            let kept = super::continuation::complete_lines(&r.prefill).to_owned();
+            r.prompt = super::continuation::follow_up(&s.prompt, &kept);
+            r.prefill.clear();
+            r.prefill_tokens.clear();
+            self.continues = Some(Continues::FollowUp);
+            adjustments.push(Adjustment::FollowUp);
         }
-        self.adjustments.push(Adjustment::Refused { param, status, message });
+        adjustments.extend(retiring(&profile, &s.key));
+        self.path = fitted.path;
+        self.client_stop = fitted.client_stop;
+        self.adjustments = adjustments;
+        self.profile = profile;
     }
 
-    /// Whether the request still sends `param`.
-    pub fn sends(&self, param: Param) -> bool {
-        match param {
-            Param::Temperature => self.request.temperature.is_some(),
-            Param::TopP => self.request.top_p.is_some(),
-            Param::Stop => !self.request.stop.is_empty(),
-        }
+    /// Remember what a refusal taught this run (the record says it).
+    pub fn learned(&mut self, adjustment: Adjustment) {
+        self.learned.push(adjustment);
     }
+
+    /// Set the plan up to continue `kept` (the answer so far) by prefill,
+    /// with its token ids when known; [`Self::refit`] turns it into a
+    /// follow-up where the model takes no prefill.
+    pub fn prefill(&mut self, kept: &str, ids: Vec<u32>) {
+        kept.clone_into(&mut self.request.prefill);
+        self.request.prefill_tokens = ids;
+        self.continues = Some(Continues::Prefill);
+    }
+
+    /// Set the plan up to continue by a follow-up turn quoting `kept`.
+    pub fn follow_up(&mut self, kept: &str) {
+        self.request.prompt = super::continuation::follow_up(&self.source.prompt, kept);
+        self.continues = Some(Continues::FollowUp);
+    }
+
+    /// Set the plan up to resume an answer the provider left incomplete,
+    /// with its token (the same request, plus the token).
+    pub fn resume(&mut self, token: &str) {
+        self.request.continuation_token = Some(token.to_owned());
+        self.continues = Some(Continues::Native);
+    }
+}
+
+/// The retirement warning for the model, when its Models API or the table
+/// says it is deprecated or retires.
+fn retiring(profile: &Profile, (base, model): &(String, String)) -> Option<Adjustment> {
+    let today = crate::llm::learned::today();
+    let api = crate::llm::learned::entry(base, model).and_then(|e| e.api);
+    let (date, said, source) = match api {
+        Some(a) if a.retires_at.is_some() || matches!(a.lifecycle.as_deref(), Some("deprecated" | "retired")) => (
+            a.retires_at.map(|d| d.chars().take(10).collect::<String>()),
+            a.lifecycle,
+            "models api",
+        ),
+        _ => (Some(profile.retires?.to_owned()), None, "profile"),
+    };
+    let past = date.as_deref().is_some_and(|d| d <= today.as_str());
+    let lifecycle = match said.as_deref() {
+        Some("retired") => "retired",
+        _ if past => "retired",
+        _ => "deprecated",
+    };
+    Some(Adjustment::Retiring {
+        model: model.clone(),
+        lifecycle: lifecycle.to_owned(),
+        date,
+        source: source.into(),
+    })
 }
 
 impl Plan {
@@ -94,11 +187,8 @@ impl Plan {
                 stop: rec.params.stop.clone(),
                 temperature: rec.params.temperature,
                 top_p: rec.params.top_p,
-                response_schema: None,
-                headers: Vec::new(),
                 prefill: rec.prefill.clone(),
-                prefill_tokens: Vec::new(),
-                grammar: None,
+                ..Request::default()
             },
             path: Path::parse(&rec.structured_path).unwrap_or(Path::None),
             client_stop: Vec::new(),
@@ -107,6 +197,8 @@ impl Plan {
             profile: crate::llm::profile::lookup(crate::llm::config::Kind::Replay, ""),
             undefined: Vec::new(),
             continues: rec.continues,
+            source: Source::default(),
+            learned: Vec::new(),
         }
     }
 }
@@ -133,46 +225,36 @@ pub fn schema_problem(prompt_schema: Option<&Value>) -> Option<String> {
     ))
 }
 
-/// Plan `spec` on `target`.
+/// Plan `spec` on `target`, fitted to what the model accepts now.
 pub fn plan(spec: &Spec, target: &Target) -> Result<Plan, StartError> {
-    let info = target.provider.info();
-    plan_with(spec, target, &info)
-}
-
-fn plan_with(spec: &Spec, target: &Target, info: &ProviderInfo) -> Result<Plan, StartError> {
     let p = &spec.prompt;
     let rendered = crate::prompt::render_with(p, &Map::new(), &spec.vars, spec.undefined)
         .map_err(|e| StartError::Config(e.to_string()))?;
     let prompt_layer = params::Layer::of_prompt(p);
     let settings = params::resolve(&spec.cli, &prompt_layer, &target.layer, target.wire);
-    let profile = target.profile.with_learned(&info.name, &info.model);
-    let path = params::structured_path(&settings, p.schema.as_ref(), p.response_type == ResponseType::Json);
-    let fitted = settings.fit(&profile, path, p.schema.as_ref());
-    let system = match (fitted.path, &p.schema) {
-        (Path::Prompt, Some(schema)) => structured::augment_system(&rendered.system, schema),
-        _ => rendered.system,
-    };
-    let request = Request {
-        system,
-        prompt: rendered.prompt,
-        max_tokens: settings.max_tokens.value,
-        stop: fitted.stop,
-        temperature: fitted.temperature,
-        top_p: fitted.top_p,
-        response_schema: fitted.native_schema,
-        headers: spec.headers.clone(),
-        prefill: String::new(),
-        prefill_tokens: Vec::new(),
-        grammar: fitted.grammar,
-    };
-    Ok(Plan {
-        request,
-        path: fitted.path,
-        client_stop: fitted.client_stop,
+    let mut plan = Plan {
+        request: Request {
+            prompt: rendered.prompt.clone(),
+            max_tokens: settings.max_tokens.value,
+            headers: spec.headers.clone(),
+            ..Request::default()
+        },
+        path: Path::None,
+        client_stop: Vec::new(),
         settings,
-        adjustments: fitted.adjustments,
-        profile,
+        adjustments: Vec::new(),
+        profile: target.seed,
         undefined: rendered.undefined,
         continues: None,
-    })
+        source: Source {
+            system: rendered.system,
+            prompt: rendered.prompt,
+            schema: p.schema.clone(),
+            json_response: p.response_type == ResponseType::Json,
+            key: target.learned_key(),
+        },
+        learned: Vec::new(),
+    };
+    plan.refit(target.profile(), target.provider.prefills());
+    Ok(plan)
 }

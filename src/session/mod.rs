@@ -120,6 +120,10 @@ pub struct RunRecord {
     /// Reasoning / thinking text the provider streamed.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub thinking: String,
+    /// The provider's token to resume an answer it left incomplete
+    /// (`finish: incomplete`), for `--continue`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continuation_token: Option<String>,
     /// Analysis summary at record time.
     pub analysis: Value,
 }
@@ -132,6 +136,8 @@ pub enum Continues {
     Prefill,
     /// A follow-up turn quoted the answer's last lines.
     FollowUp,
+    /// The same request resent with the provider's continuation token.
+    Native,
 }
 
 impl RunRecord {
@@ -162,6 +168,7 @@ impl RunRecord {
             error: self.error.clone(),
             first_token_ms: self.first_token_ms,
             total_ms: self.total_ms,
+            continuation_token: self.continuation_token.clone(),
         }
     }
 }

@@ -1,43 +1,45 @@
-//! Anthropic Messages API.
+//! Anthropic Messages API, as the anthropic SDK 2.14 speaks it.
 //!
 //! `POST {base}/v1/messages` with `x-api-key` and `anthropic-version:
-//! 2023-06-01`. `max_tokens` is required, so a request without one is sent
+//! 2026-10-21`. `max_tokens` is required, so a request without one is sent
 //! the configured default, else [`DEFAULT_MAX_TOKENS`]. The stream is named
-//! SSE events (`message_start` with the input tokens, `content_block_delta`
-//! text, `message_delta` with `stop_reason` and the output tokens,
+//! SSE events (`message_start` with the usage so far, `content_block_delta`
+//! text, `message_delta` with `stop_reason` and the cumulative usage,
 //! `message_stop`; an `error` event mid-stream) with no `[DONE]`.
 //!
-//! Structured output goes either as `output_config.format` (a `json_schema`,
-//! constrained decoding) or as a forced tool whose input schema is the
-//! response schema: the tool input's JSON arrives as `input_json_delta`s and
-//! is the response text. [`Via::Auto`] takes `output_config` when the model's
-//! profile supports it and every object in the schema is closed
-//! (`additionalProperties: false`, which that path requires), and the forced
-//! tool otherwise. Both need an object root: `run::plan` wraps other roots.
-//!
-//! Extended thinking (`thinking_budget` in `cutline.toml`) sends
-//! `thinking: {type: enabled, budget_tokens}`; its `thinking_delta`s are kept
-//! as thinking, apart from the answer, and their tokens estimated (the API
-//! counts them inside `output_tokens` without a separate figure).
+//! Every value arrives decided by `run::plan`: sampling parameters only
+//! where the model takes them (current Claude takes none), thinking as
+//! `{type: enabled, budget_tokens}` or `{type: adaptive}`, effort as
+//! `output_config.effort`, and the schema either as `output_config.format`
+//! (already fitted: `schema.rs`) or as a forced tool whose input schema it
+//! is (`Request::schema_as_tool`), whose `input_json_delta`s are then the
+//! response text. Usage is exact: `output_tokens_details.thinking_tokens`
+//! for thinking, `cache_read_input_tokens` / `cache_creation_input_tokens`
+//! for the cache; thinking is estimated from its text only when the count
+//! is missing. `models.rs` reads the Models API; `schema.rs` fits a schema.
+
+pub mod models;
+pub mod schema;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::structured;
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
-use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
+use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Thinking, Usage};
 
 /// `max_tokens` when neither the request nor the config sets one.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
-/// The API version header value.
-pub const API_VERSION: &str = "2023-06-01";
+/// The API version header value (the anthropic SDK 2.14's).
+pub const API_VERSION: &str = "2026-10-21";
 
-/// How the response schema reaches Claude.
+/// How the response schema reaches Claude, as `structured_via` in
+/// `cutline.toml` says (it sets the profile's `native`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Via {
-    /// `output_config` when the schema's objects are all closed, else a tool.
+    /// As the model's profile says.
     #[default]
     Auto,
     /// `output_config: {format: {type: json_schema, schema}}`.
@@ -51,42 +53,17 @@ pub enum Via {
 pub struct Anthropic {
     /// Where and how to send.
     pub endpoint: Endpoint,
-    /// How structured output is sent.
-    pub via: Via,
-}
-
-/// Whether every object schema in `schema` sets `additionalProperties: false`.
-pub fn objects_closed(schema: &Value) -> bool {
-    let Some(obj) = schema.as_object() else {
-        return schema.as_array().is_none_or(|a| a.iter().all(objects_closed));
-    };
-    let is_object = obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties");
-    if is_object && obj.get("additionalProperties") != Some(&Value::Bool(false)) {
-        return false;
-    }
-    obj.values().all(objects_closed)
 }
 
 impl Anthropic {
-    /// A provider on `endpoint`, structured output chosen automatically.
+    /// A provider on `endpoint`.
     pub fn new(endpoint: Endpoint) -> Self {
-        Self {
-            endpoint,
-            via: Via::Auto,
-        }
+        Self { endpoint }
     }
 
     /// The URL requests go to.
     pub fn url(&self) -> String {
         format!("{}/v1/messages", self.endpoint.base_url)
-    }
-
-    fn uses_tool(&self, schema: &Value) -> bool {
-        match self.via {
-            Via::Tool => true,
-            Via::OutputConfig => false,
-            Via::Auto => !(self.endpoint.profile.output_config && objects_closed(schema)),
-        }
     }
 
     /// The exact JSON body sent for `req`.
@@ -118,11 +95,16 @@ impl Anthropic {
         if !p.stop.is_empty() {
             body["stop_sequences"] = json!(p.stop);
         }
-        if let Some(budget) = self.endpoint.thinking {
-            body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+        match req.thinking {
+            Some(Thinking::Budget { tokens }) => body["thinking"] = json!({"type": "enabled", "budget_tokens": tokens}),
+            Some(Thinking::Adaptive) => body["thinking"] = json!({"type": "adaptive"}),
+            Some(Thinking::Level { .. }) | None => {}
+        }
+        if let Some(e) = req.effort {
+            body["output_config"] = json!({"effort": e.as_str()});
         }
         if let Some(schema) = p.schema {
-            if self.uses_tool(schema) {
+            if req.schema_as_tool {
                 let name = structured::schema_name(schema);
                 body["tools"] = json!([{
                     "name": name,
@@ -131,7 +113,7 @@ impl Anthropic {
                 }]);
                 body["tool_choice"] = json!({"type": "tool", "name": name});
             } else {
-                body["output_config"] = json!({"format": {"type": "json_schema", "schema": schema}});
+                body["output_config"]["format"] = json!({"type": "json_schema", "schema": schema});
             }
         }
         body
@@ -145,6 +127,7 @@ pub fn finish_reason(raw: &str, forced_tool: bool) -> FinishReason {
         "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
         "tool_use" if !forced_tool => FinishReason::ToolCalls,
         "refusal" => FinishReason::ContentFilter,
+        "pause_turn" => FinishReason::Incomplete,
         _ => FinishReason::Stop,
     }
 }
@@ -174,9 +157,17 @@ impl Provider for Anthropic {
         self.endpoint.post(self.url(), body, h, Framing::Sse, decoder)
     }
 
-    /// Assistant prefill, except with extended thinking (which refuses it).
+    /// Assistant prefill, where the model takes it (its profile says).
     fn prefills(&self) -> bool {
-        self.endpoint.thinking.is_none()
+        true
+    }
+
+    fn wire(&self, req: &Request) -> Option<(String, Value)> {
+        Some((self.url(), self.body(req)))
+    }
+
+    fn describe(&self) -> Option<super::Describe> {
+        Some(models::describe(self.endpoint.clone()))
     }
 }
 
@@ -185,11 +176,32 @@ impl Provider for Anthropic {
 struct MessageDecoder {
     forced_tool: bool,
     reason: Option<String>,
+    input_tokens: Option<u32>,
     usage: Usage,
     thinking: String,
 }
 
 const LABEL: &str = "Anthropic";
+
+impl MessageDecoder {
+    /// A usage object of `message_start` or `message_delta`: the counts it
+    /// has are cumulative, so each replaces the one before.
+    fn read_usage(&mut self, u: &Value) {
+        let set = |slot: &mut Option<u32>, v: Option<&Value>| {
+            if let Some(n) = wire::u32_of(v) {
+                *slot = Some(n);
+            }
+        };
+        set(&mut self.input_tokens, u.get("input_tokens"));
+        set(&mut self.usage.completion_tokens, u.get("output_tokens"));
+        set(&mut self.usage.cached_tokens, u.get("cache_read_input_tokens"));
+        set(&mut self.usage.cache_write_tokens, u.get("cache_creation_input_tokens"));
+        set(
+            &mut self.usage.reasoning_tokens,
+            u.pointer("/output_tokens_details/thinking_tokens"),
+        );
+    }
+}
 
 impl Decoder for MessageDecoder {
     fn feed(&mut self, event: &str, data: &str, out: &mut Vec<Event>) -> Result<bool, LlmError> {
@@ -201,9 +213,9 @@ impl Decoder for MessageDecoder {
         };
         match kind {
             "message_start" => {
-                let u = v.pointer("/message/usage");
-                self.usage.prompt_tokens = wire::u32_of(u.and_then(|u| u.get("input_tokens")));
-                self.usage.completion_tokens = wire::u32_of(u.and_then(|u| u.get("output_tokens")));
+                if let Some(u) = v.pointer("/message/usage") {
+                    self.read_usage(u);
+                }
             }
             "content_block_start" => {
                 if let Some(t) = v.pointer("/content_block/text").and_then(Value::as_str)
@@ -237,12 +249,7 @@ impl Decoder for MessageDecoder {
                     self.reason = Some(r.to_owned());
                 }
                 if let Some(u) = v.get("usage") {
-                    if let Some(n) = wire::u32_of(u.get("output_tokens")) {
-                        self.usage.completion_tokens = Some(n);
-                    }
-                    if let Some(n) = wire::u32_of(u.get("input_tokens")) {
-                        self.usage.prompt_tokens = Some(n);
-                    }
+                    self.read_usage(u);
                 }
             }
             "message_stop" => return Ok(true),
@@ -262,7 +269,13 @@ impl Decoder for MessageDecoder {
     }
 
     fn end(&mut self, complete: bool) -> Event {
-        if !self.thinking.is_empty() {
+        // Anthropic's `input_tokens` leaves out what the cache served or
+        // took: the prompt is all three.
+        self.usage.prompt_tokens = self.input_tokens.map(|n| {
+            n.saturating_add(self.usage.cached_tokens.unwrap_or(0))
+                .saturating_add(self.usage.cache_write_tokens.unwrap_or(0))
+        });
+        if self.usage.reasoning_tokens.is_none() && !self.thinking.is_empty() {
             self.usage.reasoning_tokens = Some(wire::estimate_tokens(&self.thinking));
             self.usage.reasoning_estimated = true;
         }
@@ -279,18 +292,5 @@ impl Decoder for MessageDecoder {
             },
             None => Event::Error(wire::dropped(LABEL)),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn closed_objects() {
-        let closed = json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "object", "properties": {}, "additionalProperties": false}}}, "additionalProperties": false});
-        assert!(objects_closed(&closed));
-        let open = json!({"type": "object", "properties": {"a": {"type": "object", "properties": {}}}, "additionalProperties": false});
-        assert!(!objects_closed(&open));
     }
 }

@@ -13,11 +13,17 @@
 //! (`Request::headers`), each replacing a header of the same name.
 //! Pure: values in, values out.
 
+mod adjust;
+mod fit;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::profile::{Native, Param, Profile};
+pub use adjust::Adjustment;
+pub use fit::Fitted;
+
 use super::structured::Path;
+pub use crate::prompt::params::Effort;
 
 /// Where a value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +56,10 @@ pub struct Layer {
     pub max_tokens: Option<u32>,
     /// Structured output.
     pub structured: Option<Structured>,
+    /// Reasoning effort.
+    pub effort: Option<Effort>,
+    /// A thinking budget in tokens.
+    pub thinking_budget: Option<u32>,
 }
 
 impl Layer {
@@ -62,6 +72,8 @@ impl Layer {
             stop: (!p.stop.is_empty()).then(|| p.stop.clone()),
             max_tokens: p.params.max_tokens,
             structured: p.params.structured,
+            effort: p.params.effort,
+            thinking_budget: None,
         }
     }
 }
@@ -89,6 +101,23 @@ pub struct Settings {
     pub max_tokens: Chosen<u32>,
     /// Structured output.
     pub structured: Chosen<Structured>,
+    /// Reasoning effort.
+    #[serde(default = "unset_wire", skip_serializing_if = "Chosen::is_unset")]
+    pub effort: Chosen<Effort>,
+    /// Thinking budget.
+    #[serde(default = "unset_wire", skip_serializing_if = "Chosen::is_unset")]
+    pub thinking_budget: Chosen<u32>,
+}
+
+fn unset_wire<T>() -> Chosen<T> {
+    unset(Level::Wire)
+}
+
+impl<T> Chosen<T> {
+    /// Nothing set at any level.
+    pub fn is_unset(&self) -> bool {
+        self.value.is_none() && self.from == Level::Wire
+    }
 }
 
 /// The defaults of the wire itself: temperature 0 (greedy decoding keeps
@@ -129,79 +158,17 @@ pub fn resolve(cli: &Layer, prompt: &Layer, provider: &Layer, wire: WireDefaults
         value: Some(Structured::Off),
         from: Level::Wire,
     });
+    let effort = first(layers.map(|(l, from)| (l.effort.as_ref(), from))).unwrap_or(unset(Level::Wire));
+    let thinking_budget =
+        first(layers.map(|(l, from)| (l.thinking_budget.as_ref(), from))).unwrap_or(unset(Level::Wire));
     Settings {
         temperature,
         top_p,
         stop,
         max_tokens,
         structured,
-    }
-}
-
-/// A change cutline made to fit the model, recorded with the run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Adjustment {
-    /// The model's profile refuses the parameter: it was not sent.
-    NotSent {
-        /// Which.
-        param: Param,
-        /// The profile row that says so.
-        family: String,
-    },
-    /// The server refused the parameter (HTTP 400 naming it): the request
-    /// was sent again without it, and the provider remembers it for the
-    /// rest of the process.
-    Refused {
-        /// Which.
-        param: Param,
-        /// HTTP status of the refusal.
-        status: u16,
-        /// The server's words (scrubbed, shortened).
-        message: String,
-    },
-    /// The native schema path needs an object root: the schema was sent
-    /// wrapped as `{"items": …}` and the answer unwrapped.
-    Wrapped,
-    /// The model has no native schema support: the prompt path was used.
-    PromptFallback {
-        /// Why.
-        reason: String,
-    },
-    /// A JSONL answer asked to be constrained was left unconstrained.
-    Unconstrained {
-        /// Why: the wire takes no grammar, or the schema is outside the
-        /// grammar subset (naming the keyword and where).
-        reason: String,
-    },
-}
-
-impl Adjustment {
-    /// One line for a person.
-    pub fn describe(&self) -> String {
-        match self {
-            Self::NotSent { param, family } => match param {
-                Param::Stop => format!("stop sequences not sent ({family} models refuse them); applied by cutline"),
-                p => format!(
-                    "{} not sent ({family} models refuse it); the model's default was used",
-                    p.as_str()
-                ),
-            },
-            Self::Refused { param, status, message } => format!(
-                "the server refused `{}` (HTTP {status}: {message}); sent again without it{}",
-                param.as_str(),
-                if *param == Param::Stop {
-                    ", stop applied by cutline"
-                } else {
-                    ", the model's default was used"
-                }
-            ),
-            Self::Wrapped => {
-                "native structured output with the schema wrapped in an object (unwrapped on receipt)".into()
-            }
-            Self::PromptFallback { reason } => format!("structured output by prompt: {reason}"),
-            Self::Unconstrained { reason } => format!("JSONL left unconstrained: {reason}"),
-        }
+        effort,
+        thinking_budget,
     }
 }
 
@@ -213,102 +180,6 @@ pub fn structured_path(s: &Settings, schema: Option<&Value>, json_response: bool
         (Some(Structured::Prompt), Some(_)) if json_response => Path::Prompt,
         _ => Path::None,
     }
-}
-
-/// What the request finally carries after fitting the profile.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fitted {
-    /// Temperature sent (`None`: left to the model).
-    pub temperature: Option<f32>,
-    /// `top_p` sent.
-    pub top_p: Option<f32>,
-    /// Stop sequences sent to the server.
-    pub stop: Vec<String>,
-    /// Stop sequences cutline applies to the text itself.
-    pub client_stop: Vec<String>,
-    /// The structured path, possibly changed to fit.
-    pub path: Path,
-    /// The schema sent natively (wrapped when needed).
-    pub native_schema: Option<Value>,
-    /// The grammar sent on the grammar path.
-    pub grammar: Option<String>,
-    /// What was changed, for the record.
-    pub adjustments: Vec<Adjustment>,
-}
-
-impl Settings {
-    /// Fit these settings to `profile` for a response `schema` (when the
-    /// path is structured).
-    pub fn fit(&self, profile: &Profile, path: Path, schema: Option<&Value>) -> Fitted {
-        let mut adjustments = Vec::new();
-        let mut refuse = |ok: bool, param: Param| {
-            if !ok {
-                adjustments.push(Adjustment::NotSent {
-                    param,
-                    family: profile.family.to_owned(),
-                });
-            }
-            ok
-        };
-        // Recorded even for the wire's default 0: a run without it used the
-        // model's own temperature, so its replay is not exact.
-        let temperature = self
-            .temperature
-            .value
-            .filter(|_| refuse(profile.temperature, Param::Temperature));
-        let top_p = self.top_p.value.filter(|_| refuse(profile.top_p, Param::TopP));
-        let stops = self.stop.value.clone().unwrap_or_default();
-        let (stop, client_stop) = if profile.stop || stops.is_empty() {
-            (stops, Vec::new())
-        } else {
-            refuse(false, Param::Stop);
-            (Vec::new(), stops)
-        };
-        let (path, native_schema) = match (path, schema) {
-            (Path::Native, Some(s)) => match profile.native {
-                Native::None => {
-                    adjustments.push(Adjustment::PromptFallback {
-                        reason: format!("{} models have no native schema support", profile.family),
-                    });
-                    (Path::Prompt, None)
-                }
-                Native::ObjectRoot if !is_object_root(s) => {
-                    adjustments.push(Adjustment::Wrapped);
-                    (Path::NativeWrapped, Some(wrap(s)))
-                }
-                _ => (Path::Native, Some(s.clone())),
-            },
-            (p, _) => (p, None),
-        };
-        let (path, grammar) = match (path, schema) {
-            (Path::Grammar, Some(s)) => match grammar_for(profile, s, &stop) {
-                Ok(g) => (Path::Grammar, Some(g)),
-                Err(reason) => {
-                    adjustments.push(Adjustment::Unconstrained { reason });
-                    (Path::None, None)
-                }
-            },
-            (p, _) => (p, None),
-        };
-        Fitted {
-            temperature,
-            top_p,
-            stop,
-            client_stop,
-            path,
-            native_schema,
-            grammar,
-            adjustments,
-        }
-    }
-}
-
-/// The grammar for JSONL lines under `schema`, or why there is none.
-fn grammar_for(profile: &Profile, schema: &Value, stop: &[String]) -> Result<String, String> {
-    if !profile.grammar {
-        return Err(format!("{} models take no grammar", profile.family));
-    }
-    crate::llm::grammar::jsonl(schema, stop).map_err(|e| e.to_string())
 }
 
 /// The property a wrapped schema puts the value under.
@@ -351,7 +222,7 @@ pub fn unwrap(value: &Value) -> Option<&Value> {
 mod tests {
     use super::*;
     use crate::llm::config::Kind;
-    use crate::llm::profile::lookup;
+    use crate::llm::profile::{Param, lookup};
 
     fn layer(t: Option<f32>, max: Option<u32>) -> Layer {
         Layer {

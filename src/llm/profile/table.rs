@@ -1,0 +1,324 @@
+//! The seed table: what each model family accepts, as of the providers'
+//! SDKs of late 2026 (anthropic 2.14, openai 3.57, google-genai 3.6) and
+//! their documentation. First match wins. It is the starting point only:
+//! what a Models API reports, what a server refuses and what `cutline
+//! probe` finds are laid over it (`llm::learned`).
+
+use enumset::{EnumSet, enum_set};
+
+use super::{Api, Effort, Native, Profile, ThinkingForm, TokenField};
+use crate::llm::config::Kind;
+
+/// One row: wire kinds, model-id prefixes (lower case; "" matches any
+/// model), and the profile.
+pub struct Row {
+    /// Wire kinds the row applies to.
+    pub kinds: &'static [Kind],
+    /// Model-id prefixes (after any `models/` or `vendor/` part).
+    pub prefixes: &'static [&'static str],
+    /// What those models accept.
+    pub profile: Profile,
+}
+
+/// Any model no row knows: sent everything, taught by its refusals.
+pub const OPEN: Profile = Profile {
+    family: "default",
+    temperature: true,
+    greedy: true,
+    top_p: true,
+    sampling_together: true,
+    sampling_needs_no_effort: false,
+    stop: true,
+    token_field: TokenField::MaxTokens,
+    native: Native::AnyRoot,
+    reasons: false,
+    grammar: false,
+    prefill: true,
+    thinking: enum_set!(ThinkingForm::Budget),
+    effort: EnumSet::all(),
+    api: Api::Chat,
+    retires: None,
+};
+
+const NO_EFFORT: EnumSet<Effort> = EnumSet::empty();
+
+use Effort::{High, Low, Max, Medium, Minimal, Xhigh};
+
+/// OpenAI chat models (gpt-4.1, gpt-4o, the chat-latest aliases).
+const OPENAI_CHAT: Profile = Profile {
+    family: "openai-chat",
+    token_field: TokenField::MaxCompletionTokens,
+    native: Native::ObjectRoot,
+    prefill: false,
+    effort: NO_EFFORT,
+    thinking: EnumSet::empty(),
+    ..OPEN
+};
+
+/// OpenAI reasoning models before gpt-5.1: no sampling, no stop.
+const OPENAI_REASONING: Profile = Profile {
+    family: "openai-reasoning",
+    temperature: false,
+    greedy: false,
+    top_p: false,
+    stop: false,
+    reasons: true,
+    effort: enum_set!(Minimal | Low | Medium | High),
+    ..OPENAI_CHAT
+};
+
+/// Claude, any model: sampling only when configured; the rest learned.
+const CLAUDE: Profile = Profile {
+    family: "claude",
+    greedy: false,
+    sampling_together: false,
+    native: Native::OutputConfig,
+    prefill: true,
+    thinking: enum_set!(ThinkingForm::Budget),
+    ..OPEN
+};
+
+/// Claude Opus 4.7+, Sonnet 5, Fable 5 and later: no sampling parameters
+/// at all (the SDK dropped them), no prefill, adaptive thinking only.
+const CLAUDE_CURRENT: Profile = Profile {
+    family: "claude-current",
+    temperature: false,
+    top_p: false,
+    prefill: false,
+    reasons: true,
+    thinking: enum_set!(ThinkingForm::Adaptive),
+    effort: enum_set!(Low | Medium | High | Xhigh | Max),
+    ..CLAUDE
+};
+
+/// Claude 4.5 / Opus 4.1: temperature or top_p (not both), prefill,
+/// budgeted thinking, `output_config`.
+const CLAUDE_45: Profile = Profile {
+    family: "claude-4.5",
+    greedy: true,
+    effort: NO_EFFORT,
+    ..CLAUDE
+};
+
+/// Gemini 3 and later: `thinkingLevel`; Google keeps temperature at 1.0.
+const GEMINI_3: Profile = Profile {
+    family: "gemini-3",
+    greedy: false,
+    reasons: true,
+    prefill: false,
+    thinking: enum_set!(ThinkingForm::Level),
+    effort: enum_set!(Minimal | Low | Medium | High | Xhigh),
+    ..OPEN
+};
+
+/// The rows, first match wins.
+pub const TABLE: &[Row] = &[
+    Row {
+        kinds: &[Kind::LlamaServer, Kind::Local],
+        prefixes: &[""],
+        profile: Profile {
+            family: "llama-server",
+            grammar: true,
+            thinking: EnumSet::empty(),
+            effort: NO_EFFORT,
+            ..OPEN
+        },
+    },
+    // Models only `/v1/responses` serves (the openai SDK's ResponsesModel
+    // literals that ChatModel lacks).
+    Row {
+        kinds: &[Kind::Openai],
+        prefixes: &[
+            "o1-pro",
+            "o3-pro",
+            "o3-deep-research",
+            "o4-mini-deep-research",
+            "computer-use-preview",
+            "gpt-5-pro",
+            "gpt-5.5-pro",
+            "gpt-5-codex",
+            "gpt-5.1-codex-max",
+            "gpt-5.6-cyber",
+            "gpt-6-cyber",
+            "gpt-6-rosalind",
+            "gpt-6.2-astra-law",
+            "gpt-rosalind",
+            "gpt-daybreak",
+        ],
+        profile: Profile {
+            family: "openai-responses-only",
+            api: Api::Responses,
+            effort: enum_set!(Low | Medium | High | Xhigh),
+            ..OPENAI_REASONING
+        },
+    },
+    Row {
+        kinds: &[Kind::Openai],
+        prefixes: &["gpt-5-chat", "gpt-5.1-chat", "gpt-5.2-chat", "gpt-5.3-chat", "chatgpt-"],
+        profile: OPENAI_CHAT,
+    },
+    Row {
+        kinds: &[Kind::Openai],
+        prefixes: &["gpt-5-", "o3-2025"],
+        profile: Profile {
+            retires: Some("2026-12-11"),
+            ..OPENAI_REASONING
+        },
+    },
+    // gpt-5.1 and later take sampling parameters at effort `none`.
+    Row {
+        kinds: &[Kind::Openai],
+        prefixes: &["gpt-5.", "gpt-6", "gpt-7"],
+        profile: Profile {
+            family: "openai-reasoning-effort-none",
+            temperature: true,
+            greedy: true,
+            top_p: true,
+            sampling_needs_no_effort: true,
+            effort: enum_set!(Effort::None | Low | Medium | High | Xhigh),
+            ..OPENAI_REASONING
+        },
+    },
+    Row {
+        kinds: &[Kind::Openai],
+        prefixes: &["gpt-5", "o1", "o3", "o4"],
+        profile: OPENAI_REASONING,
+    },
+    Row {
+        kinds: &[Kind::Openai],
+        prefixes: &["gpt-4.1", "gpt-4o"],
+        profile: Profile {
+            retires: Some("2027-01-14"),
+            ..OPENAI_CHAT
+        },
+    },
+    Row {
+        kinds: &[Kind::Openai],
+        prefixes: &[""],
+        profile: OPENAI_CHAT,
+    },
+    Row {
+        kinds: &[Kind::Anthropic],
+        prefixes: &[
+            "claude-opus-4-7",
+            "claude-opus-4-8",
+            "claude-opus-5",
+            "claude-sonnet-5",
+            "claude-haiku-5",
+            "claude-fable-5",
+            "claude-mythos",
+        ],
+        profile: CLAUDE_CURRENT,
+    },
+    Row {
+        kinds: &[Kind::Anthropic],
+        prefixes: &["claude-opus-4-6", "claude-sonnet-4-6"],
+        profile: Profile {
+            family: "claude-4.6",
+            greedy: true,
+            prefill: false,
+            reasons: true,
+            thinking: enum_set!(ThinkingForm::Adaptive),
+            effort: enum_set!(Low | Medium | High | Max),
+            ..CLAUDE
+        },
+    },
+    Row {
+        kinds: &[Kind::Anthropic],
+        prefixes: &["claude-sonnet-4-5"],
+        profile: Profile {
+            retires: Some("2026-11-30"),
+            ..CLAUDE_45
+        },
+    },
+    Row {
+        kinds: &[Kind::Anthropic],
+        prefixes: &["claude-opus-4-5"],
+        profile: Profile {
+            effort: enum_set!(Low | Medium | High),
+            retires: Some("2027-01-22"),
+            ..CLAUDE_45
+        },
+    },
+    Row {
+        kinds: &[Kind::Anthropic],
+        prefixes: &["claude-haiku-4-5", "claude-opus-4-1"],
+        profile: CLAUDE_45,
+    },
+    Row {
+        kinds: &[Kind::Anthropic],
+        prefixes: &["claude-opus-4", "claude-sonnet-4"],
+        profile: Profile {
+            family: "claude-4",
+            native: Native::ToolInput,
+            ..CLAUDE_45
+        },
+    },
+    Row {
+        kinds: &[Kind::Anthropic],
+        prefixes: &["claude-3"],
+        profile: Profile {
+            family: "claude-3",
+            sampling_together: true,
+            native: Native::ToolInput,
+            ..CLAUDE_45
+        },
+    },
+    Row {
+        kinds: &[Kind::Anthropic],
+        prefixes: &[""],
+        profile: CLAUDE,
+    },
+    Row {
+        kinds: &[Kind::Gemini],
+        prefixes: &[
+            "gemini-3",
+            "gemini-4",
+            "gemini-flash-latest",
+            "gemini-pro-latest",
+            "gemini-flash-lite-latest",
+        ],
+        profile: GEMINI_3,
+    },
+    Row {
+        kinds: &[Kind::Gemini],
+        prefixes: &["gemini-2.5"],
+        profile: Profile {
+            family: "gemini-2.5",
+            reasons: true,
+            prefill: false,
+            effort: NO_EFFORT,
+            ..OPEN
+        },
+    },
+    Row {
+        kinds: &[Kind::Gemini],
+        prefixes: &[""],
+        profile: Profile {
+            family: "gemini",
+            prefill: false,
+            effort: NO_EFFORT,
+            ..OPEN
+        },
+    },
+    Row {
+        kinds: &[Kind::Ollama, Kind::OpenaiCompatible],
+        prefixes: &["gpt-oss"],
+        profile: Profile {
+            family: "open-reasoning",
+            reasons: true,
+            effort: enum_set!(Low | Medium | High),
+            ..OPEN
+        },
+    },
+    Row {
+        kinds: &[Kind::Ollama, Kind::OpenaiCompatible],
+        prefixes: &["deepseek-r1", "qwq", "qwen3", "magistral"],
+        profile: Profile {
+            family: "open-reasoning",
+            reasons: true,
+            effort: NO_EFFORT,
+            ..OPEN
+        },
+    },
+];
