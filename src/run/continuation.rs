@@ -2,22 +2,26 @@
 //! for the rest, call after call, until the model ends on its own, a call
 //! adds nothing new, a loop starts, or the calls run out.
 //!
-//! Where the provider can prefill (llama-server and the local model, Claude,
-//! a replay), the next call starts from the exact text kept so far, so a
-//! greedy model goes on as if it had never been cut. Elsewhere the next call
-//! is a follow-up: the prompt with the last kept lines quoted and a request
-//! to continue after them without repeating. Items are stitched and
-//! deduplicated by the schema's key fields, as `compare` matches them.
+//! Where the provider has its own way to resume (Gemini's
+//! `continuationToken` after `CONTINUATION`), the same request goes again
+//! with the token. Where the wire and the model take a prefill
+//! (llama-server and the local model, older Claude, a replay), the next
+//! call starts from the exact text kept so far, so a greedy model goes on as
+//! if it had never been cut. Elsewhere (and when a model refuses the
+//! prefill, which it is then known to do) the next call is a follow-up: the
+//! prompt with the last kept lines quoted and a request to continue after
+//! them without repeating. Items are stitched and deduplicated by the
+//! schema's key fields, as `compare` matches them.
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Analysis, Outcome, Spec, StartError};
+use super::{Analysis, Outcome, Plan, Spec, StartError};
 use crate::compare::Keys;
 use crate::llm::registry::Target;
 use crate::llm::{Event, FinishReason, Transcript};
 use crate::prompt::ResponseType;
-use crate::session::{Recorder, RunRecord};
+use crate::session::{Continues, Recorder, RunRecord};
 
 /// How one continuation call was asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -29,6 +33,8 @@ pub enum How {
     Prefill,
     /// A follow-up quoting the last kept lines.
     FollowUp,
+    /// The same request with the provider's continuation token.
+    Native,
     /// The prompt again from scratch with twice the previous limit
     /// (`run::retry`).
     Doubled,
@@ -142,13 +148,41 @@ fn distinct(spec: &Spec, keys: &Keys, text: &str) -> Result<Vec<Value>, StartErr
     Ok(a.items().iter().filter(|i| seen.insert(keys.key(i))).cloned().collect())
 }
 
+/// Set `plan` up to go on from `kept` (the answer so far): with the
+/// provider's continuation `token` when it left one, else by prefill where
+/// the wire and the model take it (by the model's own token `ids` when
+/// known), else by a follow-up turn quoting its complete lines. The one
+/// place a continuation is set up, for `run --continue`, eval's `continue`
+/// strategy and the workbench's `c`.
+pub fn set_up(plan: &mut Plan, target: &Target, kept: &str, ids: Option<Vec<u32>>, token: Option<&str>) {
+    match token {
+        Some(t) => plan.resume(t),
+        None if target.prefills() => plan.prefill(kept, ids.unwrap_or_default()),
+        None => plan.follow_up(complete_lines(kept)),
+    }
+    plan.refit(target.profile(), target.provider.prefills());
+}
+
+/// How a call set up by [`set_up`] was finally asked (a refusal can turn a
+/// prefill into a follow-up mid-run), and the answer so far it goes on
+/// from: all of `kept`, or only its complete lines after a follow-up.
+pub fn asked<'k>(plan: &Plan, kept: &'k str) -> (How, &'k str) {
+    match plan.continues {
+        Some(Continues::Prefill) => (How::Prefill, kept),
+        Some(Continues::Native) => (How::Native, kept),
+        Some(Continues::FollowUp) | None => (How::FollowUp, complete_lines(kept)),
+    }
+}
+
 /// Continue `first` (a run of `spec` on `target`) for up to `more` calls.
-/// Only a JSONL answer the limit cut is continued; anything else comes
-/// back as its one call.
+/// A JSONL answer the limit cut is continued, and any answer the provider
+/// left incomplete with a continuation token; anything else comes back as
+/// its one call.
 ///
-/// With prefill the answer so far is sent whole, the cut line included, so
-/// the model finishes that line first; with a follow-up only its complete
-/// lines are kept. Either way the items are those of the stitched answer.
+/// With prefill or a token the answer so far is kept whole, the cut line
+/// included, so the model finishes that line first; with a follow-up only
+/// its complete lines are kept. Either way the items are those of the
+/// stitched answer.
 pub async fn run(
     target: &Target,
     spec: &Spec,
@@ -163,24 +197,14 @@ pub async fn run(
     let mut calls = vec![Call::of(How::First, first, items.len(), dup)];
     let continuable = spec.prompt.response_type == ResponseType::Jsonl;
     let mut ended = end_of(first, continuable);
-    let prefill = target.provider.prefills();
     let mut records = Vec::new();
     // The kept answer as the model's own token ids, while every call
     // reported them: the exact prefill.
     let mut ids = exact_ids(&first.record);
+    let mut token = first.record.continuation_token.clone();
     while ended.is_none() && calls.len() <= usize::try_from(more).unwrap_or(usize::MAX) {
         let mut plan = super::plan(spec, target)?;
-        let how = if prefill {
-            plan.request.prefill.clone_from(&stitched);
-            plan.request.prefill_tokens = ids.clone().unwrap_or_default();
-            plan.continues = Some(crate::session::Continues::Prefill);
-            How::Prefill
-        } else {
-            stitched = complete_lines(&stitched).to_owned();
-            plan.request.prompt = follow_up(&plan.request.prompt, &stitched);
-            plan.continues = Some(crate::session::Continues::FollowUp);
-            How::FollowUp
-        };
+        set_up(&mut plan, target, &stitched, ids.clone(), token.as_deref());
         let started = crate::session::now_ms();
         let t: Transcript = super::stream(target, &mut plan, &mut |_: &Event, _: &Transcript| {}).await;
         let o = super::finish(
@@ -191,11 +215,16 @@ pub async fn run(
             &t,
             recorder.as_deref_mut(),
         )?;
-        stitched.push_str(&o.record.text);
-        ids = ids.zip(exact_ids(&o.record)).map(|(mut a, b)| {
-            a.extend(b);
-            a
-        });
+        let (how, kept) = asked(&plan, &stitched);
+        stitched = format!("{kept}{}", o.record.text);
+        ids = ids
+            .filter(|_| how == How::Prefill)
+            .zip(exact_ids(&o.record))
+            .map(|(mut a, b)| {
+                a.extend(b);
+                a
+            });
+        token.clone_from(&o.record.continuation_token);
         let now = distinct(spec, &keys, &stitched)?;
         let added = now.len().saturating_sub(items.len());
         // With prefill the cut line's rest counts with the new lines.
@@ -210,7 +239,7 @@ pub async fn run(
         {
             Some(Ended::NothingNew)
         } else {
-            end_of(&o, true)
+            end_of(&o, continuable)
         };
     }
     Ok(Continued {
@@ -235,12 +264,14 @@ pub fn exact_ids(r: &RunRecord) -> Option<Vec<u32>> {
     (text == r.text).then(|| r.token_ids[..kept].to_vec())
 }
 
-/// Whether a call ends the continuation, and why.
+/// Whether a call ends the continuation, and why. An answer the provider
+/// can resume by its token goes on whatever its type.
 pub(super) fn end_of(o: &Outcome, continuable: bool) -> Option<Ended> {
     match o.record.finish {
-        FinishReason::Length if !continuable => Some(Ended::NotJsonl),
+        FinishReason::Incomplete if o.record.continuation_token.is_some() => None,
+        FinishReason::Length | FinishReason::Incomplete if !continuable => Some(Ended::NotJsonl),
         FinishReason::Length if super::loop_of(&o.record).is_some() => Some(Ended::Loop),
-        FinishReason::Length => None,
+        FinishReason::Length | FinishReason::Incomplete => None,
         FinishReason::Error => Some(Ended::Failed),
         _ => Some(Ended::Finished),
     }

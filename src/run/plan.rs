@@ -197,8 +197,14 @@ impl Plan {
             profile: crate::llm::profile::lookup(crate::llm::config::Kind::Replay, ""),
             undefined: Vec::new(),
             continues: rec.continues,
-            source: Source::default(),
-            learned: Vec::new(),
+            source: Source {
+                system: rec.system.clone(),
+                prompt: rec.rendered.clone(),
+                schema: rec.prompt_config().ok().and_then(|p| p.schema),
+                json_response: rec.response_type == "json",
+                key: (String::new(), rec.provider.model.clone()),
+            },
+            learned: rec.adjustments.clone(),
         }
     }
 }

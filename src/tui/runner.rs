@@ -437,7 +437,19 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
             (spec, crate::run::Plan::recorded(record, job.max_tokens))
         }
     };
-    let feed = continued(&job.prefill, target.provider.prefills(), &mut plan);
+    // A continuation (`c`): set up as `run --continue` sets it up; the view
+    // starts from the answer so far (only its complete lines after a
+    // follow-up turn).
+    if !job.prefill.text.is_empty() {
+        crate::run::continuation::set_up(
+            &mut plan,
+            &target,
+            &job.prefill.text,
+            job.prefill.token_ids.clone(),
+            None,
+        );
+    }
+    let feed = crate::run::continuation::asked(&plan, &job.prefill.text).1.to_owned();
     let info = target.provider.info();
     let _ = tx.send(Event::Run {
         id,
@@ -483,7 +495,7 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
             Source::Prompt(_)
         )
     );
-    let token_ids = ids_on_show(&job.prefill, target.provider.prefills(), &outcome.record);
+    let token_ids = ids_on_show(&job.prefill, plan.continues, &outcome.record);
     let saved_as = if records {
         record(&ctx.recorder, &job.sessions_dir, &spec.prompt.id, outcome.record)
     } else {
@@ -507,37 +519,19 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
 /// a prefilled continuation's after those it went on from; none after a
 /// follow-up turn (the view holds only the kept lines before it) or when
 /// any call reported none.
-fn ids_on_show(prefill: &Prefill, prefills: bool, record: &crate::session::RunRecord) -> Option<Vec<u32>> {
+fn ids_on_show(
+    prefill: &Prefill,
+    asked: Option<crate::session::Continues>,
+    record: &crate::session::RunRecord,
+) -> Option<Vec<u32>> {
     let own = crate::run::continuation::exact_ids(record)?;
     if prefill.text.is_empty() {
         return Some(own);
     }
-    let mut ids = prefill.token_ids.clone().filter(|_| prefills)?;
+    let prefilled = asked == Some(crate::session::Continues::Prefill);
+    let mut ids = prefill.token_ids.clone().filter(|_| prefilled)?;
     ids.extend(own);
     Some(ids)
-}
-
-/// Set `plan` up to continue from `prefill` (nothing when empty): the whole
-/// answer prefilled where the provider can (by the model's own token ids
-/// when known, as `run --continue` does), else its complete lines quoted in
-/// a follow-up turn. Returns the text the view starts from.
-fn continued(prefill: &Prefill, prefills: bool, plan: &mut crate::run::Plan) -> String {
-    use crate::run::continuation::{complete_lines, follow_up};
-    let text = prefill.text.as_str();
-    if text.is_empty() {
-        return String::new();
-    }
-    if prefills {
-        text.clone_into(&mut plan.request.prefill);
-        plan.request.prefill_tokens = prefill.token_ids.clone().unwrap_or_default();
-        plan.continues = Some(crate::session::Continues::Prefill);
-        text.to_owned()
-    } else {
-        let kept = complete_lines(text);
-        plan.request.prompt = follow_up(&plan.request.prompt, kept);
-        plan.continues = Some(crate::session::Continues::FollowUp);
-        kept.to_owned()
-    }
 }
 
 /// What the status bar says about a finished run beside its outcome:
