@@ -50,10 +50,25 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         .map_err(|e| io_err(&e))?;
     }
     if !crate::run::replay_exact(rec) {
-        out.warn(
+        let why = rec
+            .adjustments
+            .iter()
+            .find(|a| {
+                matches!(
+                    a,
+                    crate::llm::params::Adjustment::NotGreedy { .. }
+                        | crate::llm::params::Adjustment::NotSent {
+                            param: crate::llm::profile::Param::Temperature,
+                            ..
+                        }
+                )
+            })
+            .map(|a| format!(" ({})", a.describe()))
+            .unwrap_or_default();
+        out.warn(format!(
             "this run was not recorded with greedy decoding and token pieces (temperature 0 on a server that \
-             reports tokens), so a cut replay is not exactly what the model would say at that limit",
-        )
+             reports tokens), so a cut replay is not exactly what the model would say at that limit{why}"
+        ))
         .map_err(|e| io_err(&e))?;
     }
     let spec = Spec::new(prompt, rec.variables.clone()).limit(max_tokens);

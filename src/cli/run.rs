@@ -193,6 +193,13 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     data["undefined"] = json!(outcome.undefined);
     if let Some(c) = continued {
         stitched(&mut data, &c, &spec, out)?;
+        if c.calls.len() > 1 && outcome.record.params.temperature != Some(0.0) {
+            out.warn(
+                "the run is not greedy (no temperature 0 sent: see its adjustments), so the continued answer is \
+                 a likely continuation, not the one an uncut run would give",
+            )
+            .map_err(|e| io_err(&e))?;
+        }
     }
     // A provider failure is exit 5 (`provider_error`), with everything that
     // arrived before it still in the error's detail, analysed and recorded.
@@ -293,6 +300,7 @@ pub fn report<W: Write>(o: &Outcome, session: Option<&std::path::Path>, out: &mu
         "first_token_ms": r.first_token_ms,
         "total_ms": r.total_ms,
         "structured_path": r.structured_path,
+        "greedy": r.params.temperature == Some(0.0),
         "params": r.params,
         "adjustments": r.adjustments,
         "loop": crate::run::loop_of(r),
@@ -361,7 +369,7 @@ fn pretty(o: &Outcome) -> String {
         r.provider.name,
         r.provider.model
     );
-    if let Some(note) = crate::run::budget_note(r) {
+    for note in crate::run::budget_note(r).into_iter().chain(crate::run::cache_note(r)) {
         let _ = writeln!(s, "{note}");
     }
     match &o.analysis {

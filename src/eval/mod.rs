@@ -274,6 +274,7 @@ pub struct GoldCounts {
 
 /// One run, reduced to what the JSONL record and the table need; the
 /// transcript itself is in the session file, not in memory.
+#[allow(clippy::struct_excessive_bools)] // independent facts of one run
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunSummary {
     /// The run key.
@@ -319,6 +320,15 @@ pub struct RunSummary {
     /// The part of them spent reasoning, when the provider said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u32>,
+    /// True when `reasoning_tokens` is an estimate from the thinking text.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasoning_estimated: bool,
+    /// Prompt tokens, when the provider said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u32>,
+    /// The part of them served from the provider's cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u32>,
     /// Where the reported finish disagrees with the evidence
     /// (`run::evidence`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -399,6 +409,9 @@ pub fn summarise(
         loss,
         completion_tokens: record.usage.completion_tokens,
         reasoning_tokens: record.usage.reasoning_tokens,
+        reasoning_estimated: record.usage.reasoning_estimated,
+        prompt_tokens: record.usage.prompt_tokens,
+        cached_tokens: record.usage.cached_tokens,
         loop_repeats: crate::run::loop_of(record).map(|l| l.repeats),
         checks: record.checks.clone(),
         total_ms: record.total_ms,
@@ -477,6 +490,26 @@ pub struct Row {
     /// whose provider reported both counts (reasoning models only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_share: Option<f64>,
+    /// True when any run's reasoning count in that share is an estimate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasoning_estimated: bool,
+    /// Share of the prompt tokens served from the provider's cache, over
+    /// the completed runs that report both.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_share: Option<f64>,
+}
+
+/// Cached prompt tokens over prompt tokens, summed over the runs that
+/// report both.
+fn cached_share(runs: &[&&RunSummary]) -> Option<f64> {
+    let both: Vec<(u32, u32)> = runs
+        .iter()
+        .filter_map(|s| Some((s.cached_tokens?, s.prompt_tokens?)))
+        .collect();
+    let cached: u64 = both.iter().map(|(c, _)| u64::from(*c)).sum();
+    let prompt: u64 = both.iter().map(|(_, p)| u64::from(*p)).sum();
+    #[allow(clippy::cast_precision_loss)]
+    (!both.is_empty() && prompt > 0).then(|| cached as f64 / prompt as f64)
 }
 
 /// Reasoning tokens over output tokens, summed over the runs that report both.
@@ -582,6 +615,10 @@ pub fn table<'a>(
                 salvaged_total: done.iter().map(|s| s.salvaged).sum(),
                 gold,
                 reasoning_share: reasoning_share(&done),
+                reasoning_estimated: done
+                    .iter()
+                    .any(|s| s.reasoning_estimated && s.reasoning_tokens.is_some()),
+                cached_share: cached_share(&done),
                 loops: done.iter().filter(|s| s.loop_repeats.is_some()).count(),
                 finish_mismatches: done.iter().filter(|s| !s.checks.is_empty()).count(),
             });
@@ -622,7 +659,7 @@ pub fn twins(rows: &[Row]) -> Vec<TwinRow> {
 /// A table header in the UI language: `(key, width, right-aligned)` per
 /// column (the first two columns are two spaces apart, the rest one, as
 /// the rows are), and an optional last column.
-fn header(cols: &[(&str, usize, bool)], last: Option<(&str, usize)>) -> String {
+fn header(cols: &[(&str, usize, bool)], extra: &[Option<(&str, usize)>]) -> String {
     use crate::i18n::{left, right};
     let mut s = String::new();
     for (i, (key, width, r)) in cols.iter().enumerate() {
@@ -638,9 +675,9 @@ fn header(cols: &[(&str, usize, bool)], last: Option<(&str, usize)>) -> String {
             left(&label, *width)
         });
     }
-    if let Some((key, width)) = last {
+    for (key, width) in extra.iter().flatten() {
         s.push(' ');
-        s.push_str(&right(&rust_i18n::t!(format!("pretty.{key}")), width));
+        s.push_str(&right(&rust_i18n::t!(format!("pretty.{key}")), *width));
     }
     s.push('\n');
     s
@@ -672,8 +709,10 @@ pub fn pretty_table(rows: &[Row]) -> String {
         }
     }
     let w = rows.iter().map(|r| r.prompt.chars().count()).max().unwrap_or(6).max(6);
-    // A reasoning column only when some provider reported reasoning tokens.
+    // A reasoning column only when some provider reported reasoning tokens
+    // (`~` marks an estimate), a cached one when some reported its cache.
     let reasons = rows.iter().any(|r| r.reasoning_share.is_some());
+    let cached = rows.iter().any(|r| r.cached_share.is_some());
     let mut s = header(
         &[
             ("prompt", w, false),
@@ -690,7 +729,7 @@ pub fn pretty_table(rows: &[Row]) -> String {
             ("recall", 6, true),
             ("f1", 6, true),
         ],
-        reasons.then_some(("reasoning", 9)),
+        &[reasons.then_some(("reasoning", 9)), cached.then_some(("cached", 6))],
     );
     for r in order {
         let (recall, f1) = r
@@ -720,7 +759,12 @@ pub fn pretty_table(rows: &[Row]) -> String {
         );
         if reasons {
             s.pop();
-            let _ = writeln!(s, " {:>9}", pct(r.reasoning_share));
+            let est = if r.reasoning_estimated { "~" } else { "" };
+            let _ = writeln!(s, " {:>9}", format!("{est}{}", pct(r.reasoning_share)));
+        }
+        if cached {
+            s.pop();
+            let _ = writeln!(s, " {:>6}", pct(r.cached_share));
         }
     }
     s
@@ -804,6 +848,9 @@ mod tests {
             loss: None,
             completion_tokens: Some(100),
             reasoning_tokens: None,
+            reasoning_estimated: false,
+            prompt_tokens: None,
+            cached_tokens: None,
             loop_repeats: None,
             checks: Vec::new(),
             total_ms: 0,

@@ -270,7 +270,7 @@ pub fn pretty(rows: &[StrategyRow]) -> String {
             ("rejected", 5, true),
             ("never", 5, true),
         ],
-        None,
+        &[],
     );
     for r in rows.iter().filter(|r| r.runs > 0) {
         let loss = |f: fn(&Counts) -> usize| r.loss.as_ref().map_or_else(|| "-".into(), |c| f(c).to_string());

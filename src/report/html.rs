@@ -301,6 +301,9 @@ fn run_card(r: &RunPanel, session: &str) -> Markup {
                     @if let Some(n) = rec.usage.reasoning_tokens {
                         " (" (n) @if rec.usage.reasoning_estimated { " estimated" } " reasoning)"
                     }
+                    @if let Some(n) = rec.usage.cached_tokens {
+                        " · " (n) " cached"
+                    }
                 }
                 @if let Some(note) = crate::run::budget_note(rec).filter(|n| n.contains("spent on reasoning")) {
                     dt { "budget" } dd.bad { (note) }

@@ -488,6 +488,26 @@ pub fn budget_note(r: &RunRecord) -> Option<String> {
     Some(s)
 }
 
+/// A line for a person about the prompt cache, when the provider reported
+/// it: "1024 of 1200 prompt tokens from the cache" (and what was written
+/// to it).
+pub fn cache_note(r: &RunRecord) -> Option<String> {
+    let u = &r.usage;
+    if u.cached_tokens.is_none() && u.cache_write_tokens.is_none() {
+        return None;
+    }
+    let of = u.prompt_tokens.map(|p| format!(" of {p}")).unwrap_or_default();
+    let written = u
+        .cache_write_tokens
+        .filter(|w| *w > 0)
+        .map(|w| format!(", {w} written to it"))
+        .unwrap_or_default();
+    Some(format!(
+        "{}{of} prompt tokens from the cache{written}",
+        u.cached_tokens.unwrap_or(0)
+    ))
+}
+
 /// The runaway loop of a run: a repeating tail in an answer the limit cut
 /// (`finish: length`). A run that repeated itself and then stopped on its
 /// own has no runaway loop.

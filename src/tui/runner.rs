@@ -552,6 +552,7 @@ fn run_notes(outcome: &crate::run::Outcome, spec: &crate::run::Spec, jsonl: &Jso
             .map(crate::llm::mismatch::Mismatch::describe),
     );
     notes.extend(crate::run::budget_note(&outcome.record));
+    notes.extend(crate::run::cache_note(&outcome.record));
     if !outcome.undefined.is_empty() {
         notes.push(format!("undefined, rendered empty: {}", outcome.undefined.join(", ")));
     }
