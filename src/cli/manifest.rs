@@ -44,6 +44,8 @@ pub fn manifest() -> Value {
             cmd("eval", "Batch evaluation: prompts × inputs × max-token limits, concurrent, resumable; items recovered and valid rate per prompt × limit, JSON against JSONL", true),
             cmd("budget", "The smallest max-token limit at which the prompt's consumer keeps a target share of the uncut answer's items, per input and for all (max, p95), reasoning tokens added", true),
             cmd("report", "Write a self-contained HTML report of a session or some of its runs (per run: prompt, provider, limit, finish, usage; sweep charts; twins side by side; compare and gold P/R/F1; eval summary), or one sweep chart as SVG; prints one record about the file written", true),
+            cmd("probe", "Find out what a configured provider's model accepts (sampling, stop, endpoint, structured output and roots, prefill, thinking) with at most eight requests of 16 tokens; kept for later runs", true),
+            cmd("models", "What cutline learned of each model per base URL (Models API, refusals, probes) with the evidence; --forget drops it", true),
         ],
     })
 }

@@ -15,9 +15,11 @@ pub mod input;
 pub mod manifest;
 pub mod migrate;
 pub mod migrate_check;
+pub mod models;
 pub mod out;
 pub mod params;
 pub mod parse;
+pub mod probe;
 pub mod prompts;
 pub mod render;
 pub mod replay;
@@ -102,6 +104,10 @@ pub enum Command {
     Budget(budget::Args),
     /// Write a self-contained HTML report (or one SVG chart) of a session or some of its runs.
     Report(report::Args),
+    /// Find out what a configured provider's model accepts, with at most eight tiny requests; kept for later runs.
+    Probe(probe::Args),
+    /// What cutline learned of each model (Models API, refusals, probes); --forget drops it.
+    Models(models::Args),
 }
 
 impl Command {
@@ -120,6 +126,8 @@ impl Command {
             Self::Eval(_) => "eval",
             Self::Report(_) => "report",
             Self::Budget(_) => "budget",
+            Self::Probe(_) => "probe",
+            Self::Models(_) => "models",
         }
     }
 }
@@ -185,6 +193,8 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Command::Eval(a) => eval::run(a, cli, &mut out),
         Command::Report(a) => report::run(a, cli, &mut out),
         Command::Budget(a) => budget::run(a, cli, &mut out),
+        Command::Probe(a) => probe::run(a, cli, &mut out),
+        Command::Models(a) => models::run(a, cli, &mut out),
     };
     // When stdout itself fails (a closed pipe, a full disk), stderr says so
     // and the exit code is not 0, in every output format.

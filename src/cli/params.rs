@@ -32,6 +32,12 @@ pub struct Sampling {
     /// runs without it, and the record says so.
     #[arg(long, value_parser = parse_effort)]
     pub effort: Option<crate::llm::params::Effort>,
+    /// A thinking budget in tokens (Anthropic `budget_tokens`, at least
+    /// 1024 and below the limit; Gemini 2.5 `thinkingBudget`; Ollama
+    /// `think`); a model that takes only adaptive thinking or a level gets
+    /// that instead, and the record says so.
+    #[arg(long, value_name = "TOKENS")]
+    pub thinking_budget: Option<u32>,
     /// An extra request header `Name: value` (repeatable; replaces a
     /// configured header of the same name).
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
@@ -59,7 +65,7 @@ impl Sampling {
             max_tokens,
             structured,
             effort: self.effort,
-            thinking_budget: None,
+            thinking_budget: self.thinking_budget,
         }
     }
 }

@@ -374,19 +374,27 @@ pub fn entries() -> Vec<Entry> {
 /// Forget every entry whose model or base URL is `what` (every entry when
 /// `None`); returns how many were forgotten.
 pub fn forget(what: Option<&str>) -> usize {
-    let keep = |e: &Entry| what.is_some_and(|w| e.model != w && e.base_url != w);
+    forget_where(|e| what.is_none_or(|w| e.model == w || e.base_url == w))
+}
+
+/// Forget what is known of `model` at `base` (a probe starts afresh).
+pub fn forget_one(base: &str, model: &str) -> usize {
+    forget_where(|e| e.base_url == base && e.model == model)
+}
+
+fn forget_where(gone: impl Fn(&Entry) -> bool) -> usize {
     let mut s = store();
     load(&mut s);
     let before = s.entries.len();
-    s.entries.retain(keep);
+    s.entries.retain(|e| !gone(e));
     s.asked.clear();
     let Some(path) = s.file.clone() else {
         return before - s.entries.len();
     };
     // Written anew: a merge with the file would bring them back.
     let mut all: Vec<Entry> = read_file(&path);
-    let forgotten = all.iter().filter(|e| !keep(e)).count().max(before - s.entries.len());
-    all.retain(keep);
+    let forgotten = all.iter().filter(|e| gone(e)).count().max(before - s.entries.len());
+    all.retain(|e| !gone(e));
     for e in &s.entries {
         merge(&mut all, e.clone());
     }

@@ -8,6 +8,7 @@
 pub mod continuation;
 pub mod evidence;
 pub mod plan;
+pub mod probe;
 pub mod retry;
 pub mod stop;
 pub mod target;
@@ -246,12 +247,16 @@ pub async fn stream(target: &Target, plan: &mut Plan, on_event: &mut impl FnMut(
 /// fresh answer is kept; true when an answer arrived. A failure is logged,
 /// never fatal: the table and refusals still serve.
 async fn ask_models_api(target: &Target) -> bool {
+    // One ask at a time: runs in flight together wait for the one that
+    // asks, then read its answer instead of racing ahead of it.
+    static ASKING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     let (base, model) = target.learned_key();
     let Some(ask) = target.provider.describe() else {
         return false;
     };
+    let _turn = ASKING.lock().await;
     if !learned::should_ask(&base, &model, learned::now_ms()) {
-        return false;
+        return learned::entry(&base, &model).is_some_and(|e| e.api.is_some());
     }
     match ask.await {
         Ok(Some(api)) => {

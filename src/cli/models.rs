@@ -1,0 +1,61 @@
+//! `cutline models [--forget [MODEL|BASE_URL]]`: what cutline learned of
+//! each model, per base URL: from its Models API (thinking, effort,
+//! structured outputs, lifecycle and retirement), from refusals, and from
+//! `cutline probe`, each fact with its evidence. `--forget` drops entries
+//! (all of them, or one model's or one base URL's). JSONL: one `model`
+//! record each.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use super::out::{CliError, Out};
+use super::{Cli, io_err};
+
+/// Arguments of `models`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Forget what was learned: of every model, or of the model (or base
+    /// URL) named.
+    #[arg(long, value_name = "MODEL|BASE_URL", num_args = 0..=1, default_missing_value = "")]
+    pub forget: Option<String>,
+}
+
+/// Run `models`.
+pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
+    let file = crate::llm::learned::file().map(|p| p.display().to_string());
+    if let Some(what) = &args.forget {
+        let what = Some(what.as_str()).filter(|w| !w.is_empty());
+        let n = crate::llm::learned::forget(what);
+        out.record(&json!({"type": "forgot", "entries": n}))
+            .map_err(|e| io_err(&e))?;
+        out.pretty(&format!("forgot {n} entries\n")).map_err(|e| io_err(&e))?;
+        return Ok(json!({"forgot": n, "file": file}));
+    }
+    let entries = crate::llm::learned::entries();
+    let mut text = String::new();
+    for e in &entries {
+        let mut rec = serde_json::to_value(e).unwrap_or(Value::Null);
+        rec["type"] = "model".into();
+        out.record(&rec).map_err(|e| io_err(&e))?;
+        let _ = writeln!(text, "{} at {}", e.model, e.base_url);
+        if let Some(a) = &e.api {
+            let life = a.lifecycle.as_deref().unwrap_or("?");
+            let retires = a
+                .retires_at
+                .as_deref()
+                .map(|d| format!(", retires {d}"))
+                .unwrap_or_default();
+            let _ = writeln!(text, "  models api: {life}{retires}");
+        }
+        for ev in &e.evidence {
+            let _ = writeln!(text, "  {:<44} {}", ev.fact, ev.source.as_str());
+        }
+    }
+    if entries.is_empty() {
+        text.push_str("nothing learned yet\n");
+    }
+    out.pretty(&text).map_err(|e| io_err(&e))?;
+    Ok(json!({"models": entries, "file": file}))
+}
