@@ -58,10 +58,18 @@ fn body(r: &Recorded) -> Value {
 /// Every parameter at every level it can be set. Lower levels are set too
 /// where they exist, so each case proves its level wins over the ones below.
 fn cases() -> Vec<Case> {
-    [temperature(), top_p(), stop(), max_tokens(), structured(), headers()]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        temperature(),
+        top_p(),
+        stop(),
+        max_tokens(),
+        structured(),
+        effort(),
+        headers(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 fn temperature() -> Vec<Case> {
@@ -299,6 +307,51 @@ fn structured() -> Vec<Case> {
             prompt: "",
             args: &[],
             check: |r| assert!(body(r).get("response_format").is_none(), "{}", body(r)),
+        },
+    ]
+}
+
+fn effort() -> Vec<Case> {
+    vec![
+        Case {
+            name: "effort from the command line",
+            level: Level::Cli,
+            provider: "effort = \"high\"",
+            prompt: "effort = \"medium\"",
+            args: &["--effort", "low"],
+            check: |r| assert_eq!(body(r)["reasoning_effort"], json!("low")),
+        },
+        Case {
+            name: "effort from the prompt",
+            level: Level::Prompt,
+            provider: "effort = \"high\"",
+            prompt: "effort = \"medium\"",
+            args: &[],
+            check: |r| assert_eq!(body(r)["reasoning_effort"], json!("medium")),
+        },
+        Case {
+            name: "effort = \"high\" in cutline.toml",
+            level: Level::Provider,
+            provider: "effort = \"high\"",
+            prompt: "",
+            args: &[],
+            check: |r| assert_eq!(body(r)["reasoning_effort"], json!("high")),
+        },
+        Case {
+            name: "effort the profile does not take",
+            level: Level::Profile,
+            provider: "effort = \"high\"\n[provider.profile]\neffort = [\"low\"]",
+            prompt: "",
+            args: &[],
+            check: |r| assert!(body(r).get("reasoning_effort").is_none(), "{}", body(r)),
+        },
+        Case {
+            name: "no effort by default",
+            level: Level::Wire,
+            provider: "",
+            prompt: "",
+            args: &[],
+            check: |r| assert!(body(r).get("reasoning_effort").is_none(), "{}", body(r)),
         },
     ]
 }

@@ -90,8 +90,8 @@ fn unknown_key() {
     assert_eq!(
         bad("unknown-key.toml"),
         "tests/fixtures/prompts/bad/unknown-key.toml:2:1: unknown key `response_type`; expected one of: id, \
-         description, response-type, twin, stop, temperature, top-p, max-tokens, structured, system, prompt, \
-         schema, object-schema, variables, input (did you mean `response-type`?)"
+         description, response-type, twin, stop, temperature, top-p, max-tokens, structured, effort, system, \
+         prompt, schema, object-schema, variables, input (did you mean `response-type`?)"
     );
 }
 

@@ -118,9 +118,16 @@ fn claude_stream(text: &str, stop: &str, thinking: bool) -> Reply {
 }
 
 fn model_info(id: &str) -> Value {
+    // One deprecated model with a retirement date far off, so the test
+    // does not change with the calendar.
+    let (lifecycle, retires) = if id == "claude-sonnet-4-5" {
+        ("deprecated", json!("2099-01-31T00:00:00Z"))
+    } else {
+        ("active", Value::Null)
+    };
     json!({
         "id": id, "type": "model", "display_name": id, "created_at": "2026-09-01T00:00:00Z",
-        "lifecycle": "active", "deprecated_at": null, "retires_at": null, "line": "opus",
+        "lifecycle": lifecycle, "deprecated_at": null, "retires_at": retires, "line": "opus",
         "max_input_tokens": 1_000_000, "max_tokens": 128_000,
         "capabilities": {
             "batch": {"supported": true}, "structured_outputs": {"supported": true},
@@ -399,6 +406,40 @@ schema = '''
     assert_eq!(refused(&server), 0);
 }
 
+/// A model its Models API calls deprecated gets a warning naming the date
+/// the API gives (over the table's own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deprecated_model_is_named_with_its_retirement_date() {
+    let server = Server::handler(claude(&["claude-sonnet-4-5"])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("claude", "anthropic", &server.url(), "claude-sonnet-4-5");
+    let out = cutline(dir.path(), &config)
+        .args([
+            "run",
+            "extract-definitions-jsonl",
+            "--provider",
+            "claude",
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let env = envelope(&out);
+    let warnings = env["warnings"].to_string();
+    assert!(
+        warnings.contains("claude-sonnet-4-5 is deprecated: it retires on 2099-01-31 (models api)"),
+        "{warnings}"
+    );
+    let retiring: Vec<&Value> = env["data"]["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "retiring")
+        .collect();
+    assert_eq!(retiring.len(), 1);
+}
+
 /// `cutline probe` on the unknown Claude model: every capability within
 /// eight requests of at most 16 tokens, kept for the next run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -513,7 +554,7 @@ fn responses_only(r: &Recorded) -> Reply {
         return Reply::status(404, &e.to_string());
     }
     let b = r.json();
-    if b.get("temperature").is_some() {
+    if b.get("temperature").is_some() && b["model"].as_str().unwrap().ends_with("-pro") {
         let e = json!({"error": {"message": "Unsupported parameter: 'temperature' is not supported with this model.", "type": "invalid_request_error", "param": "temperature", "code": "unsupported_parameter"}});
         return Reply::status(400, &e.to_string());
     }
@@ -539,7 +580,7 @@ async fn responses_only_models_run_on_the_responses_wire() {
     let config = format!(
         "{}{}",
         provider("pro", "openai", &base, "o3-pro"),
-        provider("sky", "openai", &base, "gpt-6-nebula-pro")
+        provider("sky", "openai", &base, "gpt-6-nebula-pro"),
     );
     let out = cutline(dir.path(), &config)
         .args([
@@ -621,6 +662,42 @@ async fn responses_only_models_run_on_the_responses_wire() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(server.requests()[before..].iter().all(|r| r.path == "/v1/responses"));
+}
+
+/// `api = "responses"` in cutline.toml: a chat model asked there, its
+/// stop sequences applied by cutline (the Responses API has none).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_responses_in_the_config_sends_a_chat_model_there() {
+    let server = Server::handler(responses_only).await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.url());
+    let config = format!(
+        "{}api = \"responses\"\n",
+        provider("asked", "openai", &base, "gpt-4.1-mini")
+    );
+    let out = cutline(dir.path(), &config)
+        .args([
+            "run",
+            "extract-definitions-jsonl",
+            "--provider",
+            "asked",
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].path, "/v1/responses");
+    let b = reqs[0].json();
+    assert_eq!(b["temperature"], 0.0, "a chat model keeps its greedy default");
+    assert!(
+        b.get("stop").is_none(),
+        "the Responses API has no stop: cutline applies it"
+    );
+    let data = envelope(&out)["data"].clone();
+    assert_eq!(data["params"]["stop"], json!(["\n###", "\n\n"]));
 }
 
 // ---------------------------------------------------------------- Gemini
@@ -871,21 +948,31 @@ async fn run_end(
     }
 }
 
-/// The workbench's runner on current Claude: the run ends with every
-/// refusal learned and named in its notes; the next run is refused nothing.
+/// The workbench's runner on current Claude, a Responses-only model and
+/// Gemini 3: each run ends, every refusal learned and named in its notes;
+/// the next run is refused nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_workbench_runs_current_claude_and_says_what_it_learned() {
+async fn the_workbench_runs_todays_models_and_says_what_it_learned() {
+    use cutline::llm::FinishReason;
     use cutline::llm::config::Config;
     use cutline::llm::registry::Registry;
     use cutline::tui::event::{Effect, Prefill, ProviderChoice, RunJob, Source};
     use cutline::tui::runner::Runner;
 
-    let server = Server::handler(claude(&[])).await;
+    let claude_server = Server::handler(claude(&[])).await;
+    let openai = Server::handler(responses_only).await;
+    let google = Server::handler(gemini3).await;
     let dir = tempfile::tempdir().unwrap();
-    // The key is read from the environment when the provider is built: a
+    // The key is read from the environment when a provider is built: a
     // variable cargo sets for every test process serves as one.
-    let entry = provider("claude", "anthropic", &server.url(), "claude-nova-7").replace(KEY_ENV, "CARGO_MANIFEST_DIR");
-    let config = cutline::llm::config::parse(&entry, Path::new("t.toml")).unwrap();
+    let entries = format!(
+        "{}{}{}",
+        provider("claude", "anthropic", &claude_server.url(), "claude-nova-7"),
+        provider("pro", "openai", &format!("{}/v1", openai.url()), "o3-pro"),
+        provider("gem", "gemini", &google.url(), "gemini-3-flash-preview"),
+    )
+    .replace(KEY_ENV, "CARGO_MANIFEST_DIR");
+    let config = cutline::llm::config::parse(&entries, Path::new("t.toml")).unwrap();
     let registry = Registry::new(Config { providers: config });
     let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
     let prompt = cutline::store::resolve("extract-definitions-jsonl", &prompts).unwrap();
@@ -897,14 +984,14 @@ async fn the_workbench_runs_current_claude_and_says_what_it_learned() {
         std::time::Instant::now(),
     )
     .with_registry(registry);
-    let mut run = |id: u64, prefill: Prefill| {
+    let mut run = |id: u64, name: &str, prefill: Prefill| {
         let mut spec = cutline::run::Spec::new(prompt.clone(), prompt.inputs[0].vars.clone());
-        spec.cli.temperature = Some(0.3);
+        spec.cli.temperature = (name == "claude").then_some(0.3);
         runner.apply(Effect::Start(Box::new(RunJob {
             prefill,
             id,
             provider: ProviderChoice::Configured {
-                name: "claude".into(),
+                name: name.into(),
                 model: None,
             },
             source: Source::Prompt(Box::new(spec)),
@@ -913,7 +1000,7 @@ async fn the_workbench_runs_current_claude_and_says_what_it_learned() {
             sessions_dir: dir.path().join("sessions"),
         })));
     };
-    run(1, Prefill::default());
+    run(1, "claude", Prefill::default());
     let end = run_end(&mut rx).await;
     assert_eq!(end.error, None);
     let notes = end.notes.join("\n");
@@ -925,6 +1012,7 @@ async fn the_workbench_runs_current_claude_and_says_what_it_learned() {
     // and asked as a follow-up.
     run(
         2,
+        "claude",
         Prefill {
             text: LINES_1.to_owned(),
             token_ids: None,
@@ -937,10 +1025,24 @@ async fn the_workbench_runs_current_claude_and_says_what_it_learned() {
         "{:?}",
         end.notes
     );
-    let before = server.requests().len();
-    run(3, Prefill::default());
+    let before = claude_server.requests().len();
+    run(3, "claude", Prefill::default());
     let end = run_end(&mut rx).await;
     assert_eq!(end.error, None);
     let h = claude(&[]);
-    assert!(server.requests()[before..].iter().all(|r| h(r).status != 400));
+    assert!(claude_server.requests()[before..].iter().all(|r| h(r).status != 400));
+
+    run(4, "pro", Prefill::default());
+    let end = run_end(&mut rx).await;
+    assert_eq!((end.error, end.finish), (None, FinishReason::Length));
+    assert_eq!(end.jsonl.items.len(), 2);
+    assert_eq!(openai.requests()[0].path, "/v1/responses");
+    run(5, "gem", Prefill::default());
+    let end = run_end(&mut rx).await;
+    assert_eq!((end.error, end.finish), (None, FinishReason::Incomplete));
+    assert!(
+        google.requests()[0].json()["generationConfig"]
+            .get("temperature")
+            .is_none()
+    );
 }

@@ -230,12 +230,15 @@ async fn keys_appear_in_no_output_session_or_log() {
         plan.push(("oa", format, false));
         replies.push(error_event(OPENAI_KEY));
         plan.push(("oa", format, false));
+        // Each Anthropic run asks the Models API about its model first.
+        replies.push(echo(404, ANTHROPIC_KEY));
         replies.push(echo(401, ANTHROPIC_KEY));
         plan.push(("ant", format, false));
         replies.push(echo(401, GEMINI_KEY));
         plan.push(("gem", format, false));
         replies.push(echo_at_the_cut(OPENAI_KEY));
         plan.push(("oa", format, false));
+        replies.push(echo_encoded(ANTHROPIC_KEY));
         replies.push(echo_encoded(ANTHROPIC_KEY));
         plan.push(("ant", format, false));
         replies.push(model_echo(OPENAI_KEY));
@@ -308,7 +311,9 @@ async fn a_redirect_to_another_origin_carries_no_key() {
     let other = Server::start(vec![ok_stream(), ok_stream(), ok_stream()]).await;
     let location = format!("{}/v1/chat/completions", other.url());
     let to_other = || Reply::status(307, "").header("location", &location);
+    // `ant` asks the Models API first: that redirect is not followed either.
     let server = Server::start(vec![
+        to_other(),
         to_other(),
         to_other(),
         Reply::status(307, "").header("location", "/v1/chat/completions"),
@@ -327,9 +332,10 @@ async fn a_redirect_to_another_origin_carries_no_key() {
     let (code, stdout, stderr) = cutline_async(w.clone(), args("oa", "json")).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     let reqs = server.requests();
-    assert_eq!(reqs.len(), 4);
+    assert_eq!(reqs.len(), 5);
+    assert_eq!(reqs[1].path, "/v1/models/m");
     assert_eq!(
-        reqs[3].header("authorization"),
+        reqs[4].header("authorization"),
         Some(format!("Bearer {OPENAI_KEY}").as_str())
     );
     assert_tree_clean(&w);

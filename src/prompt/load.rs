@@ -31,6 +31,7 @@ pub const TOML_KEYS: &[&str] = &[
     "top-p",
     "max-tokens",
     "structured",
+    "effort",
     "system",
     "prompt",
     "schema",
@@ -467,7 +468,7 @@ fn load_toml_checked(label: &str, text: &str) -> Result<(PromptConfig, Vec<Warni
             }
             "twin" => p.twin = Some(doc.string(k, value)?),
             "stop" => p.stop = doc.strings(k, value)?,
-            "temperature" | "top-p" | "max-tokens" | "structured" => {
+            "temperature" | "top-p" | "max-tokens" | "structured" | "effort" => {
                 let v = doc.json(k, value)?;
                 super::params::set(&mut p.params, k, &v).map_err(|cause| doc.err(&value.span(), cause))?;
             }

@@ -140,27 +140,33 @@ impl Plan {
 }
 
 /// The retirement warning for the model, when its Models API or the table
-/// says it is deprecated or retires.
+/// says it is deprecated or retires. The Models API's `lifecycle` is its
+/// word (a past date on a deprecated model means retirement is overdue,
+/// not done); a date from the table that has passed is a retirement.
 fn retiring(profile: &Profile, (base, model): &(String, String)) -> Option<Adjustment> {
-    let today = crate::llm::learned::today();
     let api = crate::llm::learned::entry(base, model).and_then(|e| e.api);
-    let (date, said, source) = match api {
-        Some(a) if a.retires_at.is_some() || matches!(a.lifecycle.as_deref(), Some("deprecated" | "retired")) => (
-            a.retires_at.map(|d| d.chars().take(10).collect::<String>()),
-            a.lifecycle,
-            "models api",
-        ),
-        _ => (Some(profile.retires?.to_owned()), None, "profile"),
-    };
-    let past = date.as_deref().is_some_and(|d| d <= today.as_str());
-    let lifecycle = match said.as_deref() {
-        Some("retired") => "retired",
-        _ if past => "retired",
-        _ => "deprecated",
+    let (date, lifecycle, source) = match api {
+        Some(a) if a.retires_at.is_some() || matches!(a.lifecycle.as_deref(), Some("deprecated" | "retired")) => {
+            let lifecycle = match a.lifecycle.as_deref() {
+                Some(l @ ("deprecated" | "retired")) => l.to_owned(),
+                _ => "scheduled to retire".to_owned(),
+            };
+            (
+                a.retires_at.map(|d| d.chars().take(10).collect()),
+                lifecycle,
+                "models api",
+            )
+        }
+        _ => {
+            let date = profile.retires?;
+            let past = *date <= *crate::llm::learned::today().as_str();
+            let lifecycle = if past { "retired" } else { "deprecated" };
+            (Some(date.to_owned()), lifecycle.to_owned(), "profile")
+        }
     };
     Some(Adjustment::Retiring {
         model: model.clone(),
-        lifecycle: lifecycle.to_owned(),
+        lifecycle,
         date,
         source: source.into(),
     })

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::{Adjustment, Level, Settings, wrap};
 use crate::llm::Thinking;
-use crate::llm::profile::{Effort, Native, Param, Profile, ThinkingForm};
+use crate::llm::profile::{Api, Effort, Native, Param, Profile, ThinkingForm};
 use crate::llm::structured::Path;
 
 /// What the request finally carries after fitting the profile.
@@ -53,8 +53,14 @@ impl Settings {
         let (effort, thinking) = self.reasoning(profile, &mut adjustments);
         let (temperature, top_p) = self.sampling(profile, effort, &mut adjustments);
         let stops = self.stop.value.clone().unwrap_or_default();
-        let (stop, client_stop) = if profile.stop || stops.is_empty() {
+        let (stop, client_stop) = if stops.is_empty() || profile.stop && profile.api == Api::Chat {
             (stops, Vec::new())
+        } else if profile.stop {
+            adjustments.push(Adjustment::Omitted {
+                param: Param::Stop,
+                reason: "the Responses API has no stop sequences; applied by cutline".into(),
+            });
+            (Vec::new(), stops)
         } else {
             adjustments.push(not_sent(profile, Param::Stop));
             (Vec::new(), stops)
