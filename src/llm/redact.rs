@@ -1,12 +1,16 @@
 //! Keeping an API key out of every text cutline shows or records.
 //!
-//! A server can echo the key verbatim, JSON-escaped (`sk\u002dlive…`),
-//! URL-encoded, or base64-encoded (inside Basic auth, say), and a message
-//! may be cut anywhere: so every form is replaced, and so is any run of
-//! twelve or more characters that begins a form (what is left of a key a cut
-//! went through). A model can also echo a key in its answer, split across
-//! stream chunks: [`Redactor`] holds back text that could begin a form until
-//! the next chunk decides it. Pure.
+//! A server can echo the key verbatim, JSON-escaped (`sk\u002dlive…`, every
+//! character as `\u` escapes, `/` as `\/`, `"` and `\` escaped), URL-encoded,
+//! in hex, or base64-encoded (inside Basic auth, say), and a message may be
+//! cut anywhere: so every form is replaced, and so is any run of twelve or
+//! more characters that begins a form (what is left of a key a cut went
+//! through). Escapes can also be mixed (some characters escaped, some not):
+//! the text is then read as it decodes (JSON and percent escapes, hex
+//! digits) and every span that decodes to the key, or to twelve or more of
+//! its first characters, is replaced. A model can also echo a key in its
+//! answer, split across stream chunks: [`Redactor`] holds back text that
+//! could begin a form until the next chunk decides it. Pure.
 
 use base64::Engine as _;
 
@@ -44,6 +48,18 @@ pub fn forms(k: &str) -> Vec<String> {
             .collect::<String>()
     };
     out.extend([escaped(false), escaped(true)]);
+    for upper in [false, true] {
+        out.push(k.chars().map(|c| unicode_escape(c, upper)).collect());
+        out.push(
+            k.bytes()
+                .map(|b| if upper { format!("{b:02X}") } else { format!("{b:02x}") })
+                .collect(),
+        );
+    }
+    // JSON's own escapes: `"` and `\` always, `/` optionally.
+    let json = k.replace('\\', "\\\\").replace('"', "\\\"");
+    out.push(json.replace('/', "\\/"));
+    out.push(json);
     for keep in [&b"-_.~"[..], &b""[..]] {
         out.extend([percent(true, keep), percent(false, keep)]);
     }
@@ -52,6 +68,27 @@ pub fn forms(k: &str) -> Vec<String> {
     out.dedup();
     out.retain(|f| !f.is_empty());
     out
+}
+
+/// `bytes` as hex digits.
+pub fn hex(bytes: &[u8], upper: bool) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = if upper {
+            write!(s, "{b:02X}")
+        } else {
+            write!(s, "{b:02x}")
+        };
+        s
+    })
+}
+
+fn unicode_escape(c: char, upper: bool) -> String {
+    if upper {
+        format!("\\u{:04X}", u32::from(c))
+    } else {
+        format!("\\u{:04x}", u32::from(c))
+    }
 }
 
 /// The key in base64 (standard and URL-safe) at each of the three byte
@@ -80,11 +117,18 @@ fn base64_forms(key: &[u8]) -> Vec<String> {
     out
 }
 
-/// `text` with every form of every key in `keys` replaced, and every cut
-/// form (a run of `MIN_PREFIX` or more characters that begins one).
+/// `text` with every form of every key in `keys` replaced, every cut form
+/// (a run of `MIN_PREFIX` or more characters that begins one), and every
+/// span whose mixed escapes or hex digits decode to the key or to
+/// `MIN_PREFIX` or more of its first characters.
 pub fn scrub(text: &str, keys: &[String]) -> String {
     let mut out = text.to_owned();
     for k in keys {
+        // Decoded spans first: a form's cut-prefix rule would otherwise eat
+        // the start of a mixed echo and leave its rest.
+        out = scrub_decoded(&out, k, decode_escapes);
+        out = scrub_decoded(&out, k, |t| decode_hex(t, 0));
+        out = scrub_decoded(&out, k, |t| decode_hex(t, 1));
         for f in forms(k) {
             if out.contains(&f) {
                 out = out.replace(&f, REDACTED);
@@ -92,6 +136,112 @@ pub fn scrub(text: &str, keys: &[String]) -> String {
             out = scrub_prefix_runs(&out, &f);
         }
     }
+    out
+}
+
+/// One decoded character and the byte span of `text` it came from.
+type Unit = (char, std::ops::Range<usize>);
+
+/// `text` read as it decodes: JSON escapes (`\uXXXX`, `\/`, `\"`, `\\`)
+/// and percent escapes (`%XX`, ASCII) as the character they stand for,
+/// anything else as itself.
+fn decode_escapes(text: &str) -> Vec<Unit> {
+    let b = text.as_bytes();
+    let hex = |s: &[u8]| {
+        std::str::from_utf8(s)
+            .ok()
+            .and_then(|s| u32::from_str_radix(s, 16).ok())
+    };
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let decoded = match b[i] {
+            b'\\' if b.get(i + 1) == Some(&b'u') => b
+                .get(i + 2..i + 6)
+                .and_then(hex)
+                .and_then(char::from_u32)
+                .map(|c| (c, 6)),
+            b'\\' => b
+                .get(i + 1)
+                .filter(|c| matches!(c, b'/' | b'"' | b'\\'))
+                .map(|c| (char::from(*c), 2)),
+            b'%' => b
+                .get(i + 1..i + 3)
+                .and_then(hex)
+                .filter(|v| *v < 0x80)
+                .and_then(char::from_u32)
+                .map(|c| (c, 3)),
+            _ => None,
+        };
+        let (c, len) = decoded.unwrap_or_else(|| {
+            let c = text[i..].chars().next().unwrap_or('\0');
+            (c, c.len_utf8())
+        });
+        out.push((c, i..i + len));
+        i += len;
+    }
+    out
+}
+
+/// `text` with each pair of hex digits from `offset` on read as the ASCII
+/// character it encodes (other characters as themselves).
+fn decode_hex(text: &str, offset: usize) -> Vec<Unit> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let pair = (i >= offset)
+            .then(|| b.get(i..i + 2))
+            .flatten()
+            .filter(|p| p.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|p| std::str::from_utf8(p).ok())
+            .and_then(|p| u8::from_str_radix(p, 16).ok())
+            .filter(u8::is_ascii);
+        match pair {
+            Some(v) => {
+                out.push((char::from(v), i..i + 2));
+                i += 2;
+            }
+            None => {
+                let c = text[i..].chars().next().unwrap_or('\0');
+                out.push((c, i..i + c.len_utf8()));
+                i += c.len_utf8();
+            }
+        }
+    }
+    out
+}
+
+/// `text` with every run of decoded units that spells the key, or its first
+/// `MIN_PREFIX` characters or more, replaced (only runs that decoded
+/// something: a plain echo is the forms' job).
+fn scrub_decoded(text: &str, key: &str, decode: impl Fn(&str) -> Vec<Unit>) -> String {
+    let key: Vec<char> = key.chars().collect();
+    let need = MIN_PREFIX.min(key.len());
+    if need == 0 {
+        return text.to_owned();
+    }
+    let units = decode(text);
+    let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut i = 0;
+    while i < units.len() {
+        let run = units[i..].iter().zip(&key).take_while(|((c, _), k)| c == *k).count();
+        let encoded = units[i..i + run].iter().any(|(c, r)| r.len() != c.len_utf8());
+        if run >= need && encoded {
+            spans.push(units[i].1.start..units[i + run - 1].1.end);
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for span in spans {
+        out.push_str(&text[at..span.start]);
+        out.push_str(REDACTED);
+        at = span.end;
+    }
+    out.push_str(&text[at..]);
     out
 }
 
@@ -220,6 +370,35 @@ mod tests {
         // "user:" stays readable; everything that encodes the key goes.
         assert!(s.starts_with("dXNlcjp") && s.contains(REDACTED), "{s}");
         assert!(s.ends_with(&format!("{REDACTED}Y=")), "{s}");
+    }
+
+    #[test]
+    fn escaped_mixed_and_hex_echoes_are_replaced() {
+        let slash = "sk-ant/api03+SECRET123abc\"def\\ghi0987654";
+        let keys = vec![slash.to_owned()];
+        let json = slash.replace('\\', "\\\\").replace('"', "\\\"");
+        let hex = hex(slash.as_bytes(), false);
+        let all_u: String = slash.chars().map(|c| unicode_escape(c, false)).collect();
+        let mixed = json
+            .replacen('-', "\\u002d", 1)
+            .replace('/', "\\/")
+            .replacen('S', "%53", 1);
+        for echo in [
+            json.replace('/', "\\/"),
+            json.clone(),
+            hex.clone(),
+            hex.to_uppercase(),
+            all_u,
+            mixed,
+        ] {
+            let s = scrub(&format!("{{\"message\": \"bad key {echo} here\"}}"), &keys);
+            assert_eq!(s, format!("{{\"message\": \"bad key {REDACTED} here\"}}"), "{echo}");
+        }
+        // A hex echo cut short: what is left of it goes too.
+        let s = scrub(&format!("key {}…", &hex[..40]), &keys);
+        assert_eq!(s, format!("key {REDACTED}…"));
+        // Hex that decodes to something else stays.
+        assert_eq!(scrub("id 736b2d6f70656e ok", &keys), "id 736b2d6f70656e ok");
     }
 
     #[test]

@@ -269,7 +269,12 @@ impl Endpoint {
                 Err(e) => return Err(e),
             };
             let bytes = http::read_capped(resp, 1 << 20, self.timeouts.idle).await?;
-            serde_json::from_slice(&bytes)
+            // What is kept of it (a lifecycle, a date) is kept scrubbed.
+            let text = String::from_utf8_lossy(&bytes);
+            let text = key
+                .as_ref()
+                .map_or_else(|| text.clone().into_owned(), |k| k.scrub(&text));
+            serde_json::from_str(&text)
                 .map(Some)
                 .map_err(|e| LlmError::new(ErrorKind::Stream, format!("{url}: not JSON: {e}")))
         };
@@ -387,16 +392,18 @@ impl Endpoint {
                         }
                     }
                 }
+                // Every other field kept from a response (the finish reason,
+                // a continuation token, an error's words) is scrubbed whole.
+                let fields = |ev: Event| match &key {
+                    Some(k) => scrub_fields(ev, k),
+                    None => ev,
+                };
                 if let Some(resume) = decoder.resume().filter(|_| matches!(last, Event::Finish { .. }))
-                    && tx.send(resume).await.is_err()
+                    && tx.send(fields(resume)).await.is_err()
                 {
                     return;
                 }
-                let last = match last {
-                    Event::Error(e) => Event::Error(scrub(e)),
-                    other => other,
-                };
-                let _ = tx.send(last).await;
+                let _ = tx.send(fields(last)).await;
             };
             if tokio::time::timeout(total, work).await.is_err() {
                 let e = LlmError::new(
@@ -427,6 +434,27 @@ fn redact(
         }
         (Event::Thinking { text: t }, _, Some(r)) => Event::Thinking { text: r.push(&t) },
         (ev, _, _) => ev,
+    }
+}
+
+/// `ev` with every text field other than the streamed deltas scrubbed of
+/// the key (those pass the streaming redactors).
+fn scrub_fields(ev: Event, key: &ApiKey) -> Event {
+    match ev {
+        Event::Finish {
+            reason,
+            raw_reason,
+            usage,
+        } => Event::Finish {
+            reason,
+            raw_reason: raw_reason.map(|r| key.scrub(&r)),
+            usage,
+        },
+        Event::Resume { token } => Event::Resume {
+            token: key.scrub(&token),
+        },
+        Event::Error(e) => Event::Error(key.scrub_error(e)),
+        other => other,
     }
 }
 

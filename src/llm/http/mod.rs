@@ -187,16 +187,64 @@ pub async fn read_capped(resp: Response, cap: usize, idle: Duration) -> Result<V
     }
 }
 
+/// An error body for a message: decoded as the server says it encoded it
+/// (gzip and deflate, by reqwest), at most 4 KiB, each chunk within 5 s;
+/// a body that is not text is shown escaped, with a note.
 async fn read_error_body(resp: Response) -> String {
     let mut out = Vec::new();
+    let mut broke = None;
     let mut s = resp.bytes_stream();
-    while let Ok(Some(Ok(chunk))) = tokio::time::timeout(Duration::from_secs(5), s.next()).await {
-        out.extend_from_slice(&chunk);
-        if out.len() > 4096 {
-            break;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), s.next()).await {
+            Ok(Some(Ok(chunk))) => {
+                out.extend_from_slice(&chunk);
+                if out.len() > 4096 {
+                    break;
+                }
+            }
+            Ok(Some(Err(e))) => {
+                broke = Some(describe_reqwest(&e));
+                break;
+            }
+            Ok(None) | Err(_) => break,
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    let text = readable(&out);
+    match broke {
+        Some(e) => format!("{text} (the body could not be read or decoded: {e})"),
+        None => text,
+    }
+}
+
+/// `bytes` as text for a person: as they are when they are UTF-8 text;
+/// otherwise every byte that is not printable shown as `\xNN`, with a note
+/// (a binary body, or a compressed one no one asked for, never reaches a
+/// terminal raw).
+pub fn readable(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let printable = |c: char| !c.is_control() || matches!(c, '\n' | '\t');
+    if let Ok(s) = std::str::from_utf8(bytes)
+        && s.chars().all(printable)
+    {
+        return s.to_owned();
+    }
+    let mut out = format!("({} bytes that are not text, shown escaped) ", bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if printable(c) {
+                out.push(c);
+            } else {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    let _ = write!(out, "\\x{b:02x}");
+                }
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
 }
 
 /// `text` cut to `n` characters, with `…` when it was longer. Cut only
