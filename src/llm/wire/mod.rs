@@ -7,6 +7,8 @@
 //! Every error a provider emits passes through [`ApiKey::scrub`], so a server
 //! that echoes the key back cannot leak it into a message or a session.
 
+mod json;
+
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
@@ -244,44 +246,6 @@ impl Endpoint {
             map.insert(name, value);
         }
         Ok(map)
-    }
-
-    /// GET `url` as JSON (a Models API), with retries and the request
-    /// timeouts; `Ok(None)` for a 404.
-    pub async fn get_json(
-        &self,
-        url: &str,
-        auth: Auth,
-        wire: &[(&'static str, &'static str)],
-    ) -> Result<Option<Value>, LlmError> {
-        let headers = self.header_map(auth, wire, &[])?;
-        let key = self.key.clone();
-        let work = async {
-            let send = http::send(
-                || self.client.get(url).headers(headers.clone()),
-                &self.retry,
-                key.as_ref(),
-                self.timeouts.first_byte,
-            );
-            let resp = match send.await {
-                Ok(r) => r,
-                Err(e) if e.status == Some(404) => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            let bytes = http::read_capped(resp, 1 << 20, self.timeouts.idle).await?;
-            // What is kept of it (a lifecycle, a date) is kept scrubbed.
-            let text = String::from_utf8_lossy(&bytes);
-            let text = key
-                .as_ref()
-                .map_or_else(|| text.clone().into_owned(), |k| k.scrub(&text));
-            serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|e| LlmError::new(ErrorKind::Stream, format!("{url}: not JSON: {e}")))
-        };
-        match tokio::time::timeout(self.timeouts.first_byte + self.timeouts.idle, work).await {
-            Ok(r) => r.map_err(|e| key.as_ref().map_or(e.clone(), |k| k.scrub_error(e))),
-            Err(_) => Err(LlmError::new(ErrorKind::Timeout, format!("{url}: no answer in time"))),
-        }
     }
 
     /// Post `body` to `url` with the headers of [`Self::header_map`] and

@@ -1,0 +1,131 @@
+//! One JSON request and its whole answer, for the APIs that are not a
+//! stream: a Models API, and the batch APIs (create, poll, list, cancel,
+//! upload a file, download results). Same client, key, headers, retries
+//! and timeouts as the streams; every body read is bounded and scrubbed of
+//! the key before anything is kept of it.
+
+use reqwest::Method;
+use serde_json::Value;
+
+use super::{Auth, Endpoint};
+use crate::llm::{ErrorKind, LlmError, http};
+
+/// What a request sends.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// Nothing (GET, a cancel POST).
+    Empty,
+    /// JSON.
+    Json(Value),
+    /// A JSONL file uploaded as multipart form data (OpenAI `/files`):
+    /// the form's text fields, then the file's name and bytes.
+    File {
+        /// Text fields (`purpose`).
+        fields: Vec<(String, String)>,
+        /// The file's name.
+        name: String,
+        /// Its bytes.
+        bytes: Vec<u8>,
+    },
+    /// Raw bytes with a content type (Gemini's upload).
+    Raw {
+        /// `Content-Type`.
+        content_type: String,
+        /// The bytes.
+        bytes: Vec<u8>,
+    },
+}
+
+/// The largest JSON answer read whole (a batch object, a model's info).
+pub const MAX_JSON_BYTES: usize = 8 << 20;
+
+impl Endpoint {
+    /// GET `url` as JSON (a Models API), with retries and the request
+    /// timeouts; `Ok(None)` for a 404.
+    pub async fn get_json(
+        &self,
+        url: &str,
+        auth: Auth,
+        wire: &[(&'static str, &'static str)],
+    ) -> Result<Option<Value>, LlmError> {
+        self.send_json(Method::GET, url, Body::Empty, auth, wire, &[]).await
+    }
+
+    /// Send `method` `url` with `body` and read the answer as JSON; `Ok(None)`
+    /// for a 404. `extra`: headers of this request only (an upload's).
+    pub async fn send_json(
+        &self,
+        method: Method,
+        url: &str,
+        body: Body,
+        auth: Auth,
+        wire: &[(&'static str, &'static str)],
+        extra: &[(String, String)],
+    ) -> Result<Option<Value>, LlmError> {
+        let bytes = self
+            .send_bytes(method, url, body, auth, wire, extra, MAX_JSON_BYTES)
+            .await?;
+        bytes
+            .map(|b| {
+                let text = String::from_utf8_lossy(&b);
+                let text = self
+                    .key
+                    .as_ref()
+                    .map_or_else(|| text.clone().into_owned(), |k| k.scrub(&text));
+                serde_json::from_str(&text)
+                    .map_err(|e| LlmError::new(ErrorKind::Stream, format!("{url}: not JSON: {e}")))
+            })
+            .transpose()
+    }
+
+    /// Send and read the whole answer (at most `cap` bytes), with the
+    /// response headers; `Ok(None)` for a 404.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn send_bytes(
+        &self,
+        method: Method,
+        url: &str,
+        body: Body,
+        auth: Auth,
+        wire: &[(&'static str, &'static str)],
+        extra: &[(String, String)],
+        cap: usize,
+    ) -> Result<Option<Vec<u8>>, LlmError> {
+        let headers = self.header_map(auth, wire, extra)?;
+        let key = self.key.clone();
+        let build = || {
+            let r = self.client.request(method.clone(), url).headers(headers.clone());
+            match &body {
+                Body::Empty => r,
+                Body::Json(v) => r.json(v),
+                Body::Raw { content_type, bytes } => r.header("content-type", content_type).body(bytes.clone()),
+                Body::File { fields, name, bytes } => {
+                    let mut form = reqwest::multipart::Form::new();
+                    for (k, v) in fields {
+                        form = form.text(k.clone(), v.clone());
+                    }
+                    let part = reqwest::multipart::Part::bytes(bytes.clone())
+                        .file_name(name.clone())
+                        .mime_str("application/jsonl")
+                        .unwrap_or_else(|_| reqwest::multipart::Part::bytes(bytes.clone()));
+                    r.multipart(form.part("file", part))
+                }
+            }
+        };
+        let work = async {
+            let resp = match http::send(build, &self.retry, key.as_ref(), self.timeouts.first_byte).await {
+                Ok(r) => r,
+                Err(e) if e.status == Some(404) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            http::read_capped(resp, cap, self.timeouts.idle).await.map(Some)
+        };
+        match tokio::time::timeout(self.timeouts.total, work).await {
+            Ok(r) => r.map_err(|e| key.as_ref().map_or(e.clone(), |k| k.scrub_error(e))),
+            Err(_) => Err(LlmError::new(
+                ErrorKind::Timeout,
+                format!("{url}: no whole answer in time"),
+            )),
+        }
+    }
+}
