@@ -154,9 +154,24 @@ impl Provider for Gemini {
     fn wire(&self, req: &Request) -> Option<(String, Value)> {
         Some((self.url(), self.body(req)))
     }
+
+    fn batch(&self, window: super::batch::Window) -> Option<std::sync::Arc<dyn super::batch::BatchApi>> {
+        (window == super::batch::Window::Day).then(|| {
+            std::sync::Arc::new(super::batch::gemini::GeminiBatch {
+                provider: self.clone(),
+                inline_bytes: super::batch::gemini::INLINE_BYTES,
+            }) as std::sync::Arc<dyn super::batch::BatchApi>
+        })
+    }
 }
 
 const LABEL: &str = "Gemini";
+
+/// The events of a whole `GenerateContentResponse` (a batch's): the same
+/// shape as one streamed chunk, read by the stream's decoder.
+pub fn whole_events(v: &Value) -> Vec<Event> {
+    wire::decode_whole(ChunkDecoder::default(), &[(String::new(), v.to_string())])
+}
 
 #[derive(Default)]
 struct ChunkDecoder {

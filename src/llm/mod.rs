@@ -15,6 +15,7 @@ use serde_json::Value;
 
 pub mod adapt;
 pub mod anthropic;
+pub mod batch;
 pub mod config;
 pub mod gemini;
 pub mod grammar;
@@ -339,6 +340,11 @@ pub trait Provider: Send + Sync {
     /// Ask the provider's Models API what it says of the model; `None`
     /// when the provider has no such API.
     fn describe(&self) -> Option<Describe> {
+        None
+    }
+
+    /// The provider's batch API for `window`; `None` when it has none.
+    fn batch(&self, _window: batch::Window) -> Option<std::sync::Arc<dyn batch::BatchApi>> {
         None
     }
 }

@@ -138,6 +138,21 @@ impl Provider for OpenAi {
     fn wire(&self, req: &Request) -> Option<(String, Value)> {
         Some(self.request(req))
     }
+
+    fn batch(&self, window: super::batch::Window) -> Option<std::sync::Arc<dyn super::batch::BatchApi>> {
+        if self.compatible {
+            return None;
+        }
+        Some(match window {
+            super::batch::Window::Day => {
+                std::sync::Arc::new(super::batch::openai::OpenAiBatch { provider: self.clone() })
+            }
+            w => std::sync::Arc::new(super::batch::background::Background {
+                provider: self.clone(),
+                window: w,
+            }),
+        })
+    }
 }
 
 impl OpenAi {
@@ -148,6 +163,18 @@ impl OpenAi {
             Api::Responses => (responses::url(&self.endpoint), responses::body(&self.endpoint, req)),
         }
     }
+}
+
+/// The events of a whole (not streamed) `chat.completion` object, as a
+/// batch returns it: read by the same decoder as a stream.
+pub fn whole_events(v: &Value, compatible: bool) -> Vec<Event> {
+    let label = if compatible { "OpenAI-compatible" } else { "OpenAI" };
+    let choice = v.pointer("/choices/0").cloned().unwrap_or(Value::Null);
+    let chunk = json!({
+        "choices": [{"index": 0, "delta": choice.get("message").cloned().unwrap_or(Value::Null), "finish_reason": choice.get("finish_reason").cloned().unwrap_or(Value::Null)}],
+        "usage": v.get("usage").cloned().unwrap_or(Value::Null),
+    });
+    wire::decode_whole(ChunkDecoder::new(label), &[(String::new(), chunk.to_string())])
 }
 
 /// Decodes `chat.completion.chunk` events.

@@ -74,6 +74,60 @@ pub fn incomplete_reason(reason: &str) -> FinishReason {
 
 const LABEL: &str = "OpenAI Responses";
 
+/// The events of a whole `response` object (a batch's, or a background
+/// response's): its reasoning summaries and texts as thinking, its output
+/// text as the answer, its status as the end; read by the stream's decoder.
+pub fn whole_events(v: &Value) -> Vec<Event> {
+    let mut events = Vec::new();
+    let mut push = |kind: &str, delta: &str| {
+        events.push((String::new(), json!({"type": kind, "delta": delta}).to_string()));
+    };
+    for item in v.get("output").and_then(Value::as_array).into_iter().flatten() {
+        let parts = |k: &str| item.get(k).and_then(Value::as_array).into_iter().flatten();
+        match item.get("type").and_then(Value::as_str) {
+            Some("reasoning") => {
+                for p in parts("summary").chain(parts("content")) {
+                    push(
+                        "response.reasoning_text.delta",
+                        p.get("text").and_then(Value::as_str).unwrap_or(""),
+                    );
+                }
+            }
+            Some("message") => {
+                for p in parts("content") {
+                    match p.get("type").and_then(Value::as_str) {
+                        Some("output_text") => {
+                            push(
+                                "response.output_text.delta",
+                                p.get("text").and_then(Value::as_str).unwrap_or(""),
+                            );
+                        }
+                        Some("refusal") => {
+                            push(
+                                "response.refusal.delta",
+                                p.get("refusal").and_then(Value::as_str).unwrap_or(""),
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = match v.get("status").and_then(Value::as_str) {
+        Some("incomplete") => "response.incomplete",
+        Some("failed" | "cancelled") => "response.failed",
+        _ => "response.completed",
+    };
+    let mut last = json!({"type": end, "response": v});
+    if end == "response.failed" && v.get("error").is_none_or(Value::is_null) {
+        last["response"]["error"] = json!({"code": "cancelled", "message": "the response was cancelled"});
+    }
+    events.push((String::new(), last.to_string()));
+    wire::decode_whole(EventDecoder::default(), &events)
+}
+
 /// Decodes the Responses stream.
 #[derive(Default)]
 pub struct EventDecoder {

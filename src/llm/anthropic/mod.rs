@@ -166,6 +166,13 @@ impl Provider for Anthropic {
         Some((self.url(), self.body(req)))
     }
 
+    fn batch(&self, window: super::batch::Window) -> Option<std::sync::Arc<dyn super::batch::BatchApi>> {
+        (window == super::batch::Window::Day).then(|| {
+            std::sync::Arc::new(super::batch::anthropic::AnthropicBatch { provider: self.clone() })
+                as std::sync::Arc<dyn super::batch::BatchApi>
+        })
+    }
+
     fn describe(&self) -> Option<super::Describe> {
         Some(models::describe(self.endpoint.clone()))
     }
@@ -182,6 +189,50 @@ struct MessageDecoder {
 }
 
 const LABEL: &str = "Anthropic";
+
+/// The events of a whole `message` (a batch's result): its usage, each
+/// content block as its deltas (a tool's input as the JSON it streams),
+/// its stop reason; read by the stream's decoder. `forced_tool`: the
+/// request sent the schema as a forced tool.
+pub fn whole_events(v: &Value, forced_tool: bool) -> Vec<Event> {
+    let event = |kind: &str, data: Value| (kind.to_owned(), data.to_string());
+    let mut events = vec![event(
+        "message_start",
+        json!({"type": "message_start", "message": {"usage": v.get("usage").cloned().unwrap_or(Value::Null)}}),
+    )];
+    for (i, block) in v
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let delta = match block.get("type").and_then(Value::as_str) {
+            Some("text") => json!({"type": "text_delta", "text": block.get("text").cloned().unwrap_or(Value::Null)}),
+            Some("thinking") => {
+                json!({"type": "thinking_delta", "thinking": block.get("thinking").cloned().unwrap_or(Value::Null)})
+            }
+            Some("tool_use") => {
+                json!({"type": "input_json_delta", "partial_json": block.get("input").map(Value::to_string).unwrap_or_default()})
+            }
+            _ => continue,
+        };
+        events.push(event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": i, "delta": delta}),
+        ));
+    }
+    events.push(event(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": v.get("stop_reason").cloned().unwrap_or(Value::Null)}, "usage": v.get("usage").cloned().unwrap_or(Value::Null)}),
+    ));
+    events.push(event("message_stop", json!({"type": "message_stop"})));
+    let decoder = MessageDecoder {
+        forced_tool,
+        ..MessageDecoder::default()
+    };
+    wire::decode_whole(decoder, &events)
+}
 
 impl MessageDecoder {
     /// A usage object of `message_start` or `message_delta`: the counts it

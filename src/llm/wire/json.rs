@@ -78,8 +78,37 @@ impl Endpoint {
             .transpose()
     }
 
-    /// Send and read the whole answer (at most `cap` bytes), with the
-    /// response headers; `Ok(None)` for a 404.
+    /// Send and read the value of one response header (a resumable
+    /// upload's `x-goog-upload-url`).
+    pub async fn send_for_header(
+        &self,
+        url: &str,
+        body: Body,
+        auth: Auth,
+        extra: &[(String, String)],
+        header: &str,
+    ) -> Result<String, LlmError> {
+        let headers = self.header_map(auth, &[], extra)?;
+        let build = || {
+            let r = self.client.post(url).headers(headers.clone());
+            match &body {
+                Body::Json(v) => r.json(v),
+                _ => r,
+            }
+        };
+        let send = http::send(build, &self.retry, self.key.as_ref(), self.timeouts.first_byte);
+        let resp = tokio::time::timeout(self.timeouts.total, send)
+            .await
+            .map_err(|_| LlmError::new(ErrorKind::Timeout, format!("{url}: no answer in time")))??;
+        resp.headers()
+            .get(header)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .ok_or_else(|| LlmError::new(ErrorKind::Stream, format!("{url}: no {header} in the answer")))
+    }
+
+    /// Send and read the whole answer (at most `cap` bytes); `Ok(None)` for
+    /// a 404.
     #[allow(clippy::too_many_arguments)]
     pub async fn send_bytes(
         &self,

@@ -7,7 +7,7 @@
 //! Every error a provider emits passes through [`ApiKey::scrub`], so a server
 //! that echoes the key back cannot leak it into a message or a session.
 
-mod json;
+pub mod json;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -512,6 +512,27 @@ pub trait Decoder: Send + 'static {
     fn resume(&mut self) -> Option<Event> {
         None
     }
+}
+
+/// The events `decoder` makes of `events` (name, data), ended as a whole
+/// body: how a batch's final (not streamed) answer is read by the same
+/// decoder as a stream, so both give the same transcript.
+pub fn decode_whole(mut decoder: impl Decoder, events: &[(String, String)]) -> Vec<Event> {
+    let mut out = Vec::new();
+    for (name, data) in events {
+        match decoder.feed(name, data, &mut out) {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => {
+                out.push(Event::Error(e));
+                return out;
+            }
+        }
+    }
+    let last = decoder.end(true);
+    out.extend(decoder.resume().filter(|_| matches!(last, Event::Finish { .. })));
+    out.push(last);
+    out
 }
 
 /// Parse one event's JSON, or a `Stream` error quoting its start.
