@@ -14,6 +14,7 @@
 //! recomputed from a recorded [`RunRecord`], so a session needs no extra
 //! field to be resumed: a rerun skips keys already recorded without error.
 
+pub mod batch;
 pub mod budget;
 pub mod cell;
 pub mod inputs;

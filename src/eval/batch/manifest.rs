@@ -1,0 +1,177 @@
+//! The manifest of an eval's batches, beside its session
+//! (`<session>.batches.json`): every batch with its provider id, the custom
+//! id → run key of each request, its round and its state. It is written
+//! before each create call (state `creating`) and after it (`submitted`,
+//! with the id), so a crash between the two is found on resume (by the
+//! session's tag where the API allows) and a batch is never submitted
+//! twice; then after each poll and each collection. Written whole and
+//! replaced atomically.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::llm::batch::{Status, Submitted, Window};
+
+/// Where one batch is, as the eval sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryState {
+    /// Written before the create call; no id known yet.
+    Creating,
+    /// Created: the provider is working on it.
+    Submitted,
+    /// Every result recorded (or handed to a next round).
+    Collected,
+    /// Cancelled at the user's word (`batches --cancel`).
+    Cancelled,
+}
+
+/// One batch of the eval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// cutline's name for it (`b1`, `b2`, …): stable before the provider's
+    /// id exists.
+    pub local: String,
+    /// The round it was sent in (0 first; resubmissions after).
+    pub round: u32,
+    /// Its state.
+    pub state: EntryState,
+    /// When the create call started, ms since the epoch.
+    pub created_ms: u64,
+    /// The provider's batch, once created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<Submitted>,
+    /// Each request's custom id and run key.
+    pub requests: Vec<(String, String)>,
+    /// The last poll's word.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+}
+
+/// An eval's batches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The format's version.
+    pub version: u32,
+    /// The session the runs are recorded in.
+    pub session: String,
+    /// The provider and model the batches run on.
+    pub provider: String,
+    /// The model.
+    pub model: String,
+    /// The batch API (`openai batches`, …).
+    pub api: String,
+    /// The window asked for.
+    pub window: Window,
+    /// Every batch, oldest first.
+    pub batches: Vec<Entry>,
+}
+
+const VERSION: u32 = 1;
+
+/// The manifest file of the session file `session` (`x.jsonl` →
+/// `x.batches.json`).
+pub fn path_for(session: &Path) -> PathBuf {
+    session.with_extension("batches.json")
+}
+
+/// A manifest that does not load.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// It cannot be read (or is not a regular file, or too large).
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It is not a manifest.
+    #[error("{path}:{line}:{column}: not a batch manifest: {cause}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde's words.
+        cause: String,
+    },
+    /// It cannot be written.
+    #[error("{path}: cannot write the batch manifest: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl Manifest {
+    /// A new, empty manifest.
+    pub fn new(session: &str, provider: &str, model: &str, api: &str, window: Window) -> Self {
+        Self {
+            version: VERSION,
+            session: session.to_owned(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            api: api.to_owned(),
+            window,
+            batches: Vec::new(),
+        }
+    }
+
+    /// The manifest at `path`, `None` when there is none.
+    pub fn load(path: &Path) -> Result<Option<Self>, ManifestError> {
+        let bytes = match crate::limits::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(ManifestError::Read {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| ManifestError::Parse {
+                path: path.to_owned(),
+                line: e.line(),
+                column: e.column(),
+                cause: e.to_string(),
+            })
+    }
+
+    /// Write the manifest to `path`, replacing the file atomically.
+    pub fn save(&self, path: &Path) -> Result<(), ManifestError> {
+        let write = || -> std::io::Result<()> {
+            let dir = path.parent().unwrap_or_else(|| Path::new("."));
+            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+            serde_json::to_writer_pretty(&mut tmp, self)?;
+            tmp.as_file().sync_all()?;
+            tmp.persist(path).map_err(|e| e.error)?;
+            Ok(())
+        };
+        write().map_err(|source| ManifestError::Write {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// The next local name.
+    pub fn next_local(&self) -> String {
+        format!("b{}", self.batches.len() + 1)
+    }
+
+    /// Run keys in a batch the provider still works on (submitted or being
+    /// created): never submitted again.
+    pub fn in_flight(&self) -> impl Iterator<Item = &str> {
+        self.batches
+            .iter()
+            .filter(|e| matches!(e.state, EntryState::Creating | EntryState::Submitted))
+            .flat_map(|e| e.requests.iter().map(|(_, k)| k.as_str()))
+    }
+}

@@ -1,0 +1,387 @@
+//! Running an eval's requests as provider batches: the executor behind
+//! `eval --batch`. Not pure (it calls the provider and writes the
+//! manifest); the runs it answers are handed to the caller, which records
+//! them through the same `run::finish` as a streamed run.
+//!
+//! One call does everything a command can do in its `--wait`: adopt a
+//! batch a crashed process created (found by its tag) or forget one that
+//! was never created, collect every batch that ended, resubmit what
+//! expired, was cancelled or failed (each run at most `rounds` times; after
+//! the last it is handed back as a failure), submit what was never sent,
+//! and poll with backoff (the first interval `--poll`, ×1.5 after each
+//! poll, at most 10 minutes; a server's `retry-after` is honoured by the
+//! HTTP layer) until nothing is pending or the wait runs out. Results are
+//! matched by custom id, never by position, and a run already recorded is
+//! never handed back twice.
+
+pub mod manifest;
+pub mod time;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use crate::llm::batch::{self, BatchApi, Item, Outcome, Phase, Status, Submitted};
+use crate::llm::{ErrorKind, LlmError, Request, Transcript};
+pub use manifest::{Entry, EntryState, Manifest, ManifestError};
+
+/// One run to answer: its key and its fitted request.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The run key.
+    pub key: String,
+    /// The request, as a streamed run would send it.
+    pub request: Request,
+}
+
+/// How long to wait, how often to look.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// The first poll interval.
+    pub poll: Duration,
+    /// How long this command may wait for batches to end (0: submit and
+    /// return).
+    pub wait: Duration,
+    /// Times a run is sent at most (its first batch included).
+    pub rounds: u32,
+}
+
+/// The longest pause between two polls.
+pub const MAX_POLL: Duration = Duration::from_secs(600);
+
+/// What became of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// The provider answered: the transcript.
+    Answered(Box<Transcript>),
+    /// It failed in every round it was sent in: the last error.
+    Failed(LlmError),
+}
+
+/// Where a run's answer came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchRef {
+    /// The provider's batch id.
+    pub batch: String,
+    /// The run's custom id in it.
+    pub custom_id: String,
+}
+
+/// What the executor tells the caller as it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// A batch a crashed process created was found by its tag and adopted.
+    Adopted { local: String, id: String },
+    /// A batch being created when a process stopped was not found: its
+    /// runs are sent again.
+    Forgotten { local: String },
+    /// A batch was created.
+    Submitted {
+        local: String,
+        id: String,
+        requests: usize,
+        round: u32,
+    },
+    /// A batch was polled.
+    Polled { local: String, status: Status },
+    /// An ended batch's results were collected.
+    Collected {
+        local: String,
+        answered: usize,
+        resent: usize,
+        failed: usize,
+    },
+    /// Waiting before the next poll.
+    Waiting {
+        batches: usize,
+        requests: usize,
+        next: Duration,
+    },
+}
+
+/// The caller's side: record each answer, hear each note.
+pub trait Sink {
+    /// Record the run `key` (answered by the batch `from`).
+    fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer);
+    /// Something happened.
+    fn note(&mut self, note: Note);
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// Runs still in batches the provider works on (0: all recorded).
+    pub pending: usize,
+}
+
+/// A batch run that could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// The provider refused or failed a batch call.
+    #[error("{api}: {source}")]
+    Provider {
+        /// The batch API.
+        api: &'static str,
+        /// Its error.
+        source: LlmError,
+    },
+    /// The manifest could not be read or written.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+}
+
+struct Exec<'a> {
+    api: &'a dyn BatchApi,
+    m: &'a mut Manifest,
+    path: &'a Path,
+    requests: HashMap<String, Request>,
+    recorded: HashSet<String>,
+    opts: Options,
+}
+
+impl Exec<'_> {
+    fn provider(&self, source: LlmError) -> BatchError {
+        BatchError::Provider {
+            api: self.api.name(),
+            source,
+        }
+    }
+
+    fn save(&self) -> Result<(), BatchError> {
+        Ok(self.m.save(self.path)?)
+    }
+
+    /// Batches in `creating`: adopted when the API finds one by its tag,
+    /// else forgotten (their runs go again).
+    async fn recover(&mut self, sink: &mut impl Sink) -> Result<(), BatchError> {
+        for i in 0..self.m.batches.len() {
+            if self.m.batches[i].state != EntryState::Creating {
+                continue;
+            }
+            let found = self
+                .api
+                .find(self.m.session.clone())
+                .await
+                .map_err(|e| self.provider(e))?;
+            let known: HashSet<&str> = self
+                .m
+                .batches
+                .iter()
+                .filter_map(|e| e.batch.as_ref().map(|b| b.id.as_str()))
+                .collect();
+            let local = self.m.batches[i].local.clone();
+            match found.into_iter().find(|id| !known.contains(id.as_str())) {
+                Some(id) => {
+                    let e = &mut self.m.batches[i];
+                    e.batch = Some(Submitted {
+                        id: id.clone(),
+                        parts: Vec::new(),
+                    });
+                    e.state = EntryState::Submitted;
+                    sink.note(Note::Adopted { local, id });
+                }
+                None => {
+                    self.m.batches[i].state = EntryState::Collected;
+                    self.m.batches[i].requests.clear();
+                    sink.note(Note::Forgotten { local });
+                }
+            }
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    /// Times `key` was sent in a batch that ended without recording it.
+    fn tries(&self, key: &str) -> u32 {
+        let n = self
+            .m
+            .batches
+            .iter()
+            .filter(|e| e.state == EntryState::Collected || e.state == EntryState::Cancelled)
+            .filter(|e| e.requests.iter().any(|(_, k)| k == key))
+            .count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    /// Poll every submitted batch once; collect the ended ones.
+    async fn poll_and_collect(&mut self, sink: &mut impl Sink) -> Result<(), BatchError> {
+        for i in 0..self.m.batches.len() {
+            let e = &self.m.batches[i];
+            let (EntryState::Submitted, Some(b)) = (e.state, e.batch.clone()) else {
+                continue;
+            };
+            let status = self.api.status(b.clone()).await.map_err(|e| self.provider(e))?;
+            let local = e.local.clone();
+            self.m.batches[i].status = Some(status.clone());
+            self.save()?;
+            let ended = status.phase == Phase::Ended;
+            sink.note(Note::Polled { local, status });
+            if ended {
+                self.collect(i, b, sink).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn collect(&mut self, i: usize, b: Submitted, sink: &mut impl Sink) -> Result<(), BatchError> {
+        let results = self.api.results(b.clone()).await.map_err(|e| self.provider(e))?;
+        let mut by_id: HashMap<String, Outcome> = results.into_iter().map(|r| (r.custom_id, r.outcome)).collect();
+        let requests = self.m.batches[i].requests.clone();
+        let (mut answered, mut resent, mut failed) = (0, 0, 0);
+        for (custom_id, key) in &requests {
+            if self.recorded.contains(key) {
+                continue;
+            }
+            let outcome = by_id.remove(custom_id).unwrap_or(Outcome::Expired);
+            let from = BatchRef {
+                batch: b.id.clone(),
+                custom_id: custom_id.clone(),
+            };
+            let error = match outcome {
+                Outcome::Succeeded(t) => {
+                    sink.answer(key, &from, Answer::Answered(t));
+                    self.recorded.insert(key.clone());
+                    answered += 1;
+                    continue;
+                }
+                Outcome::Errored(e) => e,
+                Outcome::Expired => LlmError::new(ErrorKind::Timeout, "the batch's window ran out before it ran"),
+                Outcome::Cancelled => LlmError::new(ErrorKind::Cancelled, "the batch was cancelled before it ran"),
+            };
+            // This batch counts as a try once it is marked collected.
+            if self.tries(key) + 1 >= self.opts.rounds {
+                sink.answer(key, &from, Answer::Failed(error));
+                self.recorded.insert(key.clone());
+                failed += 1;
+            } else {
+                resent += 1;
+            }
+        }
+        let e = &mut self.m.batches[i];
+        e.state = EntryState::Collected;
+        let local = e.local.clone();
+        self.save()?;
+        sink.note(Note::Collected {
+            local,
+            answered,
+            resent,
+            failed,
+        });
+        Ok(())
+    }
+
+    /// Send every run not recorded, not in a batch, and not out of tries.
+    async fn submit(&mut self, sink: &mut impl Sink) -> Result<(), BatchError> {
+        let flying: HashSet<String> = self.m.in_flight().map(str::to_owned).collect();
+        let mut keys: Vec<&String> = self
+            .requests
+            .keys()
+            .filter(|k| !self.recorded.contains(*k) && !flying.contains(*k))
+            .collect();
+        keys.sort();
+        let items: Vec<Item> = keys
+            .iter()
+            .map(|k| Item {
+                custom_id: batch::custom_id(k),
+                request: self.requests[*k].clone(),
+            })
+            .collect();
+        let keys_by_id: HashMap<String, String> = keys.iter().map(|k| (batch::custom_id(k), (*k).clone())).collect();
+        let limits = self.api.limits();
+        for chunk in batch::split(items, limits, |i| self.api.line(i).to_string().len()) {
+            let round = chunk
+                .iter()
+                .map(|i| self.tries(&keys_by_id[&i.custom_id]))
+                .max()
+                .unwrap_or(0);
+            let local = self.m.next_local();
+            self.m.batches.push(Entry {
+                local: local.clone(),
+                round,
+                state: EntryState::Creating,
+                created_ms: crate::session::now_ms(),
+                batch: None,
+                requests: chunk
+                    .iter()
+                    .map(|i| (i.custom_id.clone(), keys_by_id[&i.custom_id].clone()))
+                    .collect(),
+                status: None,
+            });
+            self.save()?;
+            let n = chunk.len();
+            let submitted = self
+                .api
+                .submit(chunk, self.m.session.clone())
+                .await
+                .map_err(|e| self.provider(e))?;
+            let id = submitted.id.clone();
+            if let Some(e) = self.m.batches.last_mut() {
+                e.batch = Some(submitted);
+                e.state = EntryState::Submitted;
+            }
+            self.save()?;
+            sink.note(Note::Submitted {
+                local,
+                id,
+                requests: n,
+                round,
+            });
+        }
+        Ok(())
+    }
+
+    fn flying(&self) -> (usize, usize) {
+        let open: Vec<&Entry> = self
+            .m
+            .batches
+            .iter()
+            .filter(|e| e.state == EntryState::Submitted)
+            .collect();
+        (open.len(), open.iter().map(|e| e.requests.len()).sum())
+    }
+}
+
+/// Answer `jobs` by batches of `api`, keeping `manifest` at `path`, until
+/// every run not in `recorded` is handed to `sink` or `opts.wait` runs out.
+#[allow(clippy::implicit_hasher)]
+pub async fn run(
+    api: &dyn BatchApi,
+    jobs: Vec<Job>,
+    recorded: HashSet<String>,
+    manifest: &mut Manifest,
+    path: &Path,
+    opts: Options,
+    sink: &mut impl Sink,
+) -> Result<Ended, BatchError> {
+    let started = tokio::time::Instant::now();
+    let mut x = Exec {
+        api,
+        m: manifest,
+        path,
+        requests: jobs.into_iter().map(|j| (j.key, j.request)).collect(),
+        recorded,
+        opts,
+    };
+    x.recover(sink).await?;
+    let mut interval = opts.poll.max(Duration::from_millis(1));
+    loop {
+        x.poll_and_collect(sink).await?;
+        x.submit(sink).await?;
+        let (batches, requests) = x.flying();
+        if batches == 0 {
+            return Ok(Ended { pending: 0 });
+        }
+        let left = opts.wait.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Ok(Ended { pending: requests });
+        }
+        let next = interval.min(left);
+        sink.note(Note::Waiting {
+            batches,
+            requests,
+            next,
+        });
+        tokio::time::sleep(next).await;
+        interval = interval.mul_f64(1.5).min(MAX_POLL);
+    }
+}
