@@ -142,9 +142,8 @@ pub fn run<W: Write>(
 ) -> Result<Value, CliError> {
     let inputs = check_inputs(src, args)?;
     let mut recorder = if args.record {
-        let stem = format!("migrate-check-{}-{}", src.id, crate::session::now_ms());
         Some(
-            super::run::open_session(&cli.sessions, &stem)
+            super::run::session_for(&cli.sessions, None, &format!("migrate-check-{}", src.id))
                 .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?,
         )
     } else {

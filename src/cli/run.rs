@@ -135,12 +135,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let mut recorder = if args.no_record {
         None
     } else {
-        let stem = args
-            .session
-            .clone()
-            .unwrap_or_else(|| format!("{}-{}", spec.prompt.id, crate::session::now_ms()));
         Some(
-            open_session(&cli.sessions, &stem)
+            session_for(&cli.sessions, args.session.as_deref(), &spec.prompt.id)
                 .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?,
         )
     };
@@ -278,6 +274,18 @@ fn stitched<W: Write>(
 /// is a name inside `dir`, never a path ([`crate::session::file_for`]).
 pub fn open_session(dir: &std::path::Path, stem: &str) -> std::io::Result<Recorder> {
     Recorder::open_or_create(dir, stem)
+}
+
+/// The session a command records into: `--session ID` when given (appended
+/// to, or created), else a new session `<prefix>-<unix ms>`. The default is
+/// always a file of its own: [`Recorder::create`] never opens an existing
+/// file but takes the next free `-N`, so processes started in the same
+/// millisecond never share (or fight over) one session.
+pub fn session_for(dir: &std::path::Path, explicit: Option<&str>, prefix: &str) -> std::io::Result<Recorder> {
+    match explicit {
+        Some(id) => open_session(dir, id),
+        None => Recorder::create(dir, &format!("{prefix}-{}", crate::session::now_ms())),
+    }
 }
 
 /// Print a finished run's records and build its envelope data.

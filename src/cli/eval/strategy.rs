@@ -24,11 +24,8 @@ use crate::run::continuation::Ended;
 pub fn run<W: Write>(args: &Args, strategies: &[Strategy], cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let (cells, listed, is_local) = cells(args, cli)?;
     let ids: Vec<&str> = listed.iter().map(|p| p.id.as_str()).collect();
-    let session_id = args
-        .session
-        .clone()
-        .unwrap_or_else(|| format!("strategy-{}", crate::session::now_ms()));
-    let mut recorder = super::super::run::open_session(&cli.sessions, &crate::session::safe_stem(&session_id))
+    let explicit = args.session.as_deref().map(crate::session::safe_stem);
+    let mut recorder = super::super::run::session_for(&cli.sessions, explicit.as_deref(), "strategy")
         .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?;
     let session_ref = json!({"id": recorder.id(), "path": recorder.path().display().to_string()});
     let io = |e: std::io::Error| io_err(&e);
