@@ -1,10 +1,15 @@
-//! Bounded reads of the files cutline reads whole (prompt configs, session
-//! files). A file over the cap is an error that names its size, so a stray
-//! huge file, or a link to `/proc/self/pagemap` or `/dev/zero`, can never be
-//! read until the machine runs out of memory.
+//! Every file cutline reads is opened here. Only a regular file is ever
+//! read: its type is checked before it is opened, and it is opened
+//! non-blocking, so a FIFO or a device (a stray `mkfifo sessions/x.jsonl`)
+//! is an error at once, never a read that waits forever. The files read
+//! whole (prompt configs, session files) are bounded too: a file over the
+//! cap is an error that names its size, so a stray huge file, or a link to
+//! `/proc/self/pagemap`, can never be read until the machine runs out of
+//! memory.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// The environment variable that sets the cap, in MiB.
@@ -33,18 +38,45 @@ fn too_large(what: &str, cap: u64) -> io::Error {
     )
 }
 
-/// Open `path` for a whole read: a regular file (after links) no larger
-/// than the cap. Returns the file and the cap; read it through
-/// `Read::take`, since some files (`/proc`) report no size.
-pub fn open(path: &Path) -> io::Result<(File, u64)> {
-    let file = File::open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file (a device, pipe or directory is never read)",
-        ));
+fn not_regular() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "not a regular file (a device, pipe or directory is never read)",
+    )
+}
+
+/// Open `path` for reading when it is a regular file (after links): its
+/// type is checked first, then it is opened with `O_NONBLOCK` (so a FIFO
+/// swapped in between cannot block the open) and checked again on the
+/// open file. No size cap: for readers that stream (`parse FILE`).
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular());
     }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
+}
+
+/// The whole of a regular file, with no size cap (see [`open_regular`]).
+pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| usize::try_from(m.len()).unwrap_or(0)));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Open `path` for a whole read: a regular file (after links, see
+/// [`open_regular`]) no larger than the cap. Returns the file and the cap;
+/// read it through `Read::take`, since some files (`/proc`) report no size.
+pub fn open(path: &Path) -> io::Result<(File, u64)> {
+    let file = open_regular(path)?;
+    let meta = file.metadata()?;
     let cap = max_file_bytes();
     if meta.len() > cap {
         return Err(too_large(&format!("{} bytes", meta.len()), cap));

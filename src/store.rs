@@ -152,6 +152,11 @@ pub fn resolve(reference: &str, dir: &Path) -> Result<PromptConfig, ConfigError>
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml") || e.eq_ignore_ascii_case("json"));
     if reference.contains(['/', '\\']) || has_ext {
+        // Something that is there but not a regular file (a FIFO) is named
+        // by the reader's own error.
+        if path.symlink_metadata().is_ok() {
+            return as_file(path, None);
+        }
         return Err(ConfigError::new(reference, "no such file"));
     }
     let (mut prompts, errors, _) = load_dir(dir);

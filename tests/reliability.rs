@@ -132,3 +132,221 @@ fn a_default_session_id_never_reuses_an_existing_file() {
     assert_eq!(s.runs.len(), 1);
     assert_eq!(session_files(&sessions).len(), 10_002);
 }
+
+/// Run `cmd` to its end, or kill it after a minute (a hang is the bug under
+/// test, so the wait is bounded and a timeout fails with what it printed).
+fn output_within_a_minute(cmd: &mut Command) -> Output {
+    use std::io::Read as _;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Drained on threads, so a child that writes a lot never blocks on us.
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stdout.read_to_end(&mut v);
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stderr.read_to_end(&mut v);
+        v
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().expect("kill");
+            child.wait().expect("reap");
+            panic!("still running after a minute (hung): {cmd:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: out_t.join().expect("stdout thread"),
+        stderr: err_t.join().expect("stderr thread"),
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let st = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(st.success(), "mkfifo {}", path.display());
+}
+
+/// A FIFO named `*.jsonl` in the sessions directory is skipped with a
+/// warning naming it, never opened for a blocking read: `sessions` lists
+/// the real sessions, a replay finds its recording, `run --session` on the
+/// FIFO's id is refused at once.
+#[test]
+fn a_fifo_in_the_sessions_directory_is_never_read() {
+    let (_tmp, sessions) = demo_sessions();
+    let fifo = sessions.join("aaa-fifo.jsonl");
+    mkfifo(&fifo);
+    let with = |args: &[&str]| {
+        output_within_a_minute(
+            cutline()
+                .args(args)
+                .arg("--sessions")
+                .arg(&sessions)
+                .args(["--output", "json"]),
+        )
+    };
+    let out = with(&["sessions"]);
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{env}");
+    let ids: Vec<&str> = env["data"]["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|s| s["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, ["demo"]);
+    assert_eq!(
+        env["warnings"],
+        serde_json::json!([format!(
+            "{}: not a regular file (a device, pipe or directory is never read)",
+            fifo.display()
+        )])
+    );
+
+    let out = with(&[
+        "run",
+        "extract-definitions-jsonl",
+        "--provider",
+        "replay",
+        "--max-tokens",
+        "16",
+        "--no-record",
+    ]);
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{env}");
+    assert_eq!(env["data"]["finish_reason"], "length");
+
+    let out = with(&[
+        "run",
+        "extract-definitions-jsonl",
+        "--provider",
+        "replay",
+        "--max-tokens",
+        "16",
+        "--session",
+        "aaa-fifo",
+    ]);
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(4), "{env}");
+    assert_eq!(env["error"]["category"], "input_error");
+    assert!(
+        env["error"]["message"]
+            .as_str()
+            .expect("message")
+            .ends_with("aaa-fifo.jsonl: not a regular file (a link is never appended through)"),
+        "{env}"
+    );
+
+    let out = with(&["replay", "aaa-fifo"]);
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(4), "{env}");
+    assert_eq!(
+        env["error"]["message"],
+        format!(
+            "{}: not a regular file (a device, pipe or directory is never read)",
+            fifo.display()
+        )
+    );
+}
+
+/// Every other file cutline reads is checked the same way before it is
+/// opened: a response to parse, a schema, variables, a prompt config, an
+/// eval input, the config file.
+#[test]
+fn a_fifo_given_as_any_input_file_is_refused_at_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fifo = tmp.path().join("pipe.json");
+    mkfifo(&fifo);
+    let f = fifo.to_str().expect("utf-8 path");
+    let refused = format!("{f}: not a regular file (a device, pipe or directory is never read)");
+    let var = format!("text=@{f}");
+    let cases: Vec<(Vec<&str>, i32)> = vec![
+        (vec!["parse", f, "--as", "jsonl"], 4),
+        (vec!["parse", f, "--as", "json"], 4),
+        (vec!["sweep", f, "--prompt", "extract-definitions"], 4),
+        (
+            vec!["parse", "tests/fixtures/cli/defs.jsonl", "--as", "jsonl", "--schema", f],
+            4,
+        ),
+        (vec!["render", "extract-definitions", "--vars", f], 4),
+        (vec!["render", "extract-definitions", "--var", &var], 4),
+        (
+            vec![
+                "compare",
+                f,
+                "tests/fixtures/cli/defs.jsonl",
+                "--prompt-a",
+                "extract-definitions-jsonl",
+                "--prompt-b",
+                "extract-definitions-jsonl",
+            ],
+            4,
+        ),
+        (
+            vec![
+                "eval",
+                "--prompt",
+                "extract-definitions",
+                "--inputs",
+                f,
+                "--max-tokens",
+                "8",
+                "--provider",
+                "replay",
+            ],
+            4,
+        ),
+    ];
+    for (args, code) in cases {
+        let out = output_within_a_minute(cutline().args(&args).args(["--output", "json"]));
+        let env = envelope_of(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {env}");
+        let msg = env["error"]["message"].as_str().expect("message");
+        assert!(msg.contains(&refused), "{args:?}: {msg}");
+    }
+    // A prompt file that is a FIFO: not a prompt file of its directory, and
+    // refused when named.
+    let prompts = tmp.path().join("prompts");
+    std::fs::create_dir(&prompts).expect("mkdir");
+    let stuck = prompts.join("stuck.toml");
+    mkfifo(&stuck);
+    let out = output_within_a_minute(
+        cutline()
+            .args(["prompts", "--dir"])
+            .arg(&prompts)
+            .args(["--output", "json"]),
+    );
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{env}");
+    assert_eq!(env["data"]["prompts"], serde_json::json!([]));
+    let out = output_within_a_minute(cutline().arg("render").arg(&stuck).args(["--output", "json"]));
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(3), "{env}");
+    let msg = env["error"]["message"].as_str().expect("message");
+    assert!(msg.contains("not a regular file"), "{msg}");
+    // The config file.
+    let out = output_within_a_minute(cutline().env("CUTLINE_CONFIG", &fifo).args([
+        "run",
+        "extract-definitions",
+        "--provider",
+        "gpt",
+        "--output",
+        "json",
+    ]));
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(3), "{env}");
+    let msg = env["error"]["message"].as_str().expect("message");
+    assert!(msg.starts_with(&format!("{f}: ")), "{msg}");
+}

@@ -16,7 +16,8 @@ pub fn read_all(path: &str) -> Result<Vec<u8>, CliError> {
             .read_to_end(&mut buf)
             .map_err(|e| CliError::new(Category::InputError, format!("<stdin>: {e}")))?;
     } else {
-        buf = std::fs::read(path).map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?;
+        buf = crate::limits::read_regular(Path::new(path))
+            .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?;
     }
     Ok(buf)
 }
@@ -49,7 +50,7 @@ pub fn lossy(label: &str, bytes: &[u8]) -> (String, Option<String>) {
 /// Load a JSON file (a schema, `--vars`); a syntax error names the file, line and column.
 pub fn schema_file(path: &Path) -> Result<Value, CliError> {
     let label = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| CliError::new(Category::InputError, format!("{label}: {e}")))?;
+    let bytes = crate::limits::read(path).map_err(|e| CliError::new(Category::InputError, format!("{label}: {e}")))?;
     serde_json::from_slice(&bytes).map_err(|e| {
         CliError::new(
             Category::ConfigInvalid,
@@ -79,7 +80,8 @@ pub fn parse_vars(vars: &[String]) -> Result<Map<String, Value>, CliError> {
             ));
         };
         let value = if let Some(path) = val.strip_prefix('@') {
-            let bytes = std::fs::read(path).map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?;
+            let bytes = crate::limits::read(Path::new(path))
+                .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?;
             String::from_utf8(bytes).map_err(|e| {
                 let (line, col) = crate::output::position::line_col(e.as_bytes(), e.utf8_error().valid_up_to());
                 CliError::new(Category::InputError, format!("{path}:{line}:{col}: invalid UTF-8"))

@@ -255,7 +255,10 @@ fn stream_jsonl<W: Write>(
     let reader: Box<dyn Read> = if path == "-" {
         Box::new(std::io::stdin())
     } else {
-        Box::new(std::fs::File::open(path).map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?)
+        Box::new(
+            crate::limits::open_regular(std::path::Path::new(path))
+                .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?,
+        )
     };
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let keep = out.format() == Format::Pretty;

@@ -112,7 +112,7 @@ fn load_dir(dir: &Path) -> Result<Vec<RawInput>, String> {
                 prev.id, "a .txt and a .json with the same stem"
             ));
         }
-        let bytes = std::fs::read(&f).map_err(|e| format!("{flabel}: {e}"))?;
+        let bytes = crate::limits::read(&f).map_err(|e| format!("{flabel}: {e}"))?;
         let text = utf8(&flabel, bytes)?;
         let is_json = f.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
         let source = if is_json {
@@ -143,7 +143,7 @@ fn load_dir(dir: &Path) -> Result<Vec<RawInput>, String> {
 
 fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
     let label = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| format!("{label}: {e}"))?;
+    let file = crate::limits::open_regular(path).map_err(|e| format!("{label}: {e}"))?;
     let mut out: Vec<RawInput> = Vec::new();
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
@@ -204,7 +204,7 @@ fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
 /// (`file:line: bad JSON: cause`).
 pub fn read_gold(path: &Path) -> Result<Vec<Value>, String> {
     let label = path.display();
-    let bytes = std::fs::read(path).map_err(|e| format!("{label}: {e}"))?;
+    let bytes = crate::limits::read(path).map_err(|e| format!("{label}: {e}"))?;
     let text = String::from_utf8_lossy(&bytes);
     let mut items = Vec::new();
     for (i, line) in text.lines().enumerate() {

@@ -350,7 +350,9 @@ impl Config {
     pub fn load_from(paths: &[PathBuf]) -> Result<Self, ConfigError> {
         let mut cfg = Self::default();
         for path in paths {
-            let text = match std::fs::read_to_string(path) {
+            let text = match crate::limits::read(path)
+                .and_then(|b| String::from_utf8(b).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
+            {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => {

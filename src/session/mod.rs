@@ -517,7 +517,9 @@ pub fn resolve(reference: &str, dir: &Path) -> Result<(Session, usize), String> 
         direct
     } else {
         let p = dir.join(format!("{file_part}.jsonl"));
-        if !p.is_file() {
+        // Anything there that is not a regular file (a FIFO) is named by
+        // `load`'s error, not taken for a missing session.
+        if std::fs::symlink_metadata(&p).is_err() {
             let known: Vec<String> = list(dir)
                 .iter()
                 .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))

@@ -43,7 +43,7 @@ pub fn edit(editor: &str, text: &str, suffix: &str) -> Result<String, String> {
     if !status.success() {
         return Err(format!("`{editor}` exited with {status}"));
     }
-    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = crate::limits::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = String::from_utf8(bytes)
         .map_err(|e| format!("the edited text is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))?;
     if !text.ends_with('\n') && out.ends_with('\n') {

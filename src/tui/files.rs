@@ -31,7 +31,7 @@ pub fn remembered(dir: &Path) -> Option<crate::tui::event::Remembered> {
         tracing::warn!("{}: {} bytes, ignored", path.display(), meta.len());
         return None;
     }
-    let bytes = std::fs::read(&path).ok()?;
+    let bytes = crate::limits::read(&path).ok()?;
     serde_json::from_slice(&bytes)
         .map_err(|e| tracing::warn!("{}: {e}", path.display()))
         .ok()
@@ -41,7 +41,9 @@ pub fn remembered(dir: &Path) -> Option<crate::tui::event::Remembered> {
 /// other byte kept), write atomically.
 pub fn save_model(job: &crate::tui::event::SaveModel) -> Result<String, String> {
     let path = &job.file;
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::limits::read(path)
+        .and_then(|b| String::from_utf8(b).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let out = crate::llm::config::with_model(&text, &job.provider, &job.model)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     crate::store::write_atomic(path, out.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -486,7 +486,10 @@ impl Keymap {
             if !path.is_file() {
                 continue;
             }
-            match std::fs::read_to_string(&path) {
+            let read = crate::limits::read(&path).and_then(|b| {
+                String::from_utf8(b).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            });
+            match read {
                 Ok(text) => match text.parse::<toml::Table>() {
                     Ok(t) => {
                         if let Some(keys) = t.get("keys").and_then(toml::Value::as_table) {
