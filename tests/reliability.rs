@@ -350,3 +350,127 @@ fn a_fifo_given_as_any_input_file_is_refused_at_once() {
     let msg = env["error"]["message"].as_str().expect("message");
     assert!(msg.starts_with(&format!("{f}: ")), "{msg}");
 }
+
+/// Errors the argument parser catches are failures on the output contract
+/// too: with `--output json` one envelope (`usage`, exit 2) naming the
+/// command; by default a preamble and an `error` record; never nothing.
+#[test]
+fn usage_errors_print_one_envelope_with_output_json() {
+    let cases: [(&[&str], &str, &str); 6] = [
+        (
+            &["run", "extract-definitions", "--max-tokens", "abc"],
+            "run",
+            "invalid value 'abc' for '--max-tokens <MAX_TOKENS>': invalid digit found in string",
+        ),
+        (
+            &["parse", "x.txt", "--as", "bogus"],
+            "parse",
+            "invalid value 'bogus' for '--as <AS>'\n  [possible values: text, json, jsonl]",
+        ),
+        (
+            &["render"],
+            "render",
+            "the following required arguments were not provided:\n  <PROMPT>",
+        ),
+        (
+            &["eval", "--prompt", "p", "--max-tokens", "8", "--concurrency", "0"],
+            "eval",
+            "invalid value '0' for '--concurrency <CONCURRENCY>': 0 is not in 1..=100000",
+        ),
+        (
+            &["report", "demo", "--format", "pdf"],
+            "report",
+            "invalid value 'pdf' for '--format <FORMAT>'\n  [possible values: html, svg]",
+        ),
+        (&["frobnicate"], "cutline", "unrecognized subcommand 'frobnicate'"),
+    ];
+    for (args, command, message) in cases {
+        for json_flag in [&["--output", "json"][..], &["--output=json"], &["--no-stream"]] {
+            // The flag before the command and after it.
+            for flag_first in [true, false] {
+                let mut cmd = cutline();
+                if flag_first {
+                    cmd.args(json_flag).args(args);
+                } else {
+                    cmd.args(args).args(json_flag);
+                }
+                let out = cmd.output().expect("run");
+                let env = envelope_of(&out);
+                assert_eq!(out.status.code(), Some(2), "{args:?}: {env}");
+                assert_eq!(env["ok"], false);
+                assert_eq!(env["data"], Value::Null);
+                assert_eq!(env["error"]["category"], "usage", "{args:?}");
+                let got = env["error"]["message"].as_str().expect("message");
+                assert!(got.starts_with(message), "{args:?}: {got:?}");
+                assert!(!got.starts_with("error:"), "{got:?}");
+                assert_eq!(env["meta"]["command"], command, "{args:?}");
+            }
+        }
+        // JSONL, the default: the preamble, then the error record.
+        let out = cutline().args(args).output().expect("run");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        let recs: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON line"))
+            .collect();
+        assert_eq!(recs.len(), 2, "{text}");
+        assert_eq!(recs[0]["_schema"], format!("cutline.{command}/1"));
+        assert_eq!(recs[1]["type"], "error");
+        assert_eq!(recs[1]["category"], "usage");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(message), "{args:?}");
+    }
+    // A language the workbench does not have is a usage error too.
+    let out = cutline()
+        .args(["--lang", "tlh", "prompts", "--output", "json"])
+        .output()
+        .expect("run");
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{env}");
+    assert_eq!(env["error"]["category"], "usage");
+    assert_eq!(env["meta"]["command"], "prompts");
+    // Help and version are not failures.
+    let out = cutline()
+        .args(["run", "--help", "--output", "json"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage: cutline run"));
+}
+
+/// `sessions` on a directory that is not there fails like `prompts --dir`
+/// does (before, it answered success with an empty list).
+#[test]
+fn sessions_on_a_missing_directory_fails() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let missing = tmp.path().join("nope");
+    let out = cutline()
+        .arg("sessions")
+        .arg("--sessions")
+        .arg(&missing)
+        .args(["--output", "json"])
+        .output()
+        .expect("run");
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(4), "{env}");
+    assert_eq!(env["error"]["category"], "input_error");
+    assert_eq!(
+        env["error"]["message"],
+        format!(
+            "{}: cannot read sessions directory: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+    // An empty directory is a success with no sessions.
+    std::fs::create_dir(&missing).expect("mkdir");
+    let out = cutline()
+        .arg("sessions")
+        .arg("--sessions")
+        .arg(&missing)
+        .args(["--output", "json"])
+        .output()
+        .expect("run");
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{env}");
+    assert_eq!(env["data"]["sessions"], serde_json::json!([]));
+}

@@ -31,6 +31,20 @@ pub mod sweep;
 
 use out::{Category, CliError, Format, Out};
 
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_names_are_the_parsers_subcommands() {
+        let names: Vec<String> = super::Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .collect();
+        assert_eq!(names, super::COMMAND_NAMES);
+    }
+}
+
 const AFTER_HELP: &str = "Output: data commands print JSONL by default (a preamble line \
 {\"_format\":\"jsonl\",\"_schema\":\"cutline.<command>/1\",\"_version\":1}, then one record per line). \
 Use --output json (or --no-stream) for one envelope {ok,data,error,warnings,meta}, \
@@ -139,18 +153,25 @@ pub fn io_err(e: &std::io::Error) -> CliError {
 
 /// Parse the process arguments and run; returns the exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => return usage_failure(&e, &args, std::io::stdout().lock()),
+        // `--help`, `--version`: not failures.
         Err(e) => {
-            let code = if e.use_stderr() { Category::Usage.exit_code() } else { 0 };
             let _ = e.print();
-            return code;
+            return 0;
         }
     };
     match crate::i18n::Lang::choose(cli.lang.as_deref(), |v| std::env::var(v).ok()) {
         Ok(lang) => lang.apply(),
         Err(e) => {
-            eprintln!("error: {e}");
+            let name = cli.command.as_ref().map_or("cutline", Command::name);
+            let out = Out::new(std::io::stdout().lock(), cli.format(), name);
+            let err = CliError::new(Category::Usage, e);
+            if out.fail(&err).is_err() {
+                eprintln!("error: {err}");
+            }
             return Category::Usage.exit_code();
         }
     }
@@ -215,6 +236,86 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         }
     }
 }
+
+/// A command line the parser refused, on the output contract: the format
+/// and command are read from the arguments as far as they parse (clap's
+/// lenient mode), and the error is one `usage` failure in that format (an
+/// envelope, a JSONL error record with clap's text on stderr, or that text
+/// alone); exit 2.
+pub fn usage_failure<W: Write>(e: &clap::Error, args: &[std::ffi::OsString], w: W) -> i32 {
+    let (format, command) = lenient_parse(args);
+    let text = e.render().to_string();
+    let message = text
+        .split("\n\nFor more information")
+        .next()
+        .unwrap_or(&text)
+        .trim()
+        .trim_start_matches("error: ");
+    let mut err = CliError::new(Category::Usage, message);
+    err.detail = Some(serde_json::json!({"kind": e.kind().to_string()}));
+    match format {
+        Format::Json => {
+            if Out::new(w, format, command).fail(&err).is_err() {
+                let _ = e.print();
+            }
+        }
+        Format::Jsonl => {
+            let mut out = Out::new(w, format, command);
+            // `fail` puts one line on stderr; clap's own text says more.
+            let _ = out.record(&serde_json::json!({"type": "error", "category": err.category, "message": err.message, "detail": err.detail}));
+            let _ = e.print();
+        }
+        Format::Pretty => {
+            let _ = e.print();
+        }
+    }
+    Category::Usage.exit_code()
+}
+
+/// The output format and the subcommand a refused command line asked for:
+/// the format from `--output F`, `--output=F` and `--no-stream` wherever
+/// they stand (the parser stops at the first error, which may come before
+/// them), the command as far as clap can tell with errors ignored; else
+/// `jsonl` and `cutline`.
+fn lenient_parse(args: &[std::ffi::OsString]) -> (Format, &'static str) {
+    use clap::{CommandFactory, ValueEnum};
+    let mut format = Format::Jsonl;
+    let mut no_stream = false;
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(w) = words.next() {
+        let value = match w.as_ref() {
+            "--" => break,
+            "--no-stream" => {
+                no_stream = true;
+                continue;
+            }
+            "--output" => words.next(),
+            other => other.strip_prefix("--output=").map(|v| v.to_owned().into()),
+        };
+        if let Some(f) = value.and_then(|v| Format::from_str(&v, false).ok()) {
+            format = f;
+        }
+    }
+    if no_stream {
+        format = Format::Json;
+    }
+    let command = Cli::command()
+        .ignore_errors(true)
+        .try_get_matches_from(args)
+        .ok()
+        .and_then(|m| {
+            let name = m.subcommand_name()?;
+            COMMAND_NAMES.iter().find(|c| **c == name).copied()
+        })
+        .unwrap_or("cutline");
+    (format, command)
+}
+
+/// Every subcommand's name (checked against the parser by a test).
+pub const COMMAND_NAMES: [&str; 13] = [
+    "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "migrate", "compare", "eval",
+    "budget", "report",
+];
 
 fn workbench(cli: &Cli) -> i32 {
     crate::tui::main(crate::tui::TuiOptions {

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use super::out::{CliError, Out};
+use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
 
 /// Arguments of `sessions`.
@@ -17,7 +17,13 @@ pub struct Args {}
 pub fn run<W: Write>(_args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let mut list = Vec::new();
     let mut text = String::new();
-    for path in crate::session::list(&cli.sessions) {
+    let paths = crate::session::list_dir(&cli.sessions).map_err(|e| {
+        CliError::new(
+            Category::InputError,
+            format!("{}: cannot read sessions directory: {e}", cli.sessions.display()),
+        )
+    })?;
+    for path in paths {
         let s = match crate::session::load(&path) {
             Ok(s) => s,
             Err(e) => {

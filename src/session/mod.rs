@@ -491,18 +491,23 @@ fn not_a_session() -> std::io::Error {
     )
 }
 
-/// Every `*.jsonl` session in `dir`, sorted by file name.
+/// Every `*.jsonl` session in `dir`, sorted by file name; none when the
+/// directory cannot be read (see [`list_dir`] for the error).
 pub fn list(dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
+    list_dir(dir).unwrap_or_default()
+}
+
+/// Every `*.jsonl` session in `dir`, sorted by file name, or why the
+/// directory cannot be read.
+pub fn list_dir(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let rd = std::fs::read_dir(dir)?;
     let mut out: Vec<PathBuf> = rd
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     out.sort();
-    out
+    Ok(out)
 }
 
 /// Find a session by id or path: `dir/<id>.jsonl`, a path, or `id#run`.
