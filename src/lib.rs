@@ -19,4 +19,5 @@ pub mod report;
 pub mod run;
 pub mod session;
 pub mod store;
+pub mod term;
 pub mod tui;

@@ -2,10 +2,13 @@
 //! special files, usage errors on the output contract, hostile text for
 //! people, signals and the session size cap.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{Value, json};
+use support::{Reply, Server};
 
 fn cutline() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cutline"));
@@ -473,4 +476,122 @@ fn sessions_on_a_missing_directory_fails() {
     let env = envelope_of(&out);
     assert_eq!(out.status.code(), Some(0), "{env}");
     assert_eq!(env["data"]["sessions"], serde_json::json!([]));
+}
+
+/// A config naming one openai-compatible provider `evil` at `url`, with no
+/// retries, written into `dir`; its path.
+fn evil_config(dir: &Path, url: &str) -> PathBuf {
+    let path = dir.join("cutline.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[[provider]]\nname = \"evil\"\nkind = \"openai-compatible\"\nbase_url = \"{url}/v1\"\nmodel = \"m\"\nmax_retries = 0\n"
+        ),
+    )
+    .expect("write config");
+    path
+}
+
+/// What a terminal would act on: ESC, BEL, CR on its own, and the C1
+/// controls (U+0080 to U+009F, CSI U+009B among them).
+fn terminal_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| c.is_control() && c != '\n' && c != '\t')
+        .collect()
+}
+
+/// An answer carrying an OSC 52 clipboard write, clear screen, an OSC 8
+/// link and a C1 CSI.
+const HOSTILE: &str = "{\"entity\": \"x\u{1b}]52;c;aGVsbG8=\u{7}\", \"definition\": \"y\"}\n\u{1b}[2J\u{1b}]8;;http://evil.example/\u{7}click\u{1b}]8;;\u{7}\u{9b}31m\r\n";
+
+/// Text for people is sanitised as the workbench draws it (each control
+/// character shown as U+FFFD), in `run --output pretty` and on stderr in
+/// every format; JSON keeps the model's bytes, escaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_escapes_from_a_model_never_reach_the_terminal() {
+    let chunk = json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": HOSTILE}, "finish_reason": "stop"}]}).to_string();
+    let server = Server::handler(move |_| Reply::data(&[&chunk, "[DONE]"])).await;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let config = evil_config(tmp.path(), &server.url());
+    let run = move |format: &str| {
+        cutline()
+            .env("CUTLINE_CONFIG", &config)
+            .args([
+                "run",
+                "extract-definitions-jsonl",
+                "--provider",
+                "evil",
+                "--no-record",
+                "--output",
+                format,
+            ])
+            .output()
+            .expect("run")
+    };
+    let out = tokio::task::spawn_blocking(move || (run("pretty"), run("json")))
+        .await
+        .expect("join");
+    let (pretty, json_out) = out;
+    assert_eq!(
+        pretty.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&pretty.stderr)
+    );
+    let stdout = String::from_utf8(pretty.stdout).expect("utf-8");
+    assert_eq!(terminal_controls(&stdout), Vec::<char>::new(), "{stdout:?}");
+    assert!(
+        stdout.starts_with("{\"entity\": \"x\u{FFFD}]52;c;aGVsbG8=\u{FFFD}\", \"definition\": \"y\"}\n\u{FFFD}[2J\u{FFFD}]8;;http://evil.example/\u{FFFD}click\u{FFFD}]8;;\u{FFFD}\u{FFFD}31m\n"),
+        "{stdout:?}"
+    );
+    let stderr = String::from_utf8(pretty.stderr).expect("utf-8");
+    assert_eq!(terminal_controls(&stderr), Vec::<char>::new(), "{stderr:?}");
+    // Machine output keeps every byte the model sent.
+    let env = envelope_of(&json_out);
+    assert_eq!(env["data"]["text"], HOSTILE);
+}
+
+/// A provider's error body with escapes reaches stderr sanitised, in the
+/// default format and pretty alike; the envelope keeps it as sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_escapes_in_an_error_body_never_reach_the_terminal() {
+    let body = "{\"error\": {\"message\": \"bad \u{1b}]52;c;ZXZpbA==\u{7} request \u{1b}[2J\"}}";
+    let server = Server::handler(move |_| Reply::status(400, body)).await;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let config = evil_config(tmp.path(), &server.url());
+    let run = move |format: &str| {
+        cutline()
+            .env("CUTLINE_CONFIG", &config)
+            .args([
+                "run",
+                "extract-definitions-jsonl",
+                "--provider",
+                "evil",
+                "--no-record",
+                "--output",
+                format,
+            ])
+            .output()
+            .expect("run")
+    };
+    let outs = tokio::task::spawn_blocking(move || [run("jsonl"), run("pretty"), run("json")])
+        .await
+        .expect("join");
+    for out in &outs[..2] {
+        assert_eq!(out.status.code(), Some(5));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("bad \u{FFFD}]52;c;ZXZpbA==\u{FFFD} request \u{FFFD}[2J"),
+            "{stderr:?}"
+        );
+        assert_eq!(terminal_controls(&stderr), Vec::<char>::new(), "{stderr:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(terminal_controls(&stdout), Vec::<char>::new(), "{stdout:?}");
+    }
+    let env = envelope_of(&outs[2]);
+    let msg = env["error"]["message"].as_str().expect("message");
+    assert!(
+        msg.contains("bad \u{1b}]52;c;ZXZpbA==\u{7} request \u{1b}[2J"),
+        "{msg:?}"
+    );
 }

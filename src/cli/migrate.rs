@@ -172,18 +172,15 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         out.record(&json!({"type": "unconvertible", "pointer": u.pointer, "message": u.message}))
             .map_err(|e| io_err(&e))?;
         if out.format() == super::out::Format::Pretty {
-            eprintln!(
-                "unconvertible: {} {}",
-                if u.pointer.is_empty() { "/" } else { &u.pointer },
-                u.message
-            );
+            let pointer = if u.pointer.is_empty() { "/" } else { &u.pointer };
+            super::out::say("unconvertible", &format!("{pointer} {}", u.message));
         }
     }
     for f in &m.flags {
         out.record(&json!({"type": "flag", "part": f.part, "line": f.line, "message": f.message}))
             .map_err(|e| io_err(&e))?;
         if out.format() == super::out::Format::Pretty {
-            eprintln!("flag: {} line {}: {}", f.part, f.line, f.message);
+            super::out::say("flag", &format!("{} line {}: {}", f.part, f.line, f.message));
         }
     }
     let mut written = None;

@@ -170,7 +170,7 @@ pub fn main() -> i32 {
             let out = Out::new(std::io::stdout().lock(), cli.format(), name);
             let err = CliError::new(Category::Usage, e);
             if out.fail(&err).is_err() {
-                eprintln!("error: {err}");
+                out::say("error", &err.message);
             }
             return Category::Usage.exit_code();
         }
@@ -223,14 +223,14 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Ok(data) => match out.finish(&data) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("error: {}", io_err(&e));
+                out::say("error", &io_err(&e).message);
                 Category::Internal.exit_code()
             }
         },
         Err(err) => {
             let code = err.category.exit_code();
             if out.fail(&err).is_err() {
-                eprintln!("error: {err}");
+                out::say("error", &err.message);
             }
             code
         }

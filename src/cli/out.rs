@@ -93,6 +93,13 @@ impl std::fmt::Display for CliError {
     }
 }
 
+/// A line for people on stderr, `prefix: message`, the message sanitised
+/// for the terminal ([`crate::term::clean_text`]): an error body's escape
+/// sequences are shown, never acted on.
+pub fn say(prefix: &str, message: &str) {
+    eprintln!("{prefix}: {}", crate::term::clean_text(message));
+}
+
 /// Writes one command's output in the chosen format.
 pub struct Out<W: Write> {
     w: W,
@@ -145,7 +152,7 @@ impl<W: Write> Out<W> {
         let message = message.into();
         match self.format {
             Format::Jsonl => self.record(&json!({"type": "warning", "message": message}))?,
-            Format::Pretty => eprintln!("{}: {message}", rust_i18n::t!("pretty.warning")),
+            Format::Pretty => say(&rust_i18n::t!("pretty.warning"), &message),
             Format::Json => {}
         }
         self.warnings.push(message);
@@ -184,9 +191,12 @@ impl<W: Write> Out<W> {
         self.w.flush()
     }
 
-    /// Write human text (only in pretty mode).
+    /// Write human text (only in pretty mode), sanitised for the terminal
+    /// ([`crate::term::clean_text`]): a model's escape sequences are shown,
+    /// never acted on.
     pub fn pretty(&mut self, text: &str) -> io::Result<()> {
         if self.format == Format::Pretty {
+            let text = crate::term::clean_text(text);
             self.w.write_all(text.as_bytes())?;
             if !text.ends_with('\n') {
                 self.w.write_all(b"\n")?;
@@ -280,9 +290,9 @@ impl<W: Write> Out<W> {
                 rec.insert("type".into(), Value::String("error".into()));
                 rec.extend(error);
                 self.record(&Value::Object(rec))?;
-                eprintln!("error: {}", err.message);
+                say("error", &err.message);
             }
-            Format::Pretty => eprintln!("{}: {}", rust_i18n::t!("pretty.error"), err.message),
+            Format::Pretty => say(&rust_i18n::t!("pretty.error"), &err.message),
         }
         self.w.flush()
     }

@@ -2,12 +2,11 @@
 //! control characters made visible, clipping to a width without ever
 //! splitting a character, and line indexes so only visible lines are drawn.
 
-use std::borrow::Cow;
-
 use unicode_width::UnicodeWidthChar;
 
-/// Columns a tab stands for.
-const TAB: &str = "    ";
+use crate::term::TAB;
+/// The one sanitiser, shared with the headless commands (`crate::term`).
+pub use crate::term::clean;
 
 /// Display width of one character as drawn by [`clean`] (tabs are four
 /// columns, control characters one).
@@ -22,24 +21,6 @@ pub fn char_width(c: char) -> usize {
 /// Display width of `s` in terminal columns.
 pub fn width(s: &str) -> usize {
     s.chars().map(char_width).sum()
-}
-
-/// `s` safe to draw: tabs become spaces, a trailing `\r` goes, and other
-/// control characters (which would move the terminal's cursor) become `�`.
-pub fn clean(s: &str) -> Cow<'_, str> {
-    let s = s.strip_suffix('\r').unwrap_or(s);
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\t' => out.push_str(TAB),
-            c if c.is_control() => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// `s` cleaned and clipped to at most `max` columns; a clipped line ends in
