@@ -230,3 +230,57 @@ fn an_object_of_arrays_costs_at_most_four_times_the_input() {
         );
     }
 }
+
+/// `sweep` reads its points from the items' steps as it prints them and
+/// never holds them (issue 24: a 1.6 MB array took 846 MB, a value tree of
+/// every point and of the whole array): peak RSS stays within 4× the input
+/// over a one-element array's run, in every output format, and the points
+/// are all there.
+#[test]
+fn sweep_costs_at_most_four_times_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = array_of(60_000);
+    let file = dir.path().join("array.json");
+    let tiny = dir.path().join("tiny.json");
+    std::fs::write(&file, &text).unwrap();
+    std::fs::write(&tiny, array_of(1)).unwrap();
+    let input_kib = u64::try_from(text.len()).unwrap() / 1024;
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    for format in ["json", "jsonl", "pretty"] {
+        let run = |f: &Path| peak_kib(&["sweep", &path(f), "--prompt", "extract-definitions", "--output", format]);
+        let Some((base, _)) = run(&tiny) else { return };
+        let (kib, stdout) = run(&file).unwrap();
+        assert!(
+            kib <= base + 4 * input_kib,
+            "{format}: peak {kib} KiB for {input_kib} KiB of input (base {base} KiB)"
+        );
+        let summary = match format {
+            "json" => {
+                let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                let d = v["data"].clone();
+                let points = d["points"].as_array().unwrap();
+                assert_eq!(points.len() as u64, d["tokens"].as_u64().unwrap() + 1);
+                assert_eq!(points.last().unwrap(), &d["final"]);
+                d
+            }
+            "jsonl" => {
+                let lines: Vec<&str> = stdout.lines().collect();
+                let summary: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+                // The preamble, one point per cut, the summary.
+                assert_eq!(lines.len() as u64, summary["tokens"].as_u64().unwrap() + 3);
+                summary
+            }
+            _ => {
+                let last = stdout.lines().last().unwrap();
+                // The last line closes no array, so JSONL keeps it alone.
+                assert!(last.ends_with(" 60000    60000      1"), "{last:?}");
+                continue;
+            }
+        };
+        assert_eq!(summary["final"]["json_items"], 60_000);
+        assert_eq!(summary["final"]["salvaged_items"], 60_000);
+        assert_eq!(summary["final"]["jsonl_items"], 1);
+        assert_eq!(summary["final"]["bytes"], text.len());
+        assert_eq!(summary["json_complete_at"], summary["tokens"]);
+    }
+}

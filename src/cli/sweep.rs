@@ -7,13 +7,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::input;
 use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
-use crate::output::sweep::{SweepSchemas, sweep};
-use crate::output::tokens::{Tokenizer, boundaries, boundaries_from_pieces};
+use crate::output::sweep::{Cuts, Sweep, SweepPoint, SweepSchemas};
+use crate::output::tokens::{Tokenizer, boundaries, boundaries_from_pieces, boundaries_u32};
 use crate::prompt::ResponseType;
 
 /// Arguments of `sweep`.
@@ -83,22 +83,22 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             let pieces: Vec<&str> = rec.pieces.iter().map(|p| p.text.as_str()).collect();
             (
                 rec.text.clone(),
-                boundaries_from_pieces(&pieces),
+                OwnedCuts::Wide(boundaries_from_pieces(&pieces)),
                 "recorded pieces".to_owned(),
             )
         }
         (Some(rec), _) => {
-            let cuts = boundaries(&rec.text, args.tokenizer);
+            let cuts = OwnedCuts::of(&rec.text, args.tokenizer);
             (rec.text.clone(), cuts, format!("{:?}", args.tokenizer))
         }
         (None, Some(file)) => {
             let bytes = input::read_all(file)?;
             let label = if file == "-" { "<stdin>" } else { file.as_str() };
-            let (text, warn) = input::lossy(label, &bytes);
+            let (text, warn) = input::into_text(label, bytes);
             if let Some(w) = warn {
                 out.warn(w).map_err(|e| io_err(&e))?;
             }
-            let cuts = boundaries(&text, args.tokenizer);
+            let cuts = OwnedCuts::of(&text, args.tokenizer);
             (text, cuts, format!("{:?}", args.tokenizer))
         }
         (None, None) => return Err(CliError::new(Category::Usage, "give a response FILE or --session REF")),
@@ -111,53 +111,173 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         ))
         .map_err(|e| io_err(&e))?;
     }
-    let points = sweep(text.as_bytes(), &cuts, &schemas);
-    for p in &points {
-        let mut rec = serde_json::to_value(p).unwrap_or(Value::Null);
-        if let Value::Object(m) = &mut rec {
-            m.insert("type".into(), "point".into());
-        }
-        out.record(&rec).map_err(|e| io_err(&e))?;
+    let sweep = Sweep::new(text.as_bytes(), cuts.view(), &schemas);
+    // The points are streamed, never held (a response of a million tokens
+    // is a million points): one pass for the records, the summary's figures
+    // and the pretty table, a second for the envelope.
+    let mut tally = Tally::default();
+    let mut table = Table::new(cuts.len());
+    for p in sweep.points(cuts.view()) {
+        out.record(&PointRecord {
+            point: &p,
+            kind: "point",
+        })
+        .map_err(|e| io_err(&e))?;
+        tally.add(&p);
+        table.add(&p);
     }
-    let last = points.last().copied();
-    let first_full = |f: fn(&crate::output::sweep::SweepPoint) -> usize| {
-        let max = last.map_or(0, |l| f(&l));
-        points.iter().find(|p| f(p) == max && max > 0).map(|p| p.tokens)
+    let summary = Summary {
+        tokens: cuts.len().saturating_sub(1),
+        tokenizer: args.tokenizer,
+        cuts_from: cut_source,
+        last: tally.last,
+        json_complete_at: tally.json.complete_at(),
+        jsonl_complete_at: tally.jsonl.complete_at(),
+        reasoning_tokens: reasoning,
     };
-    let summary = json!({
-        "tokens": cuts.len().saturating_sub(1),
-        "tokenizer": args.tokenizer,
-        "cuts_from": cut_source,
-        "final": last,
-        "json_complete_at": first_full(|p| p.json_items),
-        "jsonl_complete_at": first_full(|p| p.jsonl_items),
-        "reasoning_tokens": reasoning,
-    });
-    let mut rec = summary.clone();
+    let mut rec = serde_json::to_value(&summary).unwrap_or(Value::Null);
     if let Value::Object(m) = &mut rec {
         m.insert("type".into(), "summary".into());
     }
     out.record(&rec).map_err(|e| io_err(&e))?;
-    out.pretty(&pretty(&points)).map_err(|e| io_err(&e))?;
-    let mut data = summary;
-    if let Value::Object(m) = &mut data {
-        m.insert("points".into(), serde_json::to_value(&points).unwrap_or(Value::Null));
-    }
-    Ok(data)
+    out.pretty(&table.text).map_err(|e| io_err(&e))?;
+    out.envelope(&Data {
+        summary: &summary,
+        points: Points {
+            sweep: &sweep,
+            cuts: cuts.view(),
+        },
+    });
+    Ok(Value::Null)
 }
 
-fn pretty(points: &[crate::output::sweep::SweepPoint]) -> String {
-    use std::fmt::Write as _;
-    let mut s = format!("{}\n", rust_i18n::t!("pretty.sweep_header"));
-    let step = (points.len() / 40).max(1);
-    for (i, p) in points.iter().enumerate() {
-        if i % step == 0 || i + 1 == points.len() {
+/// The figures of the summary: the last point, and for each parser the
+/// first limit at which it reaches its final count.
+#[derive(Default)]
+struct Tally {
+    last: Option<SweepPoint>,
+    json: FirstAt,
+    jsonl: FirstAt,
+}
+
+impl Tally {
+    fn add(&mut self, p: &SweepPoint) {
+        self.json.add(p.tokens, p.json_items);
+        self.jsonl.add(p.tokens, p.jsonl_items);
+        self.last = Some(*p);
+    }
+}
+
+/// The first limit at which each count was seen, so the limit at which
+/// the final count was first reached is known once the last point is: one
+/// entry per distinct count (at most one per item), not one per point.
+#[derive(Default)]
+struct FirstAt {
+    first: std::collections::HashMap<usize, usize>,
+    last: usize,
+}
+
+impl FirstAt {
+    fn add(&mut self, tokens: usize, count: usize) {
+        self.first.entry(count).or_insert(tokens);
+        self.last = count;
+    }
+
+    fn complete_at(&self) -> Option<usize> {
+        (self.last > 0).then(|| self.first.get(&self.last).copied()).flatten()
+    }
+}
+
+/// The summary record and the envelope's fields beside `points`.
+#[derive(serde::Serialize)]
+struct Summary {
+    tokens: usize,
+    tokenizer: Tokenizer,
+    cuts_from: String,
+    #[serde(rename = "final")]
+    last: Option<SweepPoint>,
+    json_complete_at: Option<usize>,
+    jsonl_complete_at: Option<usize>,
+    reasoning_tokens: Option<u32>,
+}
+
+/// One `point` record.
+#[derive(serde::Serialize)]
+struct PointRecord<'a> {
+    #[serde(flatten)]
+    point: &'a SweepPoint,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// The envelope's data: the summary's fields, then every point.
+#[derive(serde::Serialize)]
+struct Data<'a> {
+    #[serde(flatten)]
+    summary: &'a Summary,
+    points: Points<'a>,
+}
+
+/// Every point, serialised as it is read from the sweep.
+struct Points<'a> {
+    sweep: &'a Sweep,
+    cuts: Cuts<'a>,
+}
+
+/// The cuts of a response, held as `u32` offsets when the text allows.
+enum OwnedCuts {
+    Wide(Vec<usize>),
+    Narrow(Vec<u32>),
+}
+
+impl OwnedCuts {
+    /// The tokenizer's cuts of `text`.
+    fn of(text: &str, tokenizer: Tokenizer) -> Self {
+        boundaries_u32(text, tokenizer).map_or_else(|| Self::Wide(boundaries(text, tokenizer)), Self::Narrow)
+    }
+
+    fn view(&self) -> Cuts<'_> {
+        match self {
+            Self::Wide(c) => Cuts::Wide(c),
+            Self::Narrow(c) => Cuts::Narrow(c),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.view().len()
+    }
+}
+
+impl serde::Serialize for Points<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.sweep.points(self.cuts))
+    }
+}
+
+/// The pretty table: about 40 rows, and the last point.
+struct Table {
+    text: String,
+    step: usize,
+    len: usize,
+}
+
+impl Table {
+    fn new(len: usize) -> Self {
+        Self {
+            text: format!("{}\n", rust_i18n::t!("pretty.sweep_header")),
+            step: (len / 40).max(1),
+            len,
+        }
+    }
+
+    fn add(&mut self, p: &SweepPoint) {
+        use std::fmt::Write as _;
+        if p.tokens.is_multiple_of(self.step) || p.tokens + 1 == self.len {
             let _ = writeln!(
-                s,
+                self.text,
                 "{:>6} {:>6} {:>8} {:>6}",
                 p.tokens, p.json_items, p.salvaged_items, p.jsonl_items
             );
         }
     }
-    s
 }

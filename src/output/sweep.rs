@@ -82,57 +82,143 @@ struct Span {
 /// Items at every cut in `cuts` (sorted byte offsets into `text`; entry `k`
 /// is the cut for a limit of `k` tokens).
 pub fn sweep(text: &[u8], cuts: &[usize], schemas: &SweepSchemas) -> Vec<SweepPoint> {
-    let strict = strict_spans(text, cuts, &schemas.json);
-    let salvage = salvage_spans(text, &schemas.json);
-    let jsonl = jsonl_spans(text, cuts, schemas.line.as_ref());
-    let mut strict_c = Counter::new(&strict);
-    let mut salvage_c = Counter::new(&salvage);
-    let mut jsonl_c = Counter::new(&jsonl);
-    cuts.iter()
-        .enumerate()
-        .map(|(tokens, &c)| SweepPoint {
-            tokens,
-            bytes: c,
-            json_items: strict_c.at(c),
-            salvaged_items: salvage_c.at(c),
-            jsonl_items: jsonl_c.at(c),
-        })
+    Sweep::new(text, Cuts::Wide(cuts), schemas)
+        .points(Cuts::Wide(cuts))
         .collect()
 }
 
-/// Evaluates a sum of interval counts at non-decreasing positions.
-struct Counter {
-    starts: Vec<(usize, usize)>,
-    ends: Vec<(usize, usize)>,
-    si: usize,
-    ei: usize,
-    total: usize,
+/// Token cuts: sorted byte offsets into the text, entry `k` the cut for a
+/// limit of `k` tokens. `Narrow` holds a long response's cuts in half the
+/// memory (a text under 4 GiB; see `tokens::boundaries_u32`).
+#[derive(Debug, Clone, Copy)]
+pub enum Cuts<'a> {
+    /// Offsets as `usize`.
+    Wide(&'a [usize]),
+    /// Offsets as `u32`.
+    Narrow(&'a [u32]),
 }
 
-impl Counter {
+impl Cuts<'_> {
+    /// How many cuts.
+    pub fn len(self) -> usize {
+        match self {
+            Self::Wide(c) => c.len(),
+            Self::Narrow(c) => c.len(),
+        }
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// Cut `i`.
+    fn get(self, i: usize) -> Option<usize> {
+        match self {
+            Self::Wide(c) => c.get(i).copied(),
+            Self::Narrow(c) => c.get(i).map(|&x| x as usize),
+        }
+    }
+
+    /// The number of leading cuts for which `pred` holds.
+    fn partition_point(self, pred: impl Fn(usize) -> bool) -> usize {
+        match self {
+            Self::Wide(c) => c.partition_point(|&x| pred(x)),
+            Self::Narrow(c) => c.partition_point(|&x| pred(x as usize)),
+        }
+    }
+
+    /// Cuts `from..to`, in order.
+    fn range(self, from: usize, to: usize) -> impl Iterator<Item = usize> {
+        (from..to).filter_map(move |i| self.get(i))
+    }
+}
+
+/// A sweep ready to be read: each parser's counts as sorted steps, a few
+/// per item. The points are read from it in order, as many times as
+/// needed, and never held: a response of N tokens costs its items' steps,
+/// not N points (`cutline sweep` streams them; issue 24).
+#[derive(Debug)]
+pub struct Sweep {
+    strict: Steps,
+    salvage: Steps,
+    jsonl: Steps,
+}
+
+impl Sweep {
+    /// Parse and validate every item of `text` once (`cuts` as for
+    /// [`sweep`]: a cut inside a number is judged on its own).
+    pub fn new(text: &[u8], cuts: Cuts<'_>, schemas: &SweepSchemas) -> Self {
+        Self {
+            strict: Steps::new(&strict_spans(text, cuts, &schemas.json)),
+            salvage: Steps::new(&salvage_spans(text, &schemas.json)),
+            jsonl: Steps::new(&jsonl_spans(text, cuts, schemas.line.as_ref())),
+        }
+    }
+
+    /// The point at every cut of `cuts` (the same cuts as [`Sweep::new`]),
+    /// in order.
+    pub fn points<'a>(&'a self, cuts: Cuts<'a>) -> impl Iterator<Item = SweepPoint> + 'a {
+        let mut strict = self.strict.cursor();
+        let mut salvage = self.salvage.cursor();
+        let mut jsonl = self.jsonl.cursor();
+        cuts.range(0, cuts.len())
+            .enumerate()
+            .map(move |(tokens, c)| SweepPoint {
+                tokens,
+                bytes: c,
+                json_items: strict.at(c),
+                salvaged_items: salvage.at(c),
+                jsonl_items: jsonl.at(c),
+            })
+    }
+}
+
+/// A sum of interval counts as sorted starts and ends.
+#[derive(Debug)]
+struct Steps {
+    starts: Vec<(usize, usize)>,
+    ends: Vec<(usize, usize)>,
+}
+
+impl Steps {
     fn new(spans: &[Span]) -> Self {
-        let live = spans.iter().filter(|s| s.from < s.to && s.count > 0);
-        let mut starts: Vec<(usize, usize)> = live.clone().map(|s| (s.from, s.count)).collect();
-        let mut ends: Vec<(usize, usize)> = live.map(|s| (s.to, s.count)).collect();
+        let live = || spans.iter().filter(|s| s.from < s.to && s.count > 0);
+        let mut starts: Vec<(usize, usize)> = live().map(|s| (s.from, s.count)).collect();
+        let mut ends: Vec<(usize, usize)> = live().map(|s| (s.to, s.count)).collect();
         // Already nearly sorted; sort_unstable is linear-ish on runs.
         starts.sort_unstable_by_key(|p| p.0);
         ends.sort_unstable_by_key(|p| p.0);
-        Self {
-            starts,
-            ends,
+        Self { starts, ends }
+    }
+
+    fn cursor(&self) -> Counter<'_> {
+        Counter {
+            steps: self,
             si: 0,
             ei: 0,
             total: 0,
         }
     }
+}
 
+/// Evaluates [`Steps`] at non-decreasing positions.
+struct Counter<'a> {
+    steps: &'a Steps,
+    si: usize,
+    ei: usize,
+    total: usize,
+}
+
+impl Counter<'_> {
     fn at(&mut self, c: usize) -> usize {
-        while self.si < self.starts.len() && self.starts[self.si].0 <= c {
-            self.total += self.starts[self.si].1;
+        let Steps { starts, ends } = self.steps;
+        while self.si < starts.len() && starts[self.si].0 <= c {
+            self.total += starts[self.si].1;
             self.si += 1;
         }
-        while self.ei < self.ends.len() && self.ends[self.ei].0 <= c {
-            self.total -= self.ends[self.ei].1;
+        while self.ei < ends.len() && ends[self.ei].0 <= c {
+            self.total -= ends[self.ei].1;
             self.ei += 1;
         }
         self.total
@@ -140,10 +226,8 @@ impl Counter {
 }
 
 /// The first cut after `c`, or `usize::MAX`.
-fn next_cut(cuts: &[usize], c: usize) -> usize {
-    cuts.get(cuts.partition_point(|&x| x <= c))
-        .copied()
-        .unwrap_or(usize::MAX)
+fn next_cut(cuts: Cuts<'_>, c: usize) -> usize {
+    cuts.get(cuts.partition_point(|x| x <= c)).unwrap_or(usize::MAX)
 }
 
 fn push(out: &mut Vec<Span>, from: usize, to: usize, count: usize) {
@@ -201,7 +285,7 @@ fn prefix_spans(
     limit: usize,
     tail: bool,
     fence: bool,
-    cuts: &[usize],
+    cuts: Cuts<'_>,
     count: &mut dyn FnMut(&[u8]) -> usize,
     out: &mut Vec<Span>,
 ) {
@@ -212,9 +296,9 @@ fn prefix_spans(
         _ => return,
     };
     if scalar {
-        let a = cuts.partition_point(|&c| c <= v0);
-        let b = cuts.partition_point(|&c| c < end);
-        for &c in &cuts[a..b.max(a)] {
+        let a = cuts.partition_point(|c| c <= v0);
+        let b = cuts.partition_point(|c| c < end);
+        for c in cuts.range(a, b.max(a)) {
             let n = count(&text[v0..c]);
             push(out, c, next_cut(cuts, c).min(end), n);
         }
@@ -233,6 +317,14 @@ fn prefix_spans(
 }
 
 fn strict_count(bytes: &[u8], schemas: &JsonSchemas) -> usize {
+    // An array or object is judged as `parse` judges it (`json::outline`):
+    // a closed array or object of arrays from its elements, so its value
+    // tree (five to ten times the text) is never built. The outline reads
+    // the first fenced block as TrustGraph does, which is these (stripped)
+    // bytes exactly when they hold no fence.
+    if matches!(bytes.first(), Some(b'[' | b'{')) && memchr::memmem::find(bytes, b"```").is_none() {
+        return super::json::outline(bytes, schemas).item_count();
+    }
     let count = |shown: &Value, checked: &Value| match &schemas.whole {
         Some(s) if !s.is_valid(checked) => 0,
         _ => items_of(shown).len(),
@@ -247,7 +339,7 @@ fn strict_count(bytes: &[u8], schemas: &JsonSchemas) -> usize {
     }
 }
 
-fn strict_spans(text: &[u8], cuts: &[usize], schemas: &JsonSchemas) -> Vec<Span> {
+fn strict_spans(text: &[u8], cuts: Cuts<'_>, schemas: &JsonSchemas) -> Vec<Span> {
     let mut out = Vec::new();
     // Fenced mode: once the closing fence is in the prefix, the fenced
     // content is what gets parsed, for every later cut.
@@ -302,7 +394,7 @@ enum Reading {
     More,
 }
 
-fn jsonl_spans(text: &[u8], cuts: &[usize], schema: Option<&CompiledSchema>) -> Vec<Span> {
+fn jsonl_spans(text: &[u8], cuts: Cuts<'_>, schema: Option<&CompiledSchema>) -> Vec<Span> {
     let mut out = Vec::new();
     let mut seen = false;
     let mut start = 0;
@@ -336,7 +428,7 @@ fn line_spans(
     v0: usize,
     ce: usize,
     lead: bool,
-    cuts: &[usize],
+    cuts: Cuts<'_>,
     schema: Option<&CompiledSchema>,
     out: &mut Vec<Span>,
 ) {
@@ -390,7 +482,7 @@ fn scalar_line_spans(
     v0: usize,
     ce: usize,
     lead: bool,
-    cuts: &[usize],
+    cuts: Cuts<'_>,
     schema: Option<&CompiledSchema>,
     out: &mut Vec<Span>,
 ) {
