@@ -595,3 +595,129 @@ async fn terminal_escapes_in_an_error_body_never_reach_the_terminal() {
         "{msg:?}"
     );
 }
+
+/// One Anthropic SSE answer of `text` ending with `stop`.
+fn anthropic_answer(text: &str, stop: &str) -> Reply {
+    let events = [
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ),
+        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 40}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ];
+    let raw: Vec<String> = events.iter().map(|(e, d)| format!("event: {e}\ndata: {d}")).collect();
+    let refs: Vec<&str> = raw.iter().map(String::as_str).collect();
+    Reply::sse(&refs)
+}
+
+const REFUSED_PREFILL: &str = r#"{"type":"error","error":{"type":"invalid_request_error","message":"This model does not support assistant message prefill. The conversation must end with a user message."}}"#;
+
+/// A continuation call the provider refuses (a 400 to the assistant
+/// prefill) is a failure, not a success: a warning names the refused call
+/// and the server's words, the exit is 5 (`provider_error`), and the items
+/// of the calls before it are kept in the error's detail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_continuation_call_is_reported_as_a_failure() {
+    let cut = "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n{\"entity\": \"chlorophyll\", \"definition\": \"the green pigment\"}\n{\"entity\": \"sto";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut outs = Vec::new();
+    for format in ["json", "jsonl"] {
+        let server = Server::start(vec![
+            anthropic_answer(cut, "max_tokens"),
+            Reply::status(400, REFUSED_PREFILL),
+        ])
+        .await;
+        let config = tmp.path().join(format!("{format}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "[[provider]]\nname = \"claude\"\nkind = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"claude-sonnet-4-5\"\napi_key_env = \"CUTLINE_RELIABILITY_KEY\"\nmax_retries = 0\n",
+                server.url()
+            ),
+        )
+        .expect("config");
+        let sessions = tmp.path().join("sessions");
+        let out = tokio::task::spawn_blocking(move || {
+            cutline()
+                .env("CUTLINE_CONFIG", &config)
+                .env("CUTLINE_RELIABILITY_KEY", "sk-ant-reliability-0000")
+                .args([
+                    "run",
+                    "extract-definitions-jsonl",
+                    "--provider",
+                    "claude",
+                    "--max-tokens",
+                    "40",
+                    "--continue",
+                    "3",
+                ])
+                .arg("--sessions")
+                .arg(&sessions)
+                .args(["--output", format])
+                .output()
+                .expect("run")
+        })
+        .await
+        .expect("join");
+        assert_eq!(server.requests().len(), 2, "the first call and the refused one");
+        outs.push(out);
+    }
+    let env = envelope_of(&outs[0]);
+    assert_eq!(outs[0].status.code(), Some(5), "{env}");
+    assert_eq!(env["ok"], false);
+    assert_eq!(env["error"]["category"], "provider_error");
+    let message = env["error"]["message"].as_str().expect("message");
+    assert!(
+        message.starts_with("continuation call 2 (prefill) was refused: "),
+        "{message}"
+    );
+    assert!(
+        message.contains("does not support assistant message prefill"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("; the 2 items of the calls before it are kept"),
+        "{message}"
+    );
+    assert_eq!(env["warnings"], json!([message]));
+    let detail = &env["error"]["detail"];
+    assert_eq!(detail["continuation"]["ended"], "failed");
+    assert_eq!(detail["continuation"]["items"], 2);
+    let calls = detail["continuation"]["calls"].as_array().expect("calls");
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1]["finish_reason"], "error");
+    let entities: Vec<&str> = detail["analysis"]["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["entity"].as_str().expect("entity"))
+        .collect();
+    assert_eq!(entities, ["photosynthesis", "chlorophyll"]);
+    // JSONL: the warning, then the error record last; exit 5.
+    assert_eq!(outs[1].status.code(), Some(5));
+    let text = String::from_utf8(outs[1].stdout.clone()).expect("utf-8");
+    let recs: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+    let last = recs.last().expect("records");
+    assert_eq!(last["type"], "error");
+    assert_eq!(last["category"], "provider_error");
+    assert!(
+        recs.iter().any(|r| r["type"] == "warning"
+            && r["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("continuation call 2 (prefill) was refused: "))),
+        "{text}"
+    );
+}

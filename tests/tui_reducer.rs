@@ -1078,6 +1078,44 @@ fn continue_carries_the_token_ids_of_the_answer_on_show() {
     );
 }
 
+/// A continuation call the provider refuses says so in the status line,
+/// as a failed continuation with the answer before it kept, not as a run
+/// that failed (issue 24); a plain run's failure keeps its own words.
+#[test]
+fn a_refused_continuation_says_so_in_the_status_line() {
+    let refused = "BadRequest (HTTP 400): This model does not support assistant message prefill.";
+    for continuing in [true, false] {
+        let mut s = state();
+        send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter)]);
+        show(
+            &mut s,
+            finished(1, &jsonl_prompt(), JSONL_WITH_ERRORS, FinishReason::Length),
+        );
+        let fx = send(&mut s, [ch(if continuing { 'c' } else { 'r' })]);
+        let [Effect::Start(job)] = fx.as_slice() else {
+            panic!("{fx:?}");
+        };
+        let (_, end) = stream(&jsonl_prompt(), JSONL_WITH_ERRORS, 8, FinishReason::Error);
+        let RunMsg::Done(mut end) = end else { unreachable!() };
+        end.error = Some(refused.into());
+        send(
+            &mut s,
+            [Event::Run {
+                id: job.id,
+                msg: RunMsg::Done(end),
+            }],
+        );
+        let msg = s.message.as_ref().unwrap();
+        let expected = if continuing {
+            format!("continuation refused: {refused}; the answer before it is kept")
+        } else {
+            format!("run failed: {refused}")
+        };
+        assert_eq!(msg.text, expected);
+        assert!(msg.error, "shown as an error");
+    }
+}
+
 /// Ctrl-O hands the focused field to the external editor (with a suffix
 /// for its syntax) and takes its text back: the field changes, is dirty and
 /// revalidated; an editor that failed leaves it as it was (issue 13).

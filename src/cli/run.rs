@@ -187,27 +187,57 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let mut data = report(&outcome, recorder.as_ref().map(Recorder::path), out)?;
     object_schema_report(&mut data, &outcome, &spec.prompt, out)?;
     data["undefined"] = json!(outcome.undefined);
-    if let Some(c) = continued {
-        stitched(&mut data, &c, &spec, out)?;
-        if c.calls.len() > 1 && outcome.record.params.temperature != Some(0.0) {
-            out.warn(
-                "the run is not greedy (no temperature 0 sent: see its adjustments), so the continued answer is \
-                 a likely continuation, not the one an uncut run would give",
-            )
-            .map_err(|e| io_err(&e))?;
+    let refused = match continued {
+        Some(c) => {
+            stitched(&mut data, &c, &spec, out)?;
+            if c.calls.len() > 1 && outcome.record.params.temperature != Some(0.0) {
+                out.warn(
+                    "the run is not greedy (no temperature 0 sent: see its adjustments), so the continued answer is \
+                     a likely continuation, not the one an uncut run would give",
+                )
+                .map_err(|e| io_err(&e))?;
+            }
+            refused_call(&c)
         }
-    }
+        None => None,
+    };
     // A provider failure is exit 5 (`provider_error`), with everything that
-    // arrived before it still in the error's detail, analysed and recorded.
-    match &outcome.record.error {
-        Some(e) => {
+    // arrived before it still in the error's detail, analysed and recorded;
+    // so is a continuation call the provider refused, whose recovery failed.
+    match (&outcome.record.error, refused) {
+        (Some(e), _) => {
             let mut err = llm_err(e);
             err.message = format!("{} (what arrived is kept and recorded)", err.message);
             err.detail = Some(data);
             Err(err)
         }
-        None => Ok(data),
+        (None, Some(mut err)) => {
+            out.warn(err.message.clone()).map_err(|e| io_err(&e))?;
+            err.detail = Some(data);
+            Err(err)
+        }
+        (None, None) => Ok(data),
     }
+}
+
+/// The failure of a continuation that ended because a call failed (a 400
+/// to an assistant prefill, say): which call, how it was asked, the
+/// server's words, and what is kept.
+fn refused_call(c: &crate::run::continuation::Continued) -> Option<CliError> {
+    if c.ended != crate::run::continuation::Ended::Failed {
+        return None;
+    }
+    let call = c.calls.last()?;
+    let how = serde_json::to_value(call.how).ok()?;
+    let error = c.records.last()?.error.as_ref()?;
+    let mut err = llm_err(error);
+    err.message = format!(
+        "continuation call {} ({}) was refused: {error}; the {} items of the calls before it are kept",
+        c.calls.len(),
+        how.as_str().unwrap_or("?"),
+        c.items.len(),
+    );
+    Some(err)
 }
 
 /// What TrustGraph's consumer would make of a JSONL answer beyond its

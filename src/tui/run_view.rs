@@ -93,6 +93,9 @@ pub struct RunView {
     /// The model's own token ids behind `text`, once it ended, when the
     /// server reported them: what `c` prefills on llama-server.
     pub token_ids: Option<Vec<u32>>,
+    /// A continuation call (`c`) of the answer it started from: a failure
+    /// is the continuation's, refused with the answer before it kept.
+    pub continues: bool,
 }
 
 impl RunView {
@@ -134,6 +137,7 @@ impl RunView {
             recorded: None,
             origin: None,
             token_ids: None,
+            continues: false,
         }
     }
 

@@ -103,6 +103,9 @@ pub(super) fn continue_run(s: &mut State) -> Vec<Effect> {
     match started {
         Some(job) if matches!(&s.shown, Some(Shown::Single(v)) if v.prompt_id == prompt_id) => {
             job.prefill = prefill;
+            if let Some(Shown::Single(v)) = &mut s.shown {
+                v.continues = true;
+            }
             s.info(rust_i18n::t!("tui.status.continuing").into_owned());
         }
         Some(_) => {
@@ -318,6 +321,7 @@ pub(super) fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
                 _ => None,
             };
             let recorded = end.recorded.clone();
+            let continues = r.continues;
             r.recorded = end.recorded;
             let finish = end.finish;
             let notes = if end.notes.is_empty() {
@@ -338,7 +342,13 @@ pub(super) fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
                     .as_ref()
                     .map(|r| rust_i18n::t!("tui.msg.recorded_suffix", run = r).into_owned())
                     .unwrap_or_default();
-                s.error(rust_i18n::t!("tui.msg.run_failed", error = e, kept = kept));
+                let key = if continues {
+                    // The recovery failed: say so, not just that a run did.
+                    "tui.msg.continue_failed"
+                } else {
+                    "tui.msg.run_failed"
+                };
+                s.error(rust_i18n::t!(key, error = e, kept = kept));
                 if recorded.is_some() {
                     out.push(Effect::LoadSessions);
                 }
