@@ -624,22 +624,44 @@ fn anthropic_answer(text: &str, stop: &str) -> Reply {
 }
 
 const REFUSED_PREFILL: &str = r#"{"type":"error","error":{"type":"invalid_request_error","message":"This model does not support assistant message prefill. The conversation must end with a user message."}}"#;
+const REFUSED_FOLLOW_UP: &str = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
 
-/// A continuation call the provider refuses (a 400 to the assistant
-/// prefill) is a failure, not a success: a warning names the refused call
-/// and the server's words, the exit is 5 (`provider_error`), and the items
-/// of the calls before it are kept in the error's detail.
+/// A Claude endpoint that answers the first call with `cut` (stopped by
+/// the limit) and refuses every continuation: a 400 to the assistant
+/// prefill, and a 400 to the follow-up turn it is then sent as.
+fn refusing_claude(cut: &'static str) -> impl Fn(&support::Recorded) -> Reply + Send + Sync + 'static {
+    move |r| {
+        if r.method == "GET" {
+            return Reply::status(
+                200,
+                r#"{"id":"claude-sonnet-4-5","type":"model","display_name":"Claude Sonnet 4.5","created_at":"2025-09-29T00:00:00Z"}"#,
+            );
+        }
+        let body = r.json();
+        let messages = body["messages"].as_array().expect("messages");
+        let last = messages.last().expect("a message");
+        let text = last["content"].to_string();
+        if last["role"] == "assistant" {
+            Reply::status(400, REFUSED_PREFILL)
+        } else if text.contains("Your answer so far was cut off") {
+            Reply::status(400, REFUSED_FOLLOW_UP)
+        } else {
+            anthropic_answer(cut, "max_tokens")
+        }
+    }
+}
+
+/// A continuation call the provider refuses is a failure, not a success: a
+/// warning names the refused call and the server's words, the exit is 5
+/// (`provider_error`), and the items of the calls before it are kept in the
+/// error's detail.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_continuation_call_is_reported_as_a_failure() {
-    let cut = "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n{\"entity\": \"chlorophyll\", \"definition\": \"the green pigment\"}\n{\"entity\": \"sto";
+    const CUT: &str = "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n{\"entity\": \"chlorophyll\", \"definition\": \"the green pigment\"}\n{\"entity\": \"sto";
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut outs = Vec::new();
     for format in ["json", "jsonl"] {
-        let server = Server::start(vec![
-            anthropic_answer(cut, "max_tokens"),
-            Reply::status(400, REFUSED_PREFILL),
-        ])
-        .await;
+        let server = Server::handler(refusing_claude(CUT)).await;
         let config = tmp.path().join(format!("{format}.toml"));
         std::fs::write(
             &config,
@@ -654,6 +676,7 @@ async fn a_refused_continuation_call_is_reported_as_a_failure() {
             cutline()
                 .env("CUTLINE_CONFIG", &config)
                 .env("CUTLINE_RELIABILITY_KEY", "sk-ant-reliability-0000")
+                .env("XDG_CACHE_HOME", sessions.join("cache"))
                 .args([
                     "run",
                     "extract-definitions-jsonl",
@@ -672,7 +695,14 @@ async fn a_refused_continuation_call_is_reported_as_a_failure() {
         })
         .await
         .expect("join");
-        assert_eq!(server.requests().len(), 2, "the first call and the refused one");
+        // The first call, the prefill refused, the follow-up refused.
+        let lasts: Vec<String> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .map(|r| r.json()["messages"].as_array().expect("messages").last().expect("last")["role"].to_string())
+            .collect();
+        assert_eq!(lasts, ["\"user\"", "\"assistant\"", "\"user\""]);
         outs.push(out);
     }
     let env = envelope_of(&outs[0]);
@@ -681,18 +711,18 @@ async fn a_refused_continuation_call_is_reported_as_a_failure() {
     assert_eq!(env["error"]["category"], "provider_error");
     let message = env["error"]["message"].as_str().expect("message");
     assert!(
-        message.starts_with("continuation call 2 (prefill) was refused: "),
+        message.starts_with("continuation call 2 (follow_up) was refused: "),
         "{message}"
     );
     assert!(
-        message.contains("does not support assistant message prefill"),
+        message.contains("prompt is too long: 210000 tokens > 200000 maximum"),
         "{message}"
     );
     assert!(
         message.ends_with("; the 2 items of the calls before it are kept"),
         "{message}"
     );
-    assert_eq!(env["warnings"], json!([message]));
+    assert_eq!(env["warnings"].as_array().and_then(|w| w.last()), Some(&json!(message)));
     let detail = &env["error"]["detail"];
     assert_eq!(detail["continuation"]["ended"], "failed");
     assert_eq!(detail["continuation"]["items"], 2);
@@ -717,7 +747,7 @@ async fn a_refused_continuation_call_is_reported_as_a_failure() {
         recs.iter().any(|r| r["type"] == "warning"
             && r["message"]
                 .as_str()
-                .is_some_and(|m| m.starts_with("continuation call 2 (prefill) was refused: "))),
+                .is_some_and(|m| m.starts_with("continuation call 2 (follow_up) was refused: "))),
         "{text}"
     );
 }
