@@ -312,9 +312,9 @@ fn lenient_parse(args: &[std::ffi::OsString]) -> (Format, &'static str) {
 }
 
 /// Every subcommand's name (checked against the parser by a test).
-pub const COMMAND_NAMES: [&str; 13] = [
+pub const COMMAND_NAMES: [&str; 15] = [
     "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "migrate", "compare", "eval",
-    "budget", "report",
+    "budget", "report", "probe", "models",
 ];
 
 fn workbench(cli: &Cli) -> i32 {
