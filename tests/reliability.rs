@@ -751,3 +751,81 @@ async fn a_refused_continuation_call_is_reported_as_a_failure() {
         "{text}"
     );
 }
+
+/// An OpenAI-compatible stream that sends two lines of an answer, then
+/// stays silent (well inside the idle timeout) as a slow model does.
+fn stalling_answer() -> Reply {
+    let first = json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n{\"entity\": \"chlo"}, "finish_reason": null}]}).to_string();
+    let never = json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "rophyll\"}"}, "finish_reason": "stop"}]}).to_string();
+    Reply::data(&[&first, &never]).delay_before(1, 50_000)
+}
+
+/// SIGINT or SIGTERM while `cutline run` streams ends the request, not the
+/// process: what arrived is analysed and recorded as cut by the user, the
+/// error is `interrupted`, and the exit code is 130 (before, the process
+/// died at once and the session kept only its header).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_during_run_records_the_partial_run_as_cut_by_the_user() {
+    use std::io::BufRead as _;
+    for signal in ["INT", "TERM"] {
+        let server = Server::handler(|_| stalling_answer()).await;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let config = evil_config(tmp.path(), &server.url());
+        let sessions = tmp.path().join("sessions");
+        let (status, records) = tokio::task::spawn_blocking(move || {
+            let mut child = cutline()
+                .env("CUTLINE_CONFIG", &config)
+                .args(["run", "extract-definitions-jsonl", "--provider", "evil"])
+                .arg("--sessions")
+                .arg(&sessions)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn");
+            let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+            let mut records: Vec<Value> = Vec::new();
+            // Wait for the first streamed chunk, then signal.
+            for line in lines.by_ref() {
+                let v: Value = serde_json::from_str(&line.expect("line")).expect("JSON");
+                let delta = v["type"] == "delta";
+                records.push(v);
+                if delta {
+                    break;
+                }
+            }
+            let st = Command::new("kill")
+                .args([&format!("-{signal}"), &child.id().to_string()])
+                .status()
+                .expect("kill");
+            assert!(st.success());
+            records.extend(lines.map(|l| serde_json::from_str::<Value>(&l.expect("line")).expect("JSON")));
+            (child.wait().expect("wait"), records)
+        })
+        .await
+        .expect("join");
+        assert_eq!(status.code(), Some(130), "SIG{signal}: {records:?}");
+        let last = records.last().expect("records");
+        assert_eq!(last["type"], "error", "SIG{signal}");
+        assert_eq!(last["category"], "interrupted");
+        assert_eq!(
+            last["message"],
+            format!("Cancelled: cut by the user (SIG{signal}) (what arrived is kept and recorded)")
+        );
+        let detail = &last["detail"];
+        assert_eq!(
+            detail["text"],
+            "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n{\"entity\": \"chlo"
+        );
+        assert_eq!(detail["finish_reason"], "error");
+        assert_eq!(detail["analysis"]["items"][0]["entity"], "photosynthesis");
+        // The session holds the run, cut by the user.
+        let path = detail["session"]["path"].as_str().expect("session path");
+        let s = cutline::session::load(Path::new(path)).expect("loads");
+        assert_eq!(s.runs.len(), 1, "SIG{signal}");
+        let run = &s.runs[0];
+        assert_eq!(run.text, detail["text"].as_str().expect("text"));
+        let error = run.error.as_ref().expect("an error");
+        assert_eq!(error.kind, cutline::llm::ErrorKind::Cancelled);
+        assert_eq!(error.message, format!("cut by the user (SIG{signal})"));
+    }
+}

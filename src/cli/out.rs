@@ -44,6 +44,9 @@ pub enum Category {
     /// `migrate` of a prompt whose schema is neither an array nor an object
     /// of arrays: one object is a different contract than a list of lines.
     Unconvertible,
+    /// The run was cut by SIGINT or SIGTERM (what arrived is kept and
+    /// recorded).
+    Interrupted,
     /// Anything else.
     Internal,
 }
@@ -60,6 +63,7 @@ impl Category {
             Self::SetupRequired => 7,
             Self::CheckFailed => 8,
             Self::Unconvertible => 9,
+            Self::Interrupted => crate::run::interrupt::EXIT_CODE,
             Self::Internal => 1,
         }
     }

@@ -108,12 +108,13 @@ pub fn target_for(word: &str, spec: &Spec, sessions: &std::path::Path) -> Result
     .map_err(|e| llm_err(&e))
 }
 
-/// A provider failure as a CLI error (`setup_required` when the local model is missing).
+/// A provider failure as a CLI error (`setup_required` when the local
+/// model is missing, `interrupted` when a signal cut the run).
 pub fn llm_err(e: &LlmError) -> CliError {
-    let cat = if e.kind == ErrorKind::SetupRequired {
-        Category::SetupRequired
-    } else {
-        Category::ProviderError
+    let cat = match e.kind {
+        ErrorKind::SetupRequired => Category::SetupRequired,
+        ErrorKind::Cancelled => Category::Interrupted,
+        _ => Category::ProviderError,
     };
     CliError::new(cat, e.to_string())
 }
@@ -146,6 +147,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         .build()
         .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
     let outcome = rt.block_on(async {
+        // SIGINT / SIGTERM end the request, not the process: the partial
+        // run is analysed and recorded as cut by the user (exit 130).
+        crate::run::interrupt::arm().map_err(|e| CliError::new(Category::Internal, format!("signals: {e}")))?;
         let mut write_err = None;
         let result = crate::run::execute(&target, &spec, recorder.as_mut(), |ev, _| {
             if let llm::Event::Delta { text, .. } = ev
@@ -231,8 +235,13 @@ fn refused_call(c: &crate::run::continuation::Continued) -> Option<CliError> {
     let how = serde_json::to_value(call.how).ok()?;
     let error = c.records.last()?.error.as_ref()?;
     let mut err = llm_err(error);
+    let what = if error.kind == ErrorKind::Cancelled {
+        "was cut"
+    } else {
+        "was refused"
+    };
     err.message = format!(
-        "continuation call {} ({}) was refused: {error}; the {} items of the calls before it are kept",
+        "continuation call {} ({}) {what}: {error}; the {} items of the calls before it are kept",
         c.calls.len(),
         how.as_str().unwrap_or("?"),
         c.items.len(),

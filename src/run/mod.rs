@@ -7,6 +7,7 @@
 
 pub mod continuation;
 pub mod evidence;
+pub mod interrupt;
 pub mod plan;
 pub mod probe;
 pub mod retry;
@@ -225,7 +226,10 @@ pub async fn stream(target: &Target, plan: &mut Plan, on_event: &mut impl FnMut(
             prefill_tokens = plan.request.prefill_tokens.len(),
             "request"
         );
-        let events = client_stop(target.provider.stream(plan.request.clone()), &plan.client_stop);
+        let events = client_stop(
+            interrupt::until_interrupted(target.provider.stream(plan.request.clone())),
+            &plan.client_stop,
+        );
         let t = llm::collect(events, &mut *on_event).await;
         tracing::debug!(
             provider = %info.name,
