@@ -829,3 +829,82 @@ async fn a_signal_during_run_records_the_partial_run_as_cut_by_the_user() {
         assert_eq!(error.message, format!("cut by the user (SIG{signal})"));
     }
 }
+
+/// An eval never writes its session past what cutline reads back
+/// (`CUTLINE_MAX_FILE_MIB`): the record that would cross it is refused,
+/// the eval stops there with an `input_error` saying why, and the session
+/// still lists, replays, resumes and reports (before, the eval wrote past
+/// the cap and then could do none of that with its own session).
+#[test]
+fn an_eval_stops_before_its_session_passes_the_read_cap() {
+    let (_tmp, sessions) = demo_sessions();
+    let with_cap = |args: &[&str]| {
+        cutline()
+            .env("CUTLINE_MAX_FILE_MIB", "1")
+            .args(args)
+            .arg("--sessions")
+            .arg(&sessions)
+            .args(["--output", "json"])
+            .output()
+            .expect("run")
+    };
+    let eval = [
+        "eval",
+        "--prompt",
+        "extract-definitions,extract-topics,agent-kg-extract",
+        "--provider",
+        "replay",
+        "--max-tokens",
+        "32,64,96,128,256,none",
+        "--session",
+        "big",
+    ];
+    let out = with_cap(&eval);
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(4), "{}", env["error"]);
+    assert_eq!(env["error"]["category"], "input_error");
+    let path = sessions.join("big.jsonl");
+    let message = env["error"]["message"].as_str().expect("message");
+    assert!(
+        message.starts_with(&format!("{}: the session is full: this record (", path.display())),
+        "{message}"
+    );
+    assert!(
+        message
+            .contains("would take it past the 1 MiB cutline reads back (CUTLINE_MAX_FILE_MIB), so it is not written"),
+        "{message}"
+    );
+    assert!(message.contains("; the eval stopped after "), "{message}");
+    let size = std::fs::metadata(&path).expect("session").len();
+    assert!(size <= 1 << 20, "{size} bytes");
+    // Every record on disk is whole, and every command reads the session.
+    let s = cutline::session::load(&path).expect("loads");
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let recorded = s.runs.len();
+    assert!(recorded > 10, "{recorded}");
+    let out = with_cap(&["sessions"]);
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{env}");
+    assert_eq!(env["warnings"], json!([]));
+    let listed = env["data"]["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|s| s["id"] == "big")
+        .expect("big listed")["runs"]
+        .as_array()
+        .expect("runs")
+        .len();
+    assert_eq!(listed, recorded);
+    let out = with_cap(&["replay", "big#1", "--max-tokens", "16"]);
+    assert_eq!(out.status.code(), Some(0), "{}", envelope_of(&out));
+    let report = sessions.join("big.html");
+    let out = with_cap(&["report", "big", "-o", report.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", envelope_of(&out));
+    // Resuming skips what is recorded, then stops at the cap again.
+    let out = with_cap(&eval);
+    let env = envelope_of(&out);
+    assert_eq!(out.status.code(), Some(4), "{}", env["error"]);
+    assert_eq!(env["error"]["detail"]["plan"]["skipped"], recorded);
+    assert!(std::fs::metadata(&path).expect("session").len() <= 1 << 20);
+}

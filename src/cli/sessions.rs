@@ -24,7 +24,26 @@ pub fn run<W: Write>(_args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value,
         )
     })?;
     for path in paths {
-        let s = match crate::session::load(&path) {
+        // Run by run: one line about each is kept, never the session.
+        let mut runs: Vec<(u64, Value)> = Vec::new();
+        let mut each = |r: crate::session::RunRecord| {
+            let number = crate::session::run_number(&r, runs.len());
+            runs.push((
+                number,
+                json!({
+                    "ref": Value::Null,
+                    "prompt": r.prompt_id,
+                    "response_type": r.response_type,
+                    "provider": r.provider.name,
+                    "model": r.provider.model,
+                    "max_tokens": r.params.max_tokens,
+                    "finish_reason": r.finish,
+                    "tokens": r.usage.completion_tokens.or_else(|| u32::try_from(r.pieces.len()).ok()),
+                    "analysis": r.analysis,
+                }),
+            ));
+        };
+        let s = match crate::session::each_run(&path, &mut each) {
             Ok(s) => s,
             Err(e) => {
                 out.warn(format!("{}: {e}", path.display())).map_err(|e| io_err(&e))?;
@@ -34,22 +53,11 @@ pub fn run<W: Write>(_args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value,
         for w in &s.warnings {
             out.warn(w.clone()).map_err(|e| io_err(&e))?;
         }
-        let runs: Vec<Value> = s
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                json!({
-                    "ref": s.reference(i),
-                    "prompt": r.prompt_id,
-                    "response_type": r.response_type,
-                    "provider": r.provider.name,
-                    "model": r.provider.model,
-                    "max_tokens": r.params.max_tokens,
-                    "finish_reason": r.finish,
-                    "tokens": r.usage.completion_tokens.or_else(|| u32::try_from(r.pieces.len()).ok()),
-                    "analysis": r.analysis,
-                })
+        let runs: Vec<Value> = runs
+            .into_iter()
+            .map(|(n, mut r)| {
+                r["ref"] = Value::String(format!("{}#{n}", s.header.id));
+                r
             })
             .collect();
         for r in &runs {

@@ -260,6 +260,8 @@ pub struct Recorder {
     id: String,
     /// The highest run number on disk.
     runs: u64,
+    /// The file's length: what [`Recorder::append`] weighs against the cap.
+    len: u64,
 }
 
 impl Recorder {
@@ -287,6 +289,7 @@ impl Recorder {
             file,
             id: id.clone(),
             runs: 0,
+            len: 0,
         };
         let header = Header {
             kind: "session".into(),
@@ -315,6 +318,7 @@ impl Recorder {
                 file.write_all(b"\n")?;
             }
         }
+        let len = file.metadata()?.len();
         let runs = existing
             .runs
             .iter()
@@ -328,6 +332,7 @@ impl Recorder {
             file,
             id: existing.header.id,
             runs,
+            len,
         })
     }
 
@@ -367,11 +372,20 @@ impl Recorder {
     }
 
     /// Append one record as one line, flushed and synced, so a crash loses at
-    /// most the line being written.
+    /// most the line being written. A line that would take the file past
+    /// the cap cutline reads ([`crate::limits`]) is refused and nothing is
+    /// written (an error of kind `FileTooLarge`), so a session is never
+    /// written past what cutline can read back.
     pub fn append(&mut self, record: &Value) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
+        let cap = crate::limits::max_file_bytes();
+        let grown = self.len.saturating_add(line.len() as u64);
+        if grown > cap {
+            return Err(full(&self.path, line.len(), cap));
+        }
         self.file.write_all(&line)?;
+        self.len = grown;
         self.file.flush()?;
         self.file.sync_data()
     }
@@ -380,6 +394,41 @@ impl Recorder {
     pub fn record(&mut self, run: &RunRecord) -> std::io::Result<()> {
         self.append(&serde_json::to_value(run)?)
     }
+}
+
+/// A session that cannot take the next record without passing the read
+/// cap (the error inside the `FileTooLarge` [`Recorder::append`] returns).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{path}: the session is full: this record ({bytes} bytes) would take it past the {mib} MiB cutline reads back \
+     ({env}), so it is not written and the session stays readable; record into another session or raise the limit"
+)]
+pub struct SessionFull {
+    path: String,
+    bytes: usize,
+    mib: u64,
+    env: &'static str,
+}
+
+/// Whether `e` is [`Recorder::append`] refusing a record at the read cap
+/// (not the OS refusing a write, which has the same kind).
+pub fn is_full(e: &std::io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(<dyn std::error::Error + Send + Sync>::is::<SessionFull>)
+}
+
+/// The error for a record that would take the session at `path` past the
+/// read cap.
+fn full(path: &Path, bytes: usize, cap: u64) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::FileTooLarge,
+        SessionFull {
+            path: path.display().to_string(),
+            bytes,
+            mib: cap >> 20,
+            env: crate::limits::MAX_FILE_ENV,
+        },
+    )
 }
 
 /// At most this many line warnings per file; the rest are counted in one.
@@ -405,11 +454,43 @@ fn torn_run_number(line: &[u8]) -> Option<u64> {
 
 /// [`load`], plus the highest run number among lines that did not load.
 fn load_numbered(path: &Path) -> std::io::Result<(Session, u64)> {
+    let mut runs = Vec::new();
+    let (header, warnings, torn_max) = visit(path, &mut |r| runs.push(r))?;
+    let session = Session {
+        path: path.to_owned(),
+        header,
+        runs,
+        warnings,
+    };
+    Ok((session, torn_max))
+}
+
+/// What [`each_run`] found besides the runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scanned {
+    /// Header line.
+    pub header: Header,
+    /// Problems met while reading, as [`Session::warnings`].
+    pub warnings: Vec<String>,
+}
+
+/// Read the session at `path` run by run, handing each to `each` in order
+/// (its index in the file's runs is its position in the calls), so a
+/// reader that needs one run, or one line about each, never holds them
+/// all (`cutline sessions`, finding a recording). The same checks and
+/// warnings as [`load`].
+pub fn each_run(path: &Path, each: &mut dyn FnMut(RunRecord)) -> std::io::Result<Scanned> {
+    visit(path, each).map(|(header, warnings, _)| Scanned { header, warnings })
+}
+
+/// The one reader of a session file: the header, each run handed on, the
+/// warnings, and the highest run number among lines that did not load.
+fn visit(path: &Path, each: &mut dyn FnMut(RunRecord)) -> std::io::Result<(Header, Vec<String>, u64)> {
     let (file, cap) = crate::limits::open(path)?;
     let mut reader = BufReader::new(file.take(cap + 1));
     let label = path.display().to_string();
     let mut header = None;
-    let mut runs = Vec::new();
+    let mut seen_run = false;
     let mut warnings = Vec::new();
     let mut skipped = 0usize;
     let mut warn = |w: String| {
@@ -431,7 +512,7 @@ fn load_numbered(path: &Path) -> std::io::Result<(Session, u64)> {
         }
         let value: Value = match serde_json::from_slice(&line) {
             Ok(v) => v,
-            Err(_) if header.is_none() && !(last && runs.is_empty()) => return Err(not_a_session()),
+            Err(_) if header.is_none() && (seen_run || !last) => return Err(not_a_session()),
             Err(e) => {
                 torn_max = torn_max.max(torn_run_number(&line).unwrap_or(0));
                 let what = if last && e.is_eof() {
@@ -450,7 +531,10 @@ fn load_numbered(path: &Path) -> std::io::Result<(Session, u64)> {
             },
             _ if header.is_none() => return Err(not_a_session()),
             Some("run") => match serde_json::from_value::<RunRecord>(value) {
-                Ok(r) => runs.push(r),
+                Ok(r) => {
+                    seen_run = true;
+                    each(r);
+                }
                 Err(e) => warn(format!("{label}:{n}: bad run record; skipped: {e}")),
             },
             _ => warn(format!("{label}:{n}: unknown record type; skipped")),
@@ -475,13 +559,7 @@ fn load_numbered(path: &Path) -> std::io::Result<(Session, u64)> {
             created_ms: 0,
         }
     });
-    let session = Session {
-        path: path.to_owned(),
-        header,
-        runs,
-        warnings,
-    };
-    Ok((session, torn_max))
+    Ok((header, warnings, torn_max))
 }
 
 fn not_a_session() -> std::io::Error {
@@ -572,27 +650,42 @@ pub fn resolve(reference: &str, dir: &Path) -> Result<(Session, usize), String> 
 /// limit, since only those can be replayed at every limit. Returns the run
 /// and its `session#n` reference.
 pub fn find_recording(dir: &Path, prompt_id: &str, vars: Option<&Map<String, Value>>) -> Option<(RunRecord, String)> {
-    let mut best: Option<(bool, u64, RunRecord, String)> = None;
+    // Read run by run: only the best so far is held, never a session.
+    let mut best: Option<(bool, u64, RunRecord, u64)> = None;
+    let mut best_session = String::new();
     for path in list(dir) {
-        let Ok(s) = load(&path) else { continue };
-        for (i, r) in s.runs.iter().enumerate() {
+        // A file that turns out unreadable counts for nothing.
+        let before = best.clone();
+        let mut i = 0;
+        let mut found_here = false;
+        let mut each = |r: RunRecord| {
+            let index = i;
+            i += 1;
             if r.prompt_id != prompt_id
                 || vars.is_some_and(|v| *v != r.variables)
                 || r.pieces.is_empty()
                 || r.continues.is_some()
             {
-                continue;
+                return;
             }
             let full = r.finish != FinishReason::Length && r.finish != FinishReason::Error;
             let better = best
                 .as_ref()
-                .is_none_or(|(bf, bt, _, _)| (full, r.started_ms) > (*bf, *bt));
+                .is_none_or(|(bf, bt, ..)| (full, r.started_ms) > (*bf, *bt));
             if better {
-                best = Some((full, r.started_ms, r.clone(), s.reference(i)));
+                let number = run_number(&r, index);
+                best = Some((full, r.started_ms, r, number));
+                found_here = true;
             }
+        };
+        match each_run(&path, &mut each) {
+            // The session id is the header's, known once the file is read.
+            Ok(s) if found_here => best_session = s.header.id,
+            Ok(_) => {}
+            Err(_) => best = before,
         }
     }
-    best.map(|(_, _, r, reference)| (r, reference))
+    best.map(|(_, _, r, n)| (r, format!("{best_session}#{n}")))
 }
 
 #[cfg(test)]

@@ -367,6 +367,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     // Runs whose session write failed (a full disk): said at once, counted,
     // and the eval exits non-zero at the end.
     let mut unrecorded: (usize, Option<String>) = (0, None);
+    // The session reached the size cutline reads back: no run is started
+    // after that, since none could be recorded.
+    let mut full: Option<String> = None;
     if !pending.is_empty() {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -407,7 +410,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 record.run_id = recorder.next_run_id();
                 if let Err(e) = recorder.record(&record) {
                     unrecorded.0 += 1;
-                    if unrecorded.1.is_none() {
+                    if crate::session::is_full(&e) && full.is_none() {
+                        spawner.abort();
+                        progress.clear();
+                        out.warn(format!("{e}; the eval stops here")).map_err(io)?;
+                        full = Some(e.to_string());
+                    } else if unrecorded.1.is_none() {
                         unrecorded.1 = Some(e.to_string());
                         progress.clear();
                         out.warn(format!(
@@ -424,6 +432,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 out.record(&run_record(&s)).map_err(io)?;
                 progress.draw(in_flight.load(Ordering::Relaxed), true);
                 summaries.push(s);
+                if full.is_some() {
+                    break;
+                }
             }
             let _ = spawner.await;
             Ok(())
@@ -476,6 +487,18 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         "twins": twin_recs,
         "totals": totals,
     });
+    if let Some(why) = full {
+        let mut err = CliError::new(
+            Category::InputError,
+            format!(
+                "{why}; the eval stopped after {} runs ({} not recorded); run the rest with another --session",
+                summaries.len() - skipped,
+                unrecorded.0
+            ),
+        );
+        err.detail = Some(if out.format() == Format::Json { data } else { totals });
+        return Err(err);
+    }
     if let (n @ 1.., Some(first)) = unrecorded {
         let mut err = CliError::new(
             Category::InputError,
