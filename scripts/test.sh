@@ -23,6 +23,7 @@ need() {
     fi
 }
 need tmux "the TUI end-to-end test drives the real binary in it"
+export CUTLINE_REQUIRE_TMUX=1
 need chromium "the report test renders the HTML report in headless Chromium"
 export CUTLINE_REQUIRE_CHROMIUM=1
 # GNU time (not the shell keyword) measures the memory tests' peak RSS.

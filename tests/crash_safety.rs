@@ -1,7 +1,7 @@
 //! Crash safety of session recording.
 //!
-//! The test binary re-runs itself as a child (`CUTLINE_CRASH_CHILD` set)
-//! that records runs in a loop through `session::Recorder`, printing
+//! The test re-runs itself as a child (`CUTLINE_CRASH_CHILD` set, the
+//! same test alone) that records runs in a loop through `session::Recorder`, printing
 //! `acked N` after each `record` returns. The parent kills it with SIGKILL
 //! after a random number of acknowledged records plus a random short delay,
 //! several rounds on the same file (each round reopens it with
@@ -79,13 +79,9 @@ fn record(i: usize) -> RunRecord {
     }
 }
 
-/// The child: record into the session file named by the env var until
-/// killed (or the bound).
-#[test]
-fn child_records_sessions_until_killed() {
-    let Some(path) = std::env::var_os(CHILD_ENV) else {
-        return; // Only a child does anything.
-    };
+/// The child: record into the session file `path` until killed (or the
+/// bound).
+fn child_records_sessions_until_killed(path: &std::ffi::OsStr) {
     let path = PathBuf::from(path);
     let mut rec = if path.exists() {
         Recorder::open(&path).expect("reopen")
@@ -107,7 +103,7 @@ fn child_records_sessions_until_killed() {
 fn run_child_and_kill(path: &Path, after: usize, delay_us: u64) -> usize {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "child_records_sessions_until_killed",
+            "kill_9_while_recording_loses_at_most_the_last_record",
             "--exact",
             "--nocapture",
             "--test-threads=1",
@@ -154,11 +150,17 @@ fn assert_warnings_name_lines(s: &session::Session) {
     }
 }
 
+/// In the child (`CUTLINE_CRASH_CHILD` set, this test alone), the recorder
+/// being killed; in the test run, the parent killing it.
 #[test]
 fn kill_9_while_recording_loses_at_most_the_last_record() {
-    if std::env::var_os(CHILD_ENV).is_some() {
-        return;
+    match std::env::var_os(CHILD_ENV) {
+        Some(path) => child_records_sessions_until_killed(&path),
+        None => kill_rounds(),
     }
+}
+
+fn kill_rounds() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crash.jsonl");
     let mut loaded_before = 0;
@@ -191,9 +193,6 @@ fn kill_9_while_recording_loses_at_most_the_last_record() {
 
 #[test]
 fn a_file_cut_at_any_byte_of_its_last_line_loses_only_that_line() {
-    if std::env::var_os(CHILD_ENV).is_some() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let mut rec = Recorder::create(dir.path(), "cut").unwrap();
     for i in 0..3 {
@@ -252,9 +251,6 @@ fn three_numbered_runs(dir: &Path, stem: &str) -> PathBuf {
 /// `#N`, and the next run is numbered after the highest id on disk.
 #[test]
 fn a_torn_line_mid_session_shifts_no_reference() {
-    if std::env::var_os(CHILD_ENV).is_some() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let path = three_numbered_runs(dir.path(), "torn");
     // Tear run #2's line in the middle.
@@ -290,9 +286,6 @@ fn a_torn_line_mid_session_shifts_no_reference() {
 /// reuse it (a `session#N` printed for the torn run never names another).
 #[test]
 fn a_torn_last_run_keeps_its_number() {
-    if std::env::var_os(CHILD_ENV).is_some() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let path = three_numbered_runs(dir.path(), "cut");
     let bytes = std::fs::read(&path).unwrap();

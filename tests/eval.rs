@@ -726,7 +726,7 @@ fn model_or_skip() -> bool {
 #[test]
 fn eval_over_the_gold_set_on_the_local_model() {
     if !model_or_skip() {
-        return;
+        return; // skip: the local model is not installed (model_or_skip said so)
     }
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let cfg = cutline::store::resolve("extract-definitions", &repo.join("prompts")).unwrap();

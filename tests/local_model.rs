@@ -57,7 +57,7 @@ fn run_json(args: &[&str], sessions: &Path) -> Value {
 #[test]
 fn json_array_lost_jsonl_kept_at_64_tokens() {
     if !model_or_skip() {
-        return;
+        return; // skip: the local model is not installed (model_or_skip said so)
     }
     let dir = tempfile::tempdir().expect("tmp");
     let json = run_json(
@@ -130,7 +130,7 @@ impl Drop for StopLocal {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_provider_replay_fidelity_and_structured_output() {
     if !model_or_skip() {
-        return;
+        return; // skip: the local model is not installed (model_or_skip said so)
     }
     let _stop = StopLocal;
     replay_at_n_equals_a_live_run_at_n().await;
@@ -199,7 +199,7 @@ schema = '''{"type": "object", "properties": {"city": {"type": "string", "maxLen
 #[test]
 fn migrate_check_runs_both_prompts_on_the_real_model() {
     if !model_or_skip() {
-        return;
+        return; // skip: the local model is not installed (model_or_skip said so)
     }
     let sessions = tempfile::tempdir().expect("tempdir");
     let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
@@ -257,7 +257,7 @@ fn migrate_check_runs_both_prompts_on_the_real_model() {
 #[test]
 fn a_continued_run_goes_on_from_the_exact_tokens() {
     if !model_or_skip() {
-        return;
+        return; // skip: the local model is not installed (model_or_skip said so)
     }
     let run = |extra: &[&str]| -> Value {
         let out = Command::cargo_bin("cutline")
@@ -325,7 +325,7 @@ async fn the_workbench_continues_from_the_exact_tokens() {
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
     if !model_or_skip() {
-        return;
+        return; // skip: the local model is not installed (model_or_skip said so)
     }
     let sessions = tempfile::tempdir().unwrap();
     let uncut = run_json(
@@ -412,7 +412,7 @@ async fn the_workbench_continues_from_the_exact_tokens() {
 #[test]
 fn grammar_constrained_jsonl_lines_are_all_valid() {
     if !model_or_skip() {
-        return;
+        return; // skip: the local model is not installed (model_or_skip said so)
     }
     let dir = tempfile::tempdir().expect("tempdir");
     for (prompt, limit) in [("extract-definitions-jsonl", "60"), ("agent-kg-extract-jsonl", "120")] {

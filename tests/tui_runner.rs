@@ -336,11 +336,10 @@ async fn the_gold_set_of_the_pair_is_found_and_scored() {
     assert_eq!(cutline::tui::runner::load_gold(&gold, &["none".into()]), Ok(None));
 }
 
-/// A prompt whose id is `../../escape-target` (the loader may let it
-/// through): the Migrate tab's `W` never writes outside the prompts
-/// directory, and says why.
+/// A prompt whose id is `../../escape-target`: the loader refuses it,
+/// naming the file and why, so nothing of it reaches the Migrate tab.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_path_like_prompt_id_is_never_written_outside_the_prompts_dir() {
+async fn a_path_like_prompt_id_is_refused_where_it_is_loaded() {
     let dir = tempfile::tempdir().unwrap();
     let prompts = dir.path().join("a").join("b").join("prompts");
     std::fs::create_dir_all(&prompts).unwrap();
@@ -364,30 +363,68 @@ schema = '{"type": "array", "items": {"type": "object", "properties": {"name": {
         s.prompts.prompts.len() == 1 || !s.prompts.errors.is_empty()
     })
     .await;
-    if s.prompts.prompts.len() != 1 {
-        return; // The loader refuses the id: nothing to write.
-    }
-    assert_eq!(s.prompts.prompts[0].id, "../../escape-target");
-    let fx = send(&mut s, [ch('M'), ch('W')]);
-    drive(&mut s, &mut runner, &mut rx, fx, |s| {
-        s.message.as_ref().is_some_and(|m| m.text.starts_with("not written"))
-    })
-    .await;
-    let target = prompts.join("../../escape-target-jsonl.toml");
-    assert_eq!(
-        s.message.as_ref().unwrap().text,
-        format!(
-            "not written: {}: the file is not inside {} (a prompt id is a name, never a path)",
-            target.display(),
-            prompts.display()
-        )
+    assert!(s.prompts.prompts.is_empty(), "the id was loaded");
+    let err = &s.prompts.errors[0];
+    assert!(err.contains("people.toml"), "{err}");
+    assert!(
+        err.contains("\"../../escape-target\" is not a prompt id: ") && err.contains("(an id is a name, never a path)"),
+        "{err}"
     );
+    let fx = send(&mut s, [ch('M'), ch('W')]);
+    assert!(fx.is_empty(), "{fx:?}");
     assert!(!dir.path().join("a").join("escape-target-jsonl.toml").exists());
-    // The store refuses it too, whoever calls it.
-    let mut p = s.migrate.as_ref().unwrap().result.as_ref().unwrap().config.clone();
+}
+
+/// The guard every workbench save goes through (`store::save_in`, by way of
+/// `check_inside`), tested directly, since the loader keeps path-like ids
+/// from ever reaching it: only a plain name directly inside the prompts
+/// directory is written; `..`, a subdirectory, a link out of the directory
+/// and a name that is `..` are refused with the file and the directory named.
+#[test]
+fn the_store_writes_only_directly_inside_its_directory() {
+    use cutline::store::check_inside;
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(prompts.join("sub")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, prompts.join("link")).unwrap();
+    assert_eq!(check_inside(&prompts.join("x.toml"), &prompts), Ok(()));
+    assert_eq!(check_inside(&prompts.join("sub/../x.toml"), &prompts), Ok(()));
+    for file in [
+        prompts.join("../x.toml"),
+        prompts.join("sub/x.toml"),
+        prompts.join("link/x.toml"),
+        prompts.join("sub/.."),
+        outside.join("x.toml"),
+    ] {
+        let err = check_inside(&file, &prompts).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: the file is not inside {} (a prompt id is a name, never a path)",
+                file.display(),
+                prompts.display()
+            )
+        );
+    }
+    // save_in refuses before anything is written.
+    let (mut loaded, _) = cutline::prompt::load_bytes(
+        "people.toml",
+        br#"id = "people"
+response-type = "json"
+prompt = "List the people. {{text}}"
+"#,
+    )
+    .unwrap();
+    let mut p = loaded.pop().unwrap();
+    let target = prompts.join("link/people.toml");
     p.origin.file = target.display().to_string();
     assert!(cutline::store::save_in(&p, &prompts).is_err());
-    assert!(!dir.path().join("a").join("escape-target-jsonl.toml").exists());
+    assert!(!outside.join("people.toml").exists());
+    p.origin.file = prompts.join("people.toml").display().to_string();
+    cutline::store::save_in(&p, &prompts).unwrap();
+    assert!(prompts.join("people.toml").exists());
 }
 
 /// `S` in the Compare tab runs each strategy on the pair on show through
