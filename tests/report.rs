@@ -339,6 +339,26 @@ fn headless(bin: &Path, profile: &Path, extra: &[&str], page: &Path) -> std::pro
         .expect("chromium runs")
 }
 
+/// A PNG's width, height and how many pixels have each RGB colour.
+fn pixels(path: &Path) -> (u32, u32, std::collections::HashMap<u32, usize>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("png")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    let step = match info.color_type {
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        other => panic!("{}: colour type {other:?}", path.display()),
+    };
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let mut colours = std::collections::HashMap::new();
+    for px in buf[..info.buffer_size()].chunks_exact(step) {
+        let rgb = (u32::from(px[0]) << 16) | (u32::from(px[1]) << 8) | u32::from(px[2]);
+        *colours.entry(rgb).or_insert(0) += 1;
+    }
+    (info.width, info.height, colours)
+}
+
 #[test]
 fn demo_report_renders_in_headless_chromium() {
     let Some(bin) = chromium() else {
@@ -403,12 +423,31 @@ fn demo_report_renders_in_headless_chromium() {
         args.extend(extra.iter().map(|s| (*s).to_owned()));
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = headless(&bin, &dir.join(format!("profile-{name}")), &refs, &page);
-        let len = std::fs::metadata(&shot).map_or(0, |m| m.len());
         assert!(
-            len > 10_000,
+            shot.exists(),
             "no screenshot {name}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        let (width, height, colours) = pixels(&shot);
+        assert_eq!((width, height), (1280, 2000), "{name}");
+        // The page's own background is the commonest colour: the
+        // stylesheet was applied, in the scheme asked for.
+        let background = if name == "light.png" { 0xfb_fb_fa } else { 0x14_14_14 };
+        let commonest = colours.iter().max_by_key(|(_, n)| **n).map(|(c, _)| *c);
+        assert_eq!(commonest, Some(background), "{name}: background");
+        // The charts drew each parser's series in its colour (the points
+        // are solid circles, so their centres are exact).
+        let series: [u32; 3] = if name == "light.png" {
+            [0xc2_18_5b, 0xe0_8a_00, 0x00_79_6b]
+        } else {
+            [0xf0_62_92, 0xff_b7_4d, 0x4d_b6_ac]
+        };
+        for c in series {
+            assert!(
+                colours.get(&c).is_some_and(|&n| n >= 20),
+                "{name}: the series colour #{c:06x} is (nearly) absent"
+            );
+        }
     }
     eprintln!("screenshots kept in {}", dir.display());
 }

@@ -194,6 +194,37 @@ async fn cutline_async(w: std::sync::Arc<World>, args: Vec<String>) -> (Option<i
     .unwrap()
 }
 
+/// A run that failed at the provider, as each output format says it: one
+/// envelope with `ok: false`, or a last `error` record and an `error:` line
+/// on stderr, or the `error:` line alone; the category `provider_error`
+/// and a message that says something.
+fn assert_provider_error(what: &str, format: &str, stdout: &str, stderr: &str) {
+    let error = match format {
+        "json" => {
+            let env: serde_json::Value =
+                serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{what}: {e}\n{stdout}"));
+            assert_eq!(env["ok"], false, "{what}");
+            env["error"].clone()
+        }
+        "jsonl" => {
+            let last = stdout.lines().last().unwrap_or_default();
+            let rec: serde_json::Value = serde_json::from_str(last).unwrap_or_else(|e| panic!("{what}: {e}\n{stdout}"));
+            assert_eq!(rec["type"], "error", "{what}\n{stdout}");
+            rec
+        }
+        _ => serde_json::json!({"category": "provider_error", "message": stderr}),
+    };
+    assert_eq!(error["category"], "provider_error", "{what}\n{stdout}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.len() > 20, "{what}: message {message:?}");
+    if format != "json" {
+        assert!(
+            stderr.lines().any(|l| l.starts_with("error: ") && l.len() > 20),
+            "{what}: no error line on stderr\n{stderr}"
+        );
+    }
+}
+
 fn args(provider: &str, format: &str) -> Vec<String> {
     [
         "run",
@@ -250,17 +281,13 @@ async fn keys_appear_in_no_output_session_or_log() {
         let (code, stdout, stderr) = cutline_async(w.clone(), args(provider, format)).await;
         let what = format!("{provider} --output {format}");
         assert!(!stderr.contains("panicked"), "{what}: {stderr}");
-        // (A provider failure currently exits 0 with `finish_reason: error`;
-        // the exit code is not what this test is about.)
         assert!(code.is_some(), "{what}: killed by a signal\n{stderr}");
         if ok {
             assert_eq!(code, Some(0), "{what}\n{stdout}\n{stderr}");
         } else {
-            // A clear error reached the user …
-            assert!(
-                stdout.contains("error") || stderr.contains("error"),
-                "{what}: no error shown\n{stdout}\n{stderr}"
-            );
+            // A provider error reached the user, in the format's own way …
+            assert_eq!(code, Some(5), "{what}\n{stdout}\n{stderr}");
+            assert_provider_error(&what, format, &stdout, &stderr);
         }
         // … and no key did.
         assert_clean(&format!("{what} stdout"), &stdout);

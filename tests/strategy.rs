@@ -76,6 +76,8 @@ fn strategies_bill_every_call_and_continuation_recovers_the_uncut_items() {
     let runs = data["runs"].as_array().unwrap();
     // 3 inputs: JSON with single and retry-double, JSONL with all three.
     assert_eq!(runs.len(), 3 * 2 + 3 * 3);
+    // How often each conditional check below ran: none may be dead.
+    let (mut finished_checked, mut loss_checked) = (0, 0);
     for r in runs {
         let calls = r["calls"].as_array().unwrap();
         // Billing is every call's recorded input plus output.
@@ -104,6 +106,7 @@ fn strategies_bill_every_call_and_continuation_recovers_the_uncut_items() {
                 );
                 assert!(calls[1..].iter().all(|c| c["how"] == "prefill"), "{r}");
                 if r["ended"] == "finished" {
+                    finished_checked += 1;
                     let input = r["input"].as_str().unwrap();
                     assert_eq!(
                         r["items"],
@@ -115,6 +118,7 @@ fn strategies_bill_every_call_and_continuation_recovers_the_uncut_items() {
             other => panic!("strategy {other}"),
         }
         if let Some(loss) = r.get("loss") {
+            loss_checked += 1;
             let t = &loss["total"];
             let sum: u64 = ["found", "cut_by_limit", "schema_rejected", "never_produced"]
                 .iter()
@@ -123,6 +127,10 @@ fn strategies_bill_every_call_and_continuation_recovers_the_uncut_items() {
             assert_eq!(t["gold"], sum, "{r}");
         }
     }
+    // Two of the three continued answers end on its own (one loops), and
+    // the one input with a gold set is explained for all five strategy runs.
+    assert_eq!(finished_checked, 2, "continued answers that finished");
+    assert_eq!(loss_checked, 5, "strategy runs with a gold set");
     // At least one continued answer took more than one call.
     assert!(
         runs.iter()
