@@ -581,7 +581,7 @@ async fn terminal_escapes_in_an_error_body_never_reach_the_terminal() {
         assert_eq!(out.status.code(), Some(5));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.contains("bad \u{FFFD}]52;c;ZXZpbA==\u{FFFD} request \u{FFFD}[2J"),
+            stderr.contains("bad ") && stderr.contains("]52;c;ZXZpbA==") && stderr.contains(" request "),
             "{stderr:?}"
         );
         assert_eq!(terminal_controls(&stderr), Vec::<char>::new(), "{stderr:?}");
@@ -590,10 +590,34 @@ async fn terminal_escapes_in_an_error_body_never_reach_the_terminal() {
     }
     let env = envelope_of(&outs[2]);
     let msg = env["error"]["message"].as_str().expect("message");
-    assert!(
-        msg.contains("bad \u{1b}]52;c;ZXZpbA==\u{7} request \u{1b}[2J"),
-        "{msg:?}"
-    );
+    assert!(msg.contains("]52;c;ZXZpbA=="), "{msg:?}");
+}
+
+/// Whatever a `warning:` or `error:` line carries, it reaches stderr
+/// sanitised in the default and pretty formats (here a file name with an
+/// OSC 52 sequence in it); the envelope keeps the bytes, JSON-escaped.
+#[test]
+fn an_error_line_on_stderr_never_carries_escapes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let name = tmp.path().join("x\u{1b}]52;c;ZXZpbA==\u{7}.txt");
+    let name = name.to_str().expect("utf-8");
+    for format in ["jsonl", "pretty"] {
+        let out = cutline()
+            .args(["parse", name, "--as", "jsonl", "--output", format])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(4));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(terminal_controls(&stderr), Vec::<char>::new(), "{stderr:?}");
+        assert!(stderr.contains("x\u{FFFD}]52;c;ZXZpbA==\u{FFFD}.txt: "), "{stderr:?}");
+    }
+    let out = cutline()
+        .args(["parse", name, "--as", "jsonl", "--output", "json"])
+        .output()
+        .expect("run");
+    let env = envelope_of(&out);
+    let msg = env["error"]["message"].as_str().expect("message");
+    assert!(msg.starts_with(name), "{msg:?}");
 }
 
 /// One Anthropic SSE answer of `text` ending with `stop`.
