@@ -113,6 +113,20 @@ async fn run(p: &dyn Provider) -> Transcript {
         .expect("the stream ended")
 }
 
+/// [`run`], telling `read` once the client has read text ending `upto`,
+/// so a server resets the connection only after that (an event, never a
+/// sleep: the kernel drops unread bytes when a reset arrives).
+async fn run_telling(p: &dyn Provider, read: &tokio::sync::Notify, upto: &str) -> Transcript {
+    let told = |_: &llm::Event, t: &Transcript| {
+        if t.text.ends_with(upto) {
+            read.notify_one();
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), llm::collect(p.stream(req()), told))
+        .await
+        .expect("the stream ended")
+}
+
 /// The run failed with `kind`, and its message contains every one of `says`.
 fn assert_failed(t: &Transcript, p: P, kind: ErrorKind, says: &[&str]) {
     assert_eq!(t.finish, Some(FinishReason::Error), "{p:?}: {t:?}");
@@ -228,19 +242,24 @@ async fn connection_refused_is_a_connect_error_with_nothing_kept() {
 #[tokio::test]
 async fn a_reset_midway_keeps_the_partial_text() {
     for p in BOTH {
-        let server = Raw::start(move |mut sock| async move {
-            sock.write_all(SSE_HEAD).await?;
-            write_chunk(&mut sock, &sse_chunk(&p.delta("Hal"))).await?;
-            write_chunk(&mut sock, &sse_chunk(&p.delta("f"))).await?;
-            // Let the client read what was sent, then reset (RST, not FIN).
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            #[allow(deprecated)]
-            sock.set_linger(Some(Duration::ZERO))?;
-            drop(sock);
-            Ok(())
+        let read = std::sync::Arc::new(tokio::sync::Notify::new());
+        let server_read = read.clone();
+        let server = Raw::start(move |mut sock| {
+            let read = server_read.clone();
+            async move {
+                sock.write_all(SSE_HEAD).await?;
+                write_chunk(&mut sock, &sse_chunk(&p.delta("Hal"))).await?;
+                write_chunk(&mut sock, &sse_chunk(&p.delta("f"))).await?;
+                // Once the client has read what was sent, reset (RST, not FIN).
+                read.notified().await;
+                #[allow(deprecated)]
+                sock.set_linger(Some(Duration::ZERO))?;
+                drop(sock);
+                Ok(())
+            }
         })
         .await;
-        let t = run(provider(p, &server.url(), "").as_ref()).await;
+        let t = run_telling(provider(p, &server.url(), "").as_ref(), &read, "Half").await;
         assert_failed(&t, p, ErrorKind::Stream, &["the stream broke"]);
         assert_eq!(t.text, "Half", "{p:?}");
     }
@@ -464,20 +483,30 @@ async fn a_fault_midway_is_recorded_with_its_partial_output() {
     let spec = cutline::run::Spec::new(prompt, serde_json::Map::new()).limit(Some(100));
     let dir = tempfile::tempdir().unwrap();
     for p in BOTH {
-        let server = Raw::start(move |mut sock| async move {
-            sock.write_all(SSE_HEAD).await?;
-            write_chunk(&mut sock, &sse_chunk(&p.delta("{\"name\": \"apple\"}\n{\"na"))).await?;
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            #[allow(deprecated)]
-            sock.set_linger(Some(Duration::ZERO))?;
-            Ok(())
+        let read = std::sync::Arc::new(tokio::sync::Notify::new());
+        let server_read = read.clone();
+        let server = Raw::start(move |mut sock| {
+            let read = server_read.clone();
+            async move {
+                sock.write_all(SSE_HEAD).await?;
+                write_chunk(&mut sock, &sse_chunk(&p.delta("{\"name\": \"apple\"}\n{\"na"))).await?;
+                // Reset once the client has read it.
+                read.notified().await;
+                #[allow(deprecated)]
+                sock.set_linger(Some(Duration::ZERO))?;
+                Ok(())
+            }
         })
         .await;
         let prov = cutline::llm::registry::Target::plain(std::sync::Arc::from(provider(p, &server.url(), "")));
         let mut rec = cutline::session::Recorder::create(dir.path(), "faults").unwrap();
         let out = tokio::time::timeout(
             Duration::from_secs(60),
-            cutline::run::execute(&prov, &spec, Some(&mut rec), |_, _| {}),
+            cutline::run::execute(&prov, &spec, Some(&mut rec), |_, t| {
+                if t.text.ends_with("{\"na") {
+                    read.notify_one();
+                }
+            }),
         )
         .await
         .expect("the run ended")
