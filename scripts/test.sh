@@ -49,7 +49,7 @@ cargo test --locked --doc
 # BENCHMARKS.md, "What CI runs").
 echo "== fuzz: seed replay (stable)"
 bash scripts/fuzz.sh --replay
-echo "== fuzz: a brief libFuzzer run of each target (nightly + cargo-fuzz; skipped without nightly)"
+echo "== fuzz: a brief libFuzzer run of each target (nightly + cargo-fuzz, installed when missing; fails without them)"
 bash scripts/fuzz.sh --ci 12
 echo "== reference comparison: both keep the same items (the ratio is printed, never asserted)"
 # The debug binary cargo test just built: a correctness check needs no

@@ -199,10 +199,11 @@ pub fn config(data: &[u8]) {
 #[cfg(test)]
 mod tests {
     //! Seed replay on a stable toolchain: every seed of every target (the
-    //! fixtures, plus `corpus/<target>/` and `artifacts/<target>/` when
-    //! cargo-fuzz has filled them) as is, and bounded deterministic
-    //! mutations of each fixture seed: every prefix cut at a stride, byte
-    //! flips, insertions, deletions, splices.
+    //! fixtures, the committed crashes in `regressions/<target>/`, plus
+    //! `corpus/<target>/` and `artifacts/<target>/` when cargo-fuzz has
+    //! filled them) as is, and bounded deterministic mutations of each
+    //! fixture seed: every prefix cut at a stride, byte flips, insertions,
+    //! deletions, splices.
 
     use std::path::{Path, PathBuf};
 
@@ -264,6 +265,7 @@ mod tests {
 
     fn corpus(target: &str) -> Vec<Vec<u8>> {
         let mut files = Vec::new();
+        files_under(&root().join("fuzz/regressions").join(target), &mut files);
         files_under(&root().join("fuzz/corpus").join(target), &mut files);
         files_under(&root().join("fuzz/artifacts").join(target), &mut files);
         files.iter().filter_map(|p| std::fs::read(p).ok()).collect()
@@ -317,7 +319,8 @@ mod tests {
                 n += 1;
             }
         }
-        // What libFuzzer saved (corpus, crashes) runs as is.
+        // What libFuzzer found (committed regressions, corpus, crashes)
+        // runs as is.
         for input in corpus(target) {
             check(&input);
             n += 1;
