@@ -74,6 +74,7 @@ fn record(i: usize) -> RunRecord {
         token_ids: Vec::new(),
         continues: None,
         continuation_token: None,
+        batch: None,
         thinking: String::new(),
         analysis: json!({"response_type": "jsonl", "items": i}),
     }

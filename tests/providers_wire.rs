@@ -1468,6 +1468,7 @@ fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
         token_ids: Vec::new(),
         continues: None,
         continuation_token: None,
+        batch: None,
         analysis: json!({}),
     };
     assert_eq!(

@@ -472,6 +472,7 @@ pub fn recorded_session() -> cutline::session::Session {
         token_ids: Vec::new(),
         continues: None,
         continuation_token: None,
+        batch: None,
         thinking: String::new(),
         analysis: serde_json::json!({}),
     };

@@ -82,6 +82,7 @@ fn record_session(dir: &std::path::Path) {
         token_ids: Vec::new(),
         continues: None,
         continuation_token: None,
+        batch: None,
         thinking: String::new(),
         analysis: serde_json::json!({}),
     };

@@ -28,7 +28,7 @@ pub fn manifest() -> Value {
         "exit_codes": {
             "0": "success", "1": "internal error", "2": "usage error", "3": "config_invalid",
             "4": "input_error", "5": "provider_error", "6": "structured_output_invalid", "7": "setup_required", "8": "check_failed",
-            "9": "unconvertible", "130": "interrupted"
+            "9": "unconvertible", "10": "batch_pending", "130": "interrupted"
         },
         "commands": [
             cmd("prompts", "List the prompt configs in the prompts directory", true),

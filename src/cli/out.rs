@@ -47,6 +47,9 @@ pub enum Category {
     /// The run was cut by SIGINT or SIGTERM (what arrived is kept and
     /// recorded).
     Interrupted,
+    /// `eval --batch`: batches are still running when the wait ran out;
+    /// the same command again collects them.
+    BatchPending,
     /// Anything else.
     Internal,
 }
@@ -64,6 +67,7 @@ impl Category {
             Self::CheckFailed => 8,
             Self::Unconvertible => 9,
             Self::Interrupted => crate::run::interrupt::EXIT_CODE,
+            Self::BatchPending => 10,
             Self::Internal => 1,
         }
     }

@@ -17,6 +17,7 @@
 pub mod batch;
 pub mod budget;
 pub mod cell;
+pub mod engine;
 pub mod inputs;
 pub mod strategy;
 

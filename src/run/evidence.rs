@@ -100,6 +100,7 @@ mod tests {
             token_ids: Vec::new(),
             continues: None,
             continuation_token: None,
+            batch: None,
             analysis: serde_json::json!({}),
         }
     }

@@ -124,8 +124,20 @@ pub struct RunRecord {
     /// (`finish: incomplete`), for `--continue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation_token: Option<String>,
+    /// The provider batch that answered the run (`eval --batch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchRef>,
     /// Analysis summary at record time.
     pub analysis: Value,
+}
+
+/// Which provider batch answered a run, and the run's id in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchRef {
+    /// The provider's batch id.
+    pub id: String,
+    /// The run's custom id in the batch.
+    pub custom_id: String,
 }
 
 /// How a call continued an earlier answer.

@@ -12,16 +12,16 @@
 //! one `twins` per JSON/JSONL pair × limit, and `totals`. Exit code 5 when
 //! any run failed (the others are still run, recorded and reported).
 
+mod batch;
 mod progress;
 mod setup;
 mod strategy;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
@@ -29,14 +29,12 @@ use super::out::{Category, CliError, Format, Out};
 use super::params::Sampling;
 use super::run::StructuredArg;
 use super::{Cli, io_err};
+use crate::eval::engine::{self, Ask, Matrix, Planned, PromptPlan};
 use crate::eval::strategy::Strategy;
-use crate::eval::{self, Gold, Input, KeyParts, RunSummary, TablePrompt};
-use crate::llm::registry::Target;
+use crate::eval::{self, RunSummary, TablePrompt};
 use crate::llm::structured::Path as Structured;
 use crate::llm::{ErrorKind, LlmError};
-use crate::prompt::PromptConfig;
-use crate::run::{Analysis, Outcome, Spec};
-use crate::session::RunRecord;
+use crate::session::Recorder;
 use progress::Progress;
 use setup::{Who, gold_for, inputs_of, loaded, recording, resolve_prompts, who};
 
@@ -110,6 +108,11 @@ pub struct Args {
     /// With `--strategy continue`: continuation calls at most.
     #[arg(long = "continue", value_name = "N", default_value_t = 6)]
     pub continue_calls: u32,
+    /// Run by the provider's batch API (half the price, a 24-hour window):
+    /// every run not yet recorded is sent as batches, polled, collected and
+    /// recorded; the same command again resumes. See also `cutline batches`.
+    #[command(flatten)]
+    pub batch: batch::BatchArgs,
 }
 
 /// Parsed `--strategy`.
@@ -128,24 +131,6 @@ fn limits_arg(s: &str) -> Result<Limits, String> {
     eval::parse_limits(s).map(Limits)
 }
 
-/// A prompt of the matrix with its inputs and gold set.
-struct PromptPlan {
-    cfg: PromptConfig,
-    inputs: Vec<Input>,
-    gold: Option<Gold>,
-    /// With `--provider replay`: the recording of each input.
-    replays: Vec<Option<Target>>,
-}
-
-/// One run of the matrix.
-#[derive(Debug, Clone)]
-struct Planned {
-    key: String,
-    prompt: usize,
-    input: usize,
-    limit: Option<u32>,
-}
-
 fn config_err(e: impl std::fmt::Display) -> CliError {
     CliError::new(Category::ConfigInvalid, e.to_string())
 }
@@ -160,94 +145,124 @@ fn llm_err(e: &LlmError) -> CliError {
 }
 
 /// Run `eval`.
-#[allow(clippy::too_many_lines)]
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     if let Some(Strategies(strategies)) = &args.strategy {
+        if args.batch.wants() {
+            return Err(CliError::new(
+                Category::Usage,
+                "--strategy runs streamed only: its calls depend on each other's answers (batch rounds for \
+                 strategies are not built yet); drop --batch or --strategy",
+            ));
+        }
         return strategy::run(args, strategies, cli, out);
     }
-    let prompts = resolve_prompts(args, &cli.prompts)?;
+    let who = who(args)?;
+    let ask = Arc::new(Ask {
+        provider: args.provider.clone(),
+        model: who.model.clone(),
+        shared: who.shared.clone(),
+        cli: args.sampling.layer(None, args.structured.map(StructuredArg::level)),
+        headers: args.sampling.headers.clone(),
+        limits: args.max_tokens.0.clone(),
+    });
+    let batching = batch::prepare(args, &who)?;
+    let io = |e: std::io::Error| io_err(&e);
+    let (m, warnings) = engine::plan(prompt_plans(args, cli, &who, out)?, &ask).map_err(config_err)?;
+    for w in warnings {
+        out.warn(w).map_err(io)?;
+    }
+    let m = Arc::new(m);
+    let (mut recorder, session_ref, session_path) = open(args, cli, &m, &who)?;
+    let (mut done, session_warnings) = engine::resume(&m, &session_path)
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", session_path.display())))?;
+    for w in session_warnings {
+        out.warn(w).map_err(io)?;
+    }
+    let pending: Vec<Planned> = m
+        .planned
+        .iter()
+        .filter(|p| !done.contains_key(&p.key))
+        .cloned()
+        .collect();
+    let concurrency = args
+        .concurrency
+        .map_or(if who.is_local { 1 } else { 4 }, |c| c as usize);
+    let plan_rec = json!({
+        "type": "plan",
+        "session": session_ref,
+        "prompts": m.plans.iter().map(|p| json!({"id": p.cfg.id, "response_type": p.cfg.response_type.to_string(), "inputs": p.inputs.len(), "gold": p.gold.as_ref().map(|g| g.file.clone())})).collect::<Vec<_>>(),
+        "max_tokens": ask.limits,
+        "provider": args.provider,
+        "model": who.model,
+        "concurrency": concurrency,
+        "batch": batching.as_ref().map(|b| b.api.name()),
+        "runs": m.planned.len(),
+        "pending": pending.len(),
+        "skipped": m.planned.len() - pending.len(),
+    });
+    out.record(&plan_rec).map_err(io)?;
+    // Skipped runs first, in plan order.
+    let mut summaries: Vec<RunSummary> = Vec::with_capacity(m.planned.len());
+    for p in &m.planned {
+        if let Some(s) = done.remove(&p.key) {
+            out.record(&run_record(&s)).map_err(io)?;
+            summaries.push(s);
+        }
+    }
+    if let Some(file) = &args.batch.batch_file {
+        return batch::write_file(&m, &ask, &pending, file, out);
+    }
+    let skipped = summaries.len();
+    let mut events = CliEvents {
+        out,
+        progress: Progress::new(
+            m.planned.len(),
+            skipped,
+            std::io::stderr().is_terminal() && !args.no_progress,
+        ),
+    };
+    let executed = execute(
+        args,
+        &m,
+        &ask,
+        pending,
+        concurrency,
+        batching,
+        &session_path,
+        &mut recorder,
+        &mut events,
+        &who,
+    )?;
+    events.progress.clear();
+    summaries.extend(executed.summaries.iter().cloned());
+    finish(
+        args,
+        &m,
+        &ask,
+        &summaries,
+        &executed,
+        (&session_ref, &plan_rec),
+        &recorder,
+        events.out,
+    )
+}
+
+/// The prompts of the matrix with their inputs, gold sets and (with
+/// `replay`) each input's recording.
+fn prompt_plans<W: Write>(args: &Args, cli: &Cli, who: &Who, out: &mut Out<W>) -> Result<Vec<PromptPlan>, CliError> {
     let (raw_inputs, overlay) = loaded(args)?;
     let gold_dir = args.gold.clone().unwrap_or_else(|| cli.prompts.join("gold"));
-    let limits = &args.max_tokens.0;
-
-    let Who {
-        shared,
-        model,
-        is_local,
-        replay,
-    } = who(args)?;
-    let cli_layer = args.sampling.layer(None, args.structured.map(StructuredArg::level));
-    let concurrency = args.concurrency.map_or(if is_local { 1 } else { 4 }, |c| c as usize);
-
-    // Plan: every prompt × input rendered once (a template error stops the
-    // eval before any request), every limit a run with its key.
-    let mut plans: Vec<PromptPlan> = Vec::new();
-    let mut planned: Vec<Planned> = Vec::new();
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for cfg in prompts {
+    let mut plans = Vec::new();
+    for cfg in resolve_prompts(args, &cli.prompts)? {
         let inputs = inputs_of(&cfg, raw_inputs.as_deref(), overlay.as_ref())?;
         if let Some(w) = crate::run::plan::schema_problem(cfg.schema.as_ref()) {
             out.warn(format!("prompt {:?}: {w}", cfg.id)).map_err(|e| io_err(&e))?;
         }
         let gold = gold_for(&cfg, &gold_dir, &args.keys)?;
-        let ph = eval::prompt_hash(&crate::run::snapshot(&cfg));
-        let pi = plans.len();
-        let mut replays: Vec<Option<Target>> = Vec::new();
-        for (ii, input) in inputs.iter().enumerate() {
-            let (run_provider, run_model) = if replay {
-                let t = recording(cli, &cfg, input)?;
-                let model = t.provider.info().model;
-                (Some(t), model)
-            } else {
-                (None, model.clone())
-            };
-            let spec = eval_spec(&cfg, &input.vars, &cli_layer, &args.sampling.headers);
-            let Some(target) = run_provider.as_ref().or(shared.as_ref()) else {
-                continue;
-            };
-            let plan = crate::run::plan(&spec, target)
-                .map_err(|e| config_err(format!("prompt {:?}, input {:?}: {e}", cfg.id, input.id)))?;
-            replays.push(run_provider);
-            let req = &plan.request;
-            let ih = eval::input_hash(&input.vars, &req.system, &req.prompt);
-            let sp = plan.path.as_str();
-            for &limit in limits {
-                let key = KeyParts {
-                    prompt_id: &cfg.id,
-                    prompt_hash: &ph,
-                    input_hash: &ih,
-                    max_tokens: limit,
-                    provider: &args.provider,
-                    model: &run_model,
-                    structured: sp,
-                }
-                .key();
-                if let Some(&other) = seen.get(&key) {
-                    if Some(limit) != limits.first().copied() {
-                        continue;
-                    }
-                    let o: &Planned = &planned[other];
-                    let other_input = if o.prompt == pi {
-                        inputs[o.input].id.clone()
-                    } else {
-                        String::new()
-                    };
-                    out.warn(format!(
-                        "prompt {:?}: input {:?} is identical to input {other_input:?}; run once",
-                        cfg.id, input.id
-                    ))
-                    .map_err(|e| io_err(&e))?;
-                    continue;
-                }
-                seen.insert(key.clone(), planned.len());
-                planned.push(Planned {
-                    key,
-                    prompt: pi,
-                    input: ii,
-                    limit,
-                });
-            }
-        }
+        let replays = inputs
+            .iter()
+            .map(|input| who.replay.then(|| recording(cli, &cfg, input)).transpose())
+            .collect::<Result<Vec<_>, _>>()?;
         plans.push(PromptPlan {
             cfg,
             inputs,
@@ -255,219 +270,159 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             replays,
         });
     }
+    Ok(plans)
+}
 
-    // The session: resume what is recorded under the same keys. Its default
-    // id depends on the prompts and the provider only, so rerunning the same
-    // eval resumes it, and so does extending it with inputs or limits.
-    let identities: Vec<String> = plans
+/// The session: `--session`, else an id of the prompts and provider only,
+/// so the same eval (or one extended with inputs or limits) resumes it.
+/// Opened (and locked) before it is read, so a second eval on it fails at
+/// once instead of repeating runs.
+fn open(args: &Args, cli: &Cli, m: &Matrix, who: &Who) -> Result<(Recorder, Value, PathBuf), CliError> {
+    let identities: Vec<String> = m
+        .plans
         .iter()
         .map(|p| {
             format!(
-                "{}|{}/{model}|{:?}",
+                "{}|{}/{}|{:?}",
                 p.cfg.id,
                 args.provider,
+                who.model,
                 structured_words(args.structured)
             )
         })
         .collect();
-    // The file name `Recorder::create` would give this id.
     let session_id = crate::session::safe_stem(
         &args
             .session
             .clone()
             .unwrap_or_else(|| eval::default_session_id(&identities)),
     );
-    let session_path = crate::session::file_for(&cli.sessions, &session_id);
-    // Open (and lock) the session before reading what it holds, so a second
-    // eval on the same session fails at once instead of repeating runs.
-    let mut recorder = super::run::open_session(&cli.sessions, &session_id)
+    let path = crate::session::file_for(&cli.sessions, &session_id);
+    let recorder = super::run::open_session(&cli.sessions, &session_id)
         .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?;
     let session_ref = json!({"id": recorder.id(), "path": recorder.path().display().to_string()});
-    let mut done: HashMap<String, RunSummary> = HashMap::new();
-    if session_path.is_file() {
-        let s = crate::session::load(&session_path)
-            .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", session_path.display())))?;
-        for w in &s.warnings {
-            out.warn(w.clone()).map_err(|e| io_err(&e))?;
-        }
-        for r in s.runs {
-            // A continuation call (prefilled) is not a run of the matrix.
-            if r.error.is_some() || r.continues.is_some() {
-                continue;
-            }
-            let key = eval::record_key(&r);
-            let Some(&i) = seen.get(&key) else { continue };
-            let p = &planned[i];
-            let plan = &plans[p.prompt];
-            let path = Structured::parse(&r.structured_path).unwrap_or(Structured::None);
-            let schema = crate::run::analysis_schema(path, plan.cfg.schema.as_ref());
-            let Ok(analysis) = Analysis::of(plan.cfg.response_type, schema.as_ref(), &r.text) else {
-                continue;
-            };
-            let summary = eval::summarise(
-                key.clone(),
-                &plan.inputs[p.input].id,
-                &r,
-                &analysis,
-                plan.gold.as_ref(),
-                true,
-            );
-            done.insert(key, summary);
-        }
-    }
+    Ok((recorder, session_ref, path))
+}
 
-    let pending: Vec<Planned> = planned.iter().filter(|p| !done.contains_key(&p.key)).cloned().collect();
-    let io = |e: std::io::Error| io_err(&e);
-    let plan_rec = json!({
-        "type": "plan",
-        "session": session_ref,
-        "prompts": plans.iter().map(|p| json!({"id": p.cfg.id, "response_type": p.cfg.response_type.to_string(), "inputs": p.inputs.len(), "gold": p.gold.as_ref().map(|g| g.file.clone())})).collect::<Vec<_>>(),
-        "max_tokens": limits,
-        "provider": args.provider,
-        "model": model,
-        "concurrency": concurrency,
-        "runs": planned.len(),
-        "pending": pending.len(),
-        "skipped": planned.len() - pending.len(),
+/// Execute the pending runs: streamed, or by the provider's batches, or
+/// recorded from an OpenAI batch output file.
+#[allow(clippy::too_many_arguments)]
+fn execute<W: Write>(
+    args: &Args,
+    m: &Arc<Matrix>,
+    ask: &Arc<Ask>,
+    pending: Vec<Planned>,
+    concurrency: usize,
+    batching: Option<batch::Batch>,
+    session_path: &Path,
+    recorder: &mut Recorder,
+    events: &mut CliEvents<'_, W>,
+    who: &Who,
+) -> Result<engine::Executed, CliError> {
+    if pending.is_empty() && batching.is_none() {
+        return Ok(engine::Executed::default());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+    let result = rt.block_on(async {
+        if who.is_local {
+            crate::llm::local::installed().map_err(|e| llm_err(&e))?;
+        }
+        if let Some(file) = &args.batch.batch_results {
+            return batch::record_file(m, ask, pending, file, recorder, events);
+        }
+        match batching {
+            Some(b) => batch::execute(args, m, ask, pending, b, session_path, recorder, events).await,
+            None => engine::stream::execute(m.clone(), ask.clone(), pending, concurrency, recorder, events)
+                .await
+                .map_err(exec_err),
+        }
     });
-    out.record(&plan_rec).map_err(io)?;
+    drop(rt);
+    result
+}
 
-    // Skipped runs first, in plan order.
-    let mut summaries: Vec<RunSummary> = Vec::with_capacity(planned.len());
-    for p in &planned {
-        if let Some(s) = done.remove(&p.key) {
-            out.record(&run_record(&s)).map_err(io)?;
-            summaries.push(s);
+/// An engine failure as a CLI error.
+fn exec_err(e: engine::ExecError) -> CliError {
+    match e {
+        engine::ExecError::Io(e) => io_err(&e),
+        engine::ExecError::Batch(crate::eval::batch::BatchError::Provider { api, source }) => {
+            let mut err = llm_err(&source);
+            err.message = format!("{api}: {}", err.message);
+            err
         }
+        engine::ExecError::Batch(e) => CliError::new(Category::InputError, e.to_string()),
+        engine::ExecError::Runtime(e) => CliError::new(Category::Internal, e),
+    }
+}
+
+/// The engine's events as records on the output contract and a progress
+/// bar on stderr.
+struct CliEvents<'o, W: Write> {
+    out: &'o mut Out<W>,
+    progress: Progress,
+}
+
+impl<W: Write> engine::Events for CliEvents<'_, W> {
+    fn finished(&mut self, s: &RunSummary) -> std::io::Result<()> {
+        self.progress.finished(s.failed());
+        self.progress.clear();
+        self.out.record(&run_record(s))
     }
 
-    let ids: Vec<&str> = plans.iter().map(|p| p.cfg.id.as_str()).collect();
-    let table_prompts: Vec<TablePrompt> = plans
-        .iter()
-        .map(|p| TablePrompt {
-            id: p.cfg.id.clone(),
-            response_type: p.cfg.response_type.to_string(),
-            twin: p.cfg.twin.clone().filter(|t| ids.contains(&t.as_str())),
-        })
-        .collect();
-    let mut per_prompt: BTreeMap<String, usize> = BTreeMap::new();
-    for p in &planned {
-        *per_prompt.entry(plans[p.prompt].cfg.id.clone()).or_insert(0) += 1;
-    }
-    for n in per_prompt.values_mut() {
-        *n /= limits.len().max(1);
-    }
-    let mut progress = Progress::new(
-        planned.len(),
-        summaries.len(),
-        std::io::stderr().is_terminal() && !args.no_progress,
-    );
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    let max_in_flight = Arc::new(AtomicUsize::new(0));
-    // Runs whose session write failed (a full disk): said at once, counted,
-    // and the eval exits non-zero at the end.
-    let mut unrecorded: (usize, Option<String>) = (0, None);
-    // The session reached the size cutline reads back: no run is started
-    // after that, since none could be recorded.
-    let mut full: Option<String> = None;
-    if !pending.is_empty() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
-        let plans = Arc::new(plans);
-        let result: Result<(), CliError> = rt.block_on(async {
-            if is_local {
-                crate::llm::local::installed().map_err(|e| llm_err(&e))?;
-            }
-            let provider = shared;
-            let (tx, mut rx) = tokio::sync::mpsc::channel::<Finished>(concurrency.min(1024));
-            let spawner = tokio::spawn(spawn_runs(Runs {
-                provider,
-                plans: plans.clone(),
-                pending,
-                concurrency,
-                cli: cli_layer.clone(),
-                headers: args.sampling.headers.clone(),
-                tx,
-                in_flight: in_flight.clone(),
-                max_in_flight: max_in_flight.clone(),
-            }));
-            let mut tick = tokio::time::interval(Duration::from_millis(100));
-            loop {
-                let f = tokio::select! {
-                    f = rx.recv() => f,
-                    _ = tick.tick() => {
-                        progress.draw(in_flight.load(Ordering::Relaxed), false);
-                        continue;
-                    }
-                };
-                let Some(f) = f else { break };
-                let plan = &plans[f.planned.prompt];
-                let input = &plan.inputs[f.planned.input].id;
-                let mut record = f.record;
-                record.run_id = recorder.next_run_id();
-                if let Err(e) = recorder.record(&record) {
-                    unrecorded.0 += 1;
-                    if crate::session::is_full(&e) && full.is_none() {
-                        spawner.abort();
-                        progress.clear();
-                        out.warn(format!("{e}; the eval stops here")).map_err(io)?;
-                        full = Some(e.to_string());
-                    } else if unrecorded.1.is_none() {
-                        unrecorded.1 = Some(e.to_string());
-                        progress.clear();
-                        out.warn(format!(
-                            "could not record runs in {}: {e}; a rerun will run them again",
-                            recorder.path().display()
-                        ))
-                        .map_err(io)?;
-                    }
-                }
-                let s = eval::summarise(f.planned.key, input, &record, &f.analysis, plan.gold.as_ref(), false);
-                drop(record);
-                progress.finished(s.failed());
-                progress.clear();
-                out.record(&run_record(&s)).map_err(io)?;
-                progress.draw(in_flight.load(Ordering::Relaxed), true);
-                summaries.push(s);
-                if full.is_some() {
-                    break;
-                }
-            }
-            let _ = spawner.await;
-            Ok(())
-        });
-        progress.clear();
-        drop(rt);
-        result?;
+    fn warn(&mut self, message: String) -> std::io::Result<()> {
+        self.progress.clear();
+        self.out.warn(message)
     }
 
-    // The table.
-    let rows = eval::table(&table_prompts, limits, &per_prompt, &summaries);
-    for r in &rows {
-        out.record(&tagged("summary", r)).map_err(io)?;
+    fn progress(&mut self, in_flight: usize) {
+        self.progress.draw(in_flight, false);
     }
-    let twins = eval::twins(&rows);
-    let twin_recs: Vec<Value> = twins.iter().map(twin_record).collect();
-    for t in &twin_recs {
-        out.record(t).map_err(io)?;
+
+    fn batch(&mut self, note: &crate::eval::batch::Note) -> std::io::Result<()> {
+        self.progress.clear();
+        self.out.record(&batch::note_record(note))
     }
+}
+
+/// The table, the totals and the exit: 10 while batches are pending, 4
+/// when runs could not be recorded, 5 when some run failed.
+#[allow(clippy::too_many_arguments)]
+fn finish<W: Write>(
+    args: &Args,
+    m: &Matrix,
+    ask: &Ask,
+    summaries: &[RunSummary],
+    executed: &engine::Executed,
+    (session_ref, plan_rec): (&Value, &Value),
+    recorder: &Recorder,
+    out: &mut Out<W>,
+) -> Result<Value, CliError> {
+    let io = |e: std::io::Error| io_err(&e);
+    let (rows, twin_recs) = tables(m, ask, summaries, out)?;
     let failed = summaries.iter().filter(|s| s.failed()).count();
     let skipped = summaries.iter().filter(|s| s.skipped).count();
-    let totals = json!({
+    let billed: u64 = summaries
+        .iter()
+        .filter(|s| !s.skipped)
+        .map(|s| u64::from(s.prompt_tokens.unwrap_or(0)) + u64::from(s.completion_tokens.unwrap_or(0)))
+        .sum();
+    let mut totals = json!({
         "type": "totals",
         "runs": summaries.len(),
         "completed": summaries.len() - failed,
         "ran": summaries.len() - skipped,
         "skipped": skipped,
         "failed": failed,
-        "max_in_flight": max_in_flight.load(Ordering::Relaxed),
+        "pending": executed.pending,
+        "tokens_billed": billed,
+        "max_in_flight": executed.max_in_flight,
         "peak_rss_kib": peak_rss_kib(),
         "session": session_ref,
     });
-    out.record(&totals).map_err(io)?;
     let mut text = eval::pretty_table(&rows);
     text.push_str(&rust_i18n::t!(
         "pretty.eval_footer",
@@ -478,6 +433,17 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         session = recorder.path().display()
     ));
     text.push('\n');
+    if args.batch.wants() {
+        // The batch APIs bill half the streamed price.
+        totals["batch_price_factor"] = json!(0.5);
+        totals["tokens_at_streamed_price"] = json!(billed / 2);
+        let _ = writeln!(
+            text,
+            "{billed} tokens billed at the batch price (half the streamed price: as {} streamed tokens)",
+            billed / 2
+        );
+    }
+    out.record(&totals).map_err(io)?;
     out.pretty(&text).map_err(io)?;
     let data = json!({
         "session": session_ref,
@@ -487,46 +453,101 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         "twins": twin_recs,
         "totals": totals,
     });
-    if let Some(why) = full {
-        let mut err = CliError::new(
-            Category::InputError,
-            format!(
-                "{why}; the eval stopped after {} runs ({} not recorded); run the rest with another --session",
-                summaries.len() - skipped,
-                unrecorded.0
-            ),
-        );
-        err.detail = Some(if out.format() == Format::Json { data } else { totals });
-        return Err(err);
+    let detail = if out.format() == Format::Json {
+        data.clone()
+    } else {
+        totals
+    };
+    match exit(summaries, executed, recorder) {
+        Some((category, message)) => {
+            let mut err = CliError::new(category, message);
+            err.detail = Some(detail);
+            Err(err)
+        }
+        None => Ok(data),
     }
-    if let (n @ 1.., Some(first)) = unrecorded {
-        let mut err = CliError::new(
+}
+
+/// The summary and twin records of the table.
+fn tables<W: Write>(
+    m: &Matrix,
+    ask: &Ask,
+    summaries: &[RunSummary],
+    out: &mut Out<W>,
+) -> Result<(Vec<eval::Row>, Vec<Value>), CliError> {
+    let ids: Vec<&str> = m.plans.iter().map(|p| p.cfg.id.as_str()).collect();
+    let table_prompts: Vec<TablePrompt> = m
+        .plans
+        .iter()
+        .map(|p| TablePrompt {
+            id: p.cfg.id.clone(),
+            response_type: p.cfg.response_type.to_string(),
+            twin: p.cfg.twin.clone().filter(|t| ids.contains(&t.as_str())),
+        })
+        .collect();
+    let mut per_prompt: BTreeMap<String, usize> = BTreeMap::new();
+    for p in &m.planned {
+        *per_prompt.entry(m.plans[p.prompt].cfg.id.clone()).or_insert(0) += 1;
+    }
+    for n in per_prompt.values_mut() {
+        *n /= ask.limits.len().max(1);
+    }
+    let rows = eval::table(&table_prompts, &ask.limits, &per_prompt, summaries);
+    for r in &rows {
+        out.record(&tagged("summary", r)).map_err(|e| io_err(&e))?;
+    }
+    let twin_recs: Vec<Value> = eval::twins(&rows).iter().map(twin_record).collect();
+    for t in &twin_recs {
+        out.record(t).map_err(|e| io_err(&e))?;
+    }
+    Ok((rows, twin_recs))
+}
+
+/// The failure an eval ends with, if any: batches pending first, then a
+/// full session, unrecorded runs, failed runs.
+fn exit(summaries: &[RunSummary], executed: &engine::Executed, recorder: &Recorder) -> Option<(Category, String)> {
+    let ran = summaries.iter().filter(|s| !s.skipped).count();
+    if executed.pending > 0 {
+        return Some((
+            Category::BatchPending,
+            format!(
+                "{} runs are still in provider batches; run the same command again to collect them (`cutline batches` lists them)",
+                executed.pending
+            ),
+        ));
+    }
+    if let Some(why) = &executed.full {
+        return Some((
             Category::InputError,
             format!(
-                "{n} of {} runs were not recorded in {} (first: {first}); a rerun will run them again",
-                summaries.len() - skipped,
+                "{why}; the eval stopped after {ran} runs ({} not recorded); run the rest with another --session",
+                executed.unrecorded.0
+            ),
+        ));
+    }
+    if let (n @ 1.., Some(first)) = &executed.unrecorded {
+        return Some((
+            Category::InputError,
+            format!(
+                "{n} of {ran} runs were not recorded in {} (first: {first}); a rerun will run them again",
                 recorder.path().display()
             ),
-        );
-        err.detail = Some(if out.format() == Format::Json { data } else { totals });
-        return Err(err);
+        ));
     }
-    if failed > 0 {
+    let failed = summaries.iter().filter(|s| s.failed()).count();
+    (failed > 0).then(|| {
         let first = summaries
             .iter()
             .find_map(|s| s.error.as_ref().map(|e| format!("{} on {}: {e}", s.prompt, s.input)))
             .unwrap_or_default();
-        let mut err = CliError::new(
+        (
             Category::ProviderError,
             format!(
                 "{failed} of {} runs failed (first: {first}); the others are recorded; rerun the same command to retry only the failed ones",
                 summaries.len()
             ),
-        );
-        err.detail = Some(if out.format() == Format::Json { data } else { totals });
-        return Err(err);
-    }
-    Ok(data)
+        )
+    })
 }
 
 /// A record: `type` first, then the fields of `body`.
@@ -568,121 +589,6 @@ fn peak_rss_kib() -> Option<u64> {
     s.lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
-/// A finished run on its way to the writer.
-struct Finished {
-    planned: Planned,
-    record: RunRecord,
-    analysis: Analysis,
-}
-
-/// What the spawner needs.
-struct Runs {
-    /// The shared target (`None` with `replay`: each input has its own).
-    provider: Option<Target>,
-    plans: Arc<Vec<PromptPlan>>,
-    pending: Vec<Planned>,
-    concurrency: usize,
-    /// The command line's level of the precedence.
-    cli: crate::llm::params::Layer,
-    headers: Vec<(String, String)>,
-    tx: tokio::sync::mpsc::Sender<Finished>,
-    in_flight: Arc<AtomicUsize>,
-    max_in_flight: Arc<AtomicUsize>,
-}
-
-/// Start every pending run, never more than `concurrency` at once. A task
-/// holds its permit until its result is handed to the writer, so finished
-/// transcripts waiting to be written are bounded too.
-async fn spawn_runs(r: Runs) {
-    let sem = Arc::new(tokio::sync::Semaphore::new(r.concurrency));
-    for p in r.pending {
-        let Ok(permit) = sem.clone().acquire_owned().await else {
-            return;
-        };
-        let Some(provider) = r.plans[p.prompt].replays[p.input]
-            .clone()
-            .or_else(|| r.provider.clone())
-        else {
-            continue;
-        };
-        let tx = r.tx.clone();
-        let in_flight = r.in_flight.clone();
-        let max_in_flight = r.max_in_flight.clone();
-        let spec = eval_spec(
-            &r.plans[p.prompt].cfg,
-            &r.plans[p.prompt].inputs[p.input].vars,
-            &r.cli,
-            &r.headers,
-        )
-        .limit(p.limit);
-        tokio::spawn(async move {
-            let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-            max_in_flight.fetch_max(now, Ordering::SeqCst);
-            let mut result = crate::run::execute(&provider, &spec, None, |_, _| {}).await;
-            // A pooled keep-alive connection the server closed just as it was
-            // reused fails before any byte is sent back: nothing was
-            // generated, so the run is simply sent again (twice at most).
-            for _ in 0..2 {
-                match &result {
-                    Ok(o)
-                        if o.record.text.is_empty()
-                            && o.record.error.as_ref().is_some_and(|e| e.kind == ErrorKind::Connect) =>
-                    {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        result = crate::run::execute(&provider, &spec, None, |_, _| {}).await;
-                    }
-                    _ => break,
-                }
-            }
-            in_flight.fetch_sub(1, Ordering::SeqCst);
-            let finished = match result {
-                Ok(Outcome { record, analysis, .. }) => Finished {
-                    planned: p,
-                    record,
-                    analysis,
-                },
-                Err(e) => {
-                    // The plan rendered every prompt already; this is a
-                    // prompt whose schema does not compile.
-                    let t = crate::llm::Transcript {
-                        finish: Some(crate::llm::FinishReason::Error),
-                        error: Some(LlmError::new(ErrorKind::BadRequest, e.to_string())),
-                        ..crate::llm::Transcript::default()
-                    };
-                    let Ok(plan) = crate::run::plan(&spec, &provider) else {
-                        return;
-                    };
-                    let info = provider.provider.info();
-                    let Ok(o) = crate::run::finish(info, &spec, &plan, crate::session::now_ms(), &t, None) else {
-                        return;
-                    };
-                    Finished {
-                        planned: p,
-                        record: o.record,
-                        analysis: o.analysis,
-                    }
-                }
-            };
-            let _ = tx.send(finished).await;
-            drop(permit);
-        });
-    }
-}
-
-/// The spec of one prompt × input: the command line's level set, no limit
-/// yet (each run sets its own).
-fn eval_spec(
-    cfg: &PromptConfig,
-    vars: &Map<String, Value>,
-    cli: &crate::llm::params::Layer,
-    headers: &[(String, String)],
-) -> Spec {
-    let mut spec = Spec::new(cfg.clone(), vars.clone());
-    spec.cli = cli.clone();
-    spec.headers = headers.to_vec();
-    spec
 }
 
 /// The `--structured` choice as the session id's identity saw it before

@@ -1,0 +1,279 @@
+//! `eval --batch`: the matrix run by the provider's batch API, its
+//! manifest beside the session, and the offline pair `--batch-file` (the
+//! OpenAI batch input file of every pending run, for vLLM's `run-batch` or
+//! a manual upload) and `--batch-results` (an OpenAI-format output file
+//! recorded as if the batch had come back).
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::setup::Who;
+use super::{Args, CliEvents, exec_err};
+use crate::cli::io_err;
+use crate::cli::out::{Category, CliError, Out};
+use crate::eval::batch::{Answer, Manifest, Note, Options, manifest, time};
+use crate::eval::engine::{self, Ask, Matrix, Planned};
+use crate::llm::batch::{BatchApi, Item, Outcome, Window};
+use crate::session::Recorder;
+
+/// The batch flags of `eval`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BatchArgs {
+    /// Run by the provider's batch API instead of one request at a time.
+    #[arg(long)]
+    pub batch: bool,
+    /// `24h` (the batch APIs), or `2h` / `8h` (OpenAI's Responses
+    /// background mode).
+    #[arg(long, value_name = "2h|8h|24h", value_parser = window_arg, default_value = "24h")]
+    pub batch_window: Window,
+    /// The first pause between polls (then ×1.5 each time, at most 10 min).
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg, default_value = "10s")]
+    pub poll: Duration,
+    /// How long this command waits for the batches (`0`: submit and
+    /// return; the same command later collects).
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg, default_value = "24h")]
+    pub wait: Duration,
+    /// Times a run is sent at most (expired, cancelled or failed runs go
+    /// again in later rounds; after the last, the run is recorded failed).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub rounds: u32,
+    /// Write the OpenAI batch input file of every pending run to FILE and
+    /// stop (nothing is sent).
+    #[arg(long, value_name = "FILE", conflicts_with = "batch_results")]
+    pub batch_file: Option<PathBuf>,
+    /// Record the runs of an OpenAI-format batch output file (from vLLM's
+    /// `run-batch` or a batch run elsewhere), matched by custom id.
+    #[arg(long, value_name = "FILE")]
+    pub batch_results: Option<PathBuf>,
+}
+
+impl BatchArgs {
+    /// Whether any batch mode is asked for.
+    pub fn wants(&self) -> bool {
+        self.batch || self.batch_file.is_some() || self.batch_results.is_some()
+    }
+}
+
+fn window_arg(s: &str) -> Result<Window, String> {
+    Window::parse(s).ok_or_else(|| format!("{s:?} is not a batch window: 2h, 8h or 24h"))
+}
+
+fn duration_arg(s: &str) -> Result<Duration, String> {
+    time::parse(s)
+}
+
+/// A batch run ready to go: the API and how to wait.
+pub struct Batch {
+    /// The provider's batch API.
+    pub api: Arc<dyn BatchApi>,
+    /// Poll, wait, rounds.
+    pub opts: Options,
+    /// The window.
+    pub window: Window,
+}
+
+/// The batch API of `--provider`, or a clear error naming why there is
+/// none (nothing is submitted then).
+pub fn prepare(args: &Args, who: &Who) -> Result<Option<Batch>, CliError> {
+    if !args.batch.batch {
+        return Ok(None);
+    }
+    let window = args.batch.batch_window;
+    let api = who.shared.as_ref().and_then(|t| t.provider.batch(window)).ok_or_else(|| {
+        let info = who.shared.as_ref().map(|t| t.provider.info());
+        let what = info.map_or_else(|| args.provider.clone(), |i| format!("{} ({}, {})", i.name, i.kind, i.model));
+        let windows = if window == Window::Day {
+            "batch API"
+        } else {
+            "background mode for that window (OpenAI's Responses API only)"
+        };
+        CliError::new(
+            Category::Usage,
+            format!(
+                "{what} has no {windows}: nothing was submitted. Batches run on kinds openai, anthropic and gemini; \
+                 for a self-hosted server write the requests with --batch-file and record its answers with \
+                 --batch-results"
+            ),
+        )
+    })?;
+    Ok(Some(Batch {
+        api,
+        opts: Options {
+            poll: args.batch.poll,
+            wait: args.batch.wait,
+            rounds: args.batch.rounds,
+        },
+        window,
+    }))
+}
+
+/// Run the pending runs by batches, the manifest beside the session.
+#[allow(clippy::too_many_arguments)]
+pub async fn execute<W: Write>(
+    args: &Args,
+    m: &Arc<Matrix>,
+    ask: &Arc<Ask>,
+    pending: Vec<Planned>,
+    b: Batch,
+    session_path: &Path,
+    recorder: &mut Recorder,
+    events: &mut CliEvents<'_, W>,
+) -> Result<engine::Executed, CliError> {
+    let path = manifest::path_for(session_path);
+    let session = recorder.id().to_owned();
+    let mut mf = match Manifest::load(&path).map_err(|e| CliError::new(Category::InputError, e.to_string()))? {
+        Some(mf) => mf,
+        None => Manifest::new(&session, &args.provider, &ask.model, b.api.name(), b.window),
+    };
+    let batching = engine::batched::Batching {
+        api: b.api,
+        opts: b.opts,
+        manifest: &mut mf,
+        path: &path,
+    };
+    engine::batched::execute(m, ask, pending, batching, recorder, events)
+        .await
+        .map_err(exec_err)
+}
+
+/// One executor note as a `batch` record.
+pub fn note_record(n: &Note) -> Value {
+    match n {
+        Note::Adopted { local, id } => json!({"type": "batch", "event": "adopted", "local": local, "id": id}),
+        Note::Forgotten { local } => json!({"type": "batch", "event": "forgotten", "local": local}),
+        Note::Submitted {
+            local,
+            id,
+            requests,
+            round,
+        } => {
+            json!({"type": "batch", "event": "submitted", "local": local, "id": id, "requests": requests, "round": round})
+        }
+        Note::Polled { local, status } => json!({"type": "batch", "event": "polled", "local": local, "status": status}),
+        Note::Collected {
+            local,
+            answered,
+            resent,
+            failed,
+        } => {
+            json!({"type": "batch", "event": "collected", "local": local, "answered": answered, "resent": resent, "failed": failed})
+        }
+        Note::Waiting {
+            batches,
+            requests,
+            next,
+        } => {
+            json!({"type": "batch", "event": "waiting", "batches": batches, "requests": requests, "next_poll_secs": next.as_secs_f64()})
+        }
+    }
+}
+
+/// The OpenAI batch input line of every pending run.
+fn lines(m: &Matrix, ask: &Ask, pending: &[Planned]) -> Result<Vec<(String, Value)>, CliError> {
+    let target = ask
+        .shared
+        .as_ref()
+        .ok_or_else(|| CliError::new(Category::Usage, "--batch-file needs a configured provider, not replay"))?;
+    let encoder = crate::llm::batch::openai::OpenAiBatch {
+        provider: crate::llm::openai::OpenAi::compatible(offline_endpoint(target)),
+    };
+    let mut out = Vec::with_capacity(pending.len());
+    for p in pending {
+        let spec = m.spec(p, ask);
+        let plan =
+            crate::run::plan(&spec, target).map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        let item = Item {
+            custom_id: crate::llm::batch::custom_id(&p.key),
+            request: plan.request,
+        };
+        out.push((p.key.clone(), encoder.line(&item)));
+    }
+    Ok(out)
+}
+
+/// An endpoint with the target's model and profile, for encoding only.
+fn offline_endpoint(target: &crate::llm::registry::Target) -> crate::llm::wire::Endpoint {
+    let info = target.provider.info();
+    crate::llm::wire::Endpoint::new(
+        &info.name,
+        info.base_url.as_deref().unwrap_or("http://offline"),
+        &info.model,
+        target.profile(),
+    )
+}
+
+/// `--batch-file`: write the lines and stop.
+pub fn write_file<W: Write>(
+    m: &Matrix,
+    ask: &Ask,
+    pending: &[Planned],
+    file: &Path,
+    out: &mut Out<W>,
+) -> Result<Value, CliError> {
+    let lines = lines(m, ask, pending)?;
+    let mut text = String::new();
+    for (_, l) in &lines {
+        text.push_str(&l.to_string());
+        text.push('\n');
+    }
+    crate::store::write_atomic(file, text.as_bytes())
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", file.display())))?;
+    let rec = json!({"type": "batch_file", "path": file.display().to_string(), "requests": lines.len()});
+    out.record(&rec).map_err(|e| io_err(&e))?;
+    out.pretty(&format!("wrote {} requests to {}\n", lines.len(), file.display()))
+        .map_err(|e| io_err(&e))?;
+    Ok(rec)
+}
+
+/// `--batch-results`: record the answers of an OpenAI-format output file,
+/// each matched to its run by custom id (lines for runs not pending are
+/// left alone).
+pub fn record_file<W: Write>(
+    m: &Arc<Matrix>,
+    ask: &Arc<Ask>,
+    pending: Vec<Planned>,
+    file: &Path,
+    recorder: &mut Recorder,
+    events: &mut CliEvents<'_, W>,
+) -> Result<engine::Executed, CliError> {
+    let bytes = crate::limits::read(file)
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", file.display())))?;
+    let mut results = Vec::new();
+    for (n, line) in crate::llm::batch::jsonl(&bytes).enumerate() {
+        let line =
+            line.map_err(|e| CliError::new(Category::InputError, format!("{}:{}: {e}", file.display(), n + 1)))?;
+        let r = crate::llm::batch::openai::result_of(&line).ok_or_else(|| {
+            CliError::new(
+                Category::InputError,
+                format!("{}:{}: not a batch output line (no custom_id)", file.display(), n + 1),
+            )
+        })?;
+        results.push(r);
+    }
+    let ids: HashMap<String, String> = pending
+        .iter()
+        .map(|p| (crate::llm::batch::custom_id(&p.key), p.key.clone()))
+        .collect();
+    let mut answers = Vec::new();
+    for r in results {
+        let Some(key) = ids.get(&r.custom_id) else { continue };
+        let answer = match r.outcome {
+            Outcome::Succeeded(t) => Answer::Answered(t),
+            Outcome::Errored(e) => Answer::Failed(e),
+            Outcome::Expired | Outcome::Cancelled => continue,
+        };
+        answers.push((key.clone(), r.custom_id, answer));
+    }
+    let answered: HashSet<&str> = answers.iter().map(|(k, _, _)| k.as_str()).collect();
+    let jobs: Vec<Planned> = pending
+        .into_iter()
+        .filter(|p| answered.contains(p.key.as_str()))
+        .collect();
+    let source = file.display().to_string();
+    engine::batched::record(m, ask, jobs, answers, &source, recorder, events).map_err(exec_err)
+}

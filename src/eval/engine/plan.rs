@@ -1,0 +1,215 @@
+//! The matrix: every prompt × input rendered once (a template error stops
+//! the eval before any request), every limit a run with its key, inputs
+//! that render identically run once. Then what the session already holds:
+//! each recorded run without error whose recomputed key is in the plan is
+//! done, read run by run.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::eval::{self, Gold, Input, KeyParts, RunSummary};
+use crate::llm::params::Layer;
+use crate::llm::registry::Target;
+use crate::llm::structured::Path as Structured;
+use crate::prompt::PromptConfig;
+use crate::run::{Analysis, Spec};
+
+/// A prompt of the matrix with its inputs and gold set.
+pub struct PromptPlan {
+    /// The prompt.
+    pub cfg: PromptConfig,
+    /// Its inputs.
+    pub inputs: Vec<Input>,
+    /// Its gold set, when one annotates it.
+    pub gold: Option<Gold>,
+    /// With `replay`: each input's recording, as a target.
+    pub replays: Vec<Option<Target>>,
+}
+
+/// One run of the matrix.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// Its key.
+    pub key: String,
+    /// Index of its prompt in the plans.
+    pub prompt: usize,
+    /// Index of its input in the prompt's inputs.
+    pub input: usize,
+    /// Its limit.
+    pub limit: Option<u32>,
+}
+
+/// What every run of an eval is asked with.
+#[derive(Clone)]
+pub struct Ask {
+    /// The `--provider` word (part of each key).
+    pub provider: String,
+    /// The model (part of each key).
+    pub model: String,
+    /// The one target, unless each input has its recording (`replay`).
+    pub shared: Option<Target>,
+    /// The command line's level of the precedence.
+    pub cli: Layer,
+    /// Extra request headers.
+    pub headers: Vec<(String, String)>,
+    /// The limits.
+    pub limits: Vec<Option<u32>>,
+}
+
+impl Ask {
+    /// The spec of one prompt × input at `limit`.
+    pub fn spec(&self, cfg: &PromptConfig, vars: &Map<String, Value>, limit: Option<u32>) -> Spec {
+        let mut spec = Spec::new(cfg.clone(), vars.clone());
+        spec.cli = self.cli.clone();
+        spec.headers.clone_from(&self.headers);
+        spec.limit(limit)
+    }
+}
+
+/// The planned matrix.
+pub struct Matrix {
+    /// Every prompt.
+    pub plans: Vec<PromptPlan>,
+    /// Every run, in plan order.
+    pub planned: Vec<Planned>,
+    /// Run key → index in `planned`.
+    pub index: HashMap<String, usize>,
+}
+
+impl Matrix {
+    /// The target of a planned run.
+    pub fn target<'a>(&'a self, p: &Planned, ask: &'a Ask) -> Option<&'a Target> {
+        self.plans[p.prompt].replays[p.input].as_ref().or(ask.shared.as_ref())
+    }
+
+    /// The spec of a planned run.
+    pub fn spec(&self, p: &Planned, ask: &Ask) -> Spec {
+        let plan = &self.plans[p.prompt];
+        ask.spec(&plan.cfg, &plan.inputs[p.input].vars, p.limit)
+    }
+
+    /// A recorded run reduced to its summary, when its key is planned.
+    pub fn summary_of(&self, r: &crate::session::RunRecord, skipped: bool) -> Option<(String, RunSummary)> {
+        let key = eval::record_key(r);
+        let p = &self.planned[*self.index.get(&key)?];
+        let plan = &self.plans[p.prompt];
+        let path = Structured::parse(&r.structured_path).unwrap_or(Structured::None);
+        let schema = crate::run::analysis_schema(path, plan.cfg.schema.as_ref());
+        let analysis = Analysis::of(plan.cfg.response_type, schema.as_ref(), &r.text).ok()?;
+        let s = eval::summarise(
+            key.clone(),
+            &plan.inputs[p.input].id,
+            r,
+            &analysis,
+            plan.gold.as_ref(),
+            skipped,
+        );
+        Some((key, s))
+    }
+}
+
+/// Why the matrix could not be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// A prompt does not render (or its schema does not compile).
+    #[error("prompt {prompt:?}, input {input:?}: {cause}")]
+    Render {
+        /// The prompt.
+        prompt: String,
+        /// The input.
+        input: String,
+        /// Why.
+        cause: String,
+    },
+}
+
+/// Plan every prompt × input × limit; the warnings name inputs that render
+/// identically to an earlier one (run once).
+pub fn plan(prompts: Vec<PromptPlan>, ask: &Ask) -> Result<(Matrix, Vec<String>), PlanError> {
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut warnings = Vec::new();
+    for (pi, pp) in prompts.iter().enumerate() {
+        let ph = eval::prompt_hash(&crate::run::snapshot(&pp.cfg));
+        for (ii, input) in pp.inputs.iter().enumerate() {
+            let Some(target) = pp.replays[ii].as_ref().or(ask.shared.as_ref()) else {
+                continue;
+            };
+            let model = if pp.replays[ii].is_some() {
+                target.provider.info().model
+            } else {
+                ask.model.clone()
+            };
+            let spec = ask.spec(&pp.cfg, &input.vars, None);
+            let plan = crate::run::plan(&spec, target).map_err(|e| PlanError::Render {
+                prompt: pp.cfg.id.clone(),
+                input: input.id.clone(),
+                cause: e.to_string(),
+            })?;
+            let ih = eval::input_hash(&input.vars, &plan.request.system, &plan.request.prompt);
+            for &limit in &ask.limits {
+                let key = KeyParts {
+                    prompt_id: &pp.cfg.id,
+                    prompt_hash: &ph,
+                    input_hash: &ih,
+                    max_tokens: limit,
+                    provider: &ask.provider,
+                    model: &model,
+                    structured: plan.path.as_str(),
+                }
+                .key();
+                if let Some(&other) = index.get(&key) {
+                    if Some(limit) == ask.limits.first().copied() {
+                        let o = &planned[other];
+                        let same = if o.prompt == pi {
+                            prompts[pi].inputs[o.input].id.as_str()
+                        } else {
+                            ""
+                        };
+                        warnings.push(format!(
+                            "prompt {:?}: input {:?} is identical to input {same:?}; run once",
+                            pp.cfg.id, input.id
+                        ));
+                    }
+                    continue;
+                }
+                index.insert(key.clone(), planned.len());
+                planned.push(Planned {
+                    key,
+                    prompt: pi,
+                    input: ii,
+                    limit,
+                });
+            }
+        }
+    }
+    Ok((
+        Matrix {
+            plans: prompts,
+            planned,
+            index,
+        },
+        warnings,
+    ))
+}
+
+/// What the session at `path` already holds of the matrix: each run
+/// recorded without error (not a continuation call) whose key is planned,
+/// as its summary; and the session's warnings. Read run by run.
+pub fn resume(m: &Matrix, path: &Path) -> std::io::Result<(HashMap<String, RunSummary>, Vec<String>)> {
+    let mut done = HashMap::new();
+    if !path.is_file() {
+        return Ok((done, Vec::new()));
+    }
+    let scanned = crate::session::each_run(path, &mut |r| {
+        if r.error.is_some() || r.continues.is_some() {
+            return;
+        }
+        if let Some((key, s)) = m.summary_of(&r, true) {
+            done.insert(key, s);
+        }
+    })?;
+    Ok((done, scanned.warnings))
+}
