@@ -46,6 +46,7 @@ pub fn manifest() -> Value {
             cmd("report", "Write a self-contained HTML report of a session or some of its runs (per run: prompt, provider, limit, finish, usage; sweep charts; twins side by side; compare and gold P/R/F1; eval summary), or one sweep chart as SVG; prints one record about the file written", true),
             cmd("probe", "Find out what a configured provider's model accepts (sampling, stop, endpoint, structured output and roots, prefill, thinking) with at most eight requests of 16 tokens; kept for later runs", true),
             cmd("models", "What cutline learned of each model per base URL (Models API, refusals, probes) with the evidence; --forget drops it", true),
+            cmd("batches", "The provider batches of batch evals (their manifests beside the sessions) with their states and counts, polled live; --cancel cancels the running ones", true),
         ],
     })
 }

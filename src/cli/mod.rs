@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
+pub mod batches;
 pub mod budget;
 pub mod compare;
 pub mod eval;
@@ -122,6 +123,8 @@ pub enum Command {
     Probe(probe::Args),
     /// What cutline learned of each model (Models API, refusals, probes); --forget drops it.
     Models(models::Args),
+    /// The provider batches of batch evals, with their states; --cancel cancels the running ones.
+    Batches(batches::Args),
 }
 
 impl Command {
@@ -142,6 +145,7 @@ impl Command {
             Self::Budget(_) => "budget",
             Self::Probe(_) => "probe",
             Self::Models(_) => "models",
+            Self::Batches(_) => "batches",
         }
     }
 }
@@ -216,6 +220,7 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Command::Budget(a) => budget::run(a, cli, &mut out),
         Command::Probe(a) => probe::run(a, cli, &mut out),
         Command::Models(a) => models::run(a, cli, &mut out),
+        Command::Batches(a) => batches::run(a, cli, &mut out),
     };
     // When stdout itself fails (a closed pipe, a full disk), stderr says so
     // and the exit code is not 0, in every output format.
@@ -312,9 +317,9 @@ fn lenient_parse(args: &[std::ffi::OsString]) -> (Format, &'static str) {
 }
 
 /// Every subcommand's name (checked against the parser by a test).
-pub const COMMAND_NAMES: [&str; 15] = [
+pub const COMMAND_NAMES: [&str; 16] = [
     "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "migrate", "compare", "eval",
-    "budget", "report", "probe", "models",
+    "budget", "report", "probe", "models", "batches",
 ];
 
 fn workbench(cli: &Cli) -> i32 {

@@ -1,0 +1,128 @@
+//! `cutline batches [SESSION] [--cancel]`: the provider batches of batch
+//! evals (their manifests beside the sessions): each with its id, round,
+//! state and counts, polled live where the provider is still working on
+//! it; `--cancel` asks the provider to cancel those, and the next eval
+//! sends their runs again. JSONL: one `batch` record each.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use super::out::{Category, CliError, Out};
+use super::{Cli, io_err};
+use crate::eval::batch::{EntryState, Manifest, manifest};
+use crate::llm::registry::Choice;
+
+/// Arguments of `batches`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A session id or file (default: every batch eval in the sessions directory).
+    pub session: Option<String>,
+    /// Cancel the batches the provider is still working on.
+    #[arg(long)]
+    pub cancel: bool,
+}
+
+/// Run `batches`.
+pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
+    let files: Vec<std::path::PathBuf> = match &args.session {
+        Some(s) => {
+            let session = if std::path::Path::new(s)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
+            {
+                std::path::PathBuf::from(s)
+            } else {
+                crate::session::file_for(&cli.sessions, &crate::session::safe_stem(s))
+            };
+            vec![manifest::path_for(&session)]
+        }
+        None => crate::session::list_dir(&cli.sessions)
+            .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?
+            .into_iter()
+            .map(|p| manifest::path_for(&p))
+            .filter(|p| p.is_file())
+            .collect(),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+    let mut all = Vec::new();
+    let mut text = String::new();
+    for path in files {
+        let mut m = Manifest::load(&path)
+            .map_err(|e| CliError::new(Category::InputError, e.to_string()))?
+            .ok_or_else(|| CliError::new(Category::InputError, format!("{}: no batch manifest", path.display())))?;
+        rt.block_on(refresh(&mut m, args.cancel, out))?;
+        m.save(&path)
+            .map_err(|e| CliError::new(Category::InputError, e.to_string()))?;
+        for e in &m.batches {
+            let rec = json!({
+                "type": "batch",
+                "session": m.session,
+                "provider": m.provider,
+                "local": e.local,
+                "id": e.batch.as_ref().map(|b| b.id.clone()),
+                "round": e.round,
+                "state": e.state,
+                "requests": e.requests.len(),
+                "status": e.status,
+            });
+            out.record(&rec).map_err(|e| io_err(&e))?;
+            let _ = writeln!(
+                text,
+                "{:<24} {:<4} {:<32} {:<10} {:>6} requests  {}",
+                m.session,
+                e.local,
+                e.batch.as_ref().map_or("-", |b| b.id.as_str()),
+                format!("{:?}", e.state).to_lowercase(),
+                e.requests.len(),
+                e.status.as_ref().map_or_else(String::new, |s| format!(
+                    "{} ({}/{} done, {} failed)",
+                    s.state, s.done, s.total, s.failed
+                ))
+            );
+            all.push(rec);
+        }
+    }
+    if all.is_empty() {
+        text.push_str("no batches\n");
+    }
+    out.pretty(&text).map_err(|e| io_err(&e))?;
+    Ok(json!({"batches": all}))
+}
+
+/// Poll (and with `cancel`, cancel) every batch the provider still works
+/// on; a provider that is not configured any more leaves the last word.
+async fn refresh<W: Write>(m: &mut Manifest, cancel: bool, out: &mut Out<W>) -> Result<(), CliError> {
+    let open = m.batches.iter().any(|e| e.state == EntryState::Submitted);
+    if !open {
+        return Ok(());
+    }
+    let api = super::params::registry()
+        .ok()
+        .and_then(|r| r.target(&Choice::parse(&m.provider), Some(&m.model)).ok())
+        .and_then(|t| t.provider.batch(m.window));
+    let Some(api) = api else {
+        out.warn(format!(
+            "provider {:?} is not configured here: the states shown are the last ones seen",
+            m.provider
+        ))
+        .map_err(|e| io_err(&e))?;
+        return Ok(());
+    };
+    for e in m.batches.iter_mut().filter(|e| e.state == EntryState::Submitted) {
+        let Some(b) = e.batch.clone() else { continue };
+        if cancel {
+            api.cancel(b.clone()).await.map_err(|e| super::run::llm_err(&e))?;
+            e.state = EntryState::Cancelled;
+        }
+        match api.status(b).await {
+            Ok(s) => e.status = Some(s),
+            Err(err) => out.warn(format!("{}: {err}", e.local)).map_err(|e| io_err(&e))?,
+        }
+    }
+    Ok(())
+}
