@@ -90,16 +90,21 @@ impl Tmux {
 
     /// `wait_for` with a longer bound, for runs on the real local model.
     fn wait_for_secs(&self, needle: &str, secs: u64) -> String {
+        self.wait_until(needle, secs, |s| s.contains(needle))
+    }
+
+    /// Wait until a captured screen satisfies `done`. A capture can catch
+    /// the terminal halfway through a frame, so a test that reads more than
+    /// one line waits for all of it here rather than asserting on the first
+    /// screen that shows a part.
+    fn wait_until(&self, what: &str, secs: u64, done: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let s = self.screen();
-            if s.contains(needle) {
+            if done(&s) {
                 return s;
             }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {needle:?}; screen:\n{s}"
-            );
+            assert!(Instant::now() < deadline, "timed out waiting for {what}; screen:\n{s}");
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -474,12 +479,11 @@ fn migrate_write_run_the_pair_and_compare() {
     t.wait_for("jsonl: finish stop");
     t.keys(&["7"]);
     t.wait_for("Compare A vs B");
-    // The table comes once both sides have ended.
-    let s = t.wait_for("kept 3");
-    assert!(
-        s.lines().any(|l| l.contains("total") && l.contains("3     3      3")),
-        "{s}"
-    );
+    // The table comes once both sides have ended; its total row says both
+    // kept the same three items.
+    t.wait_until("the compare table's total row", 30, |s| {
+        s.lines().any(|l| l.contains("total") && l.contains("3     3      3"))
+    });
     t.keys(&["q"]);
     let s = t.wait_for("STTY_DONE");
     assert!(s.contains("EXIT=0"), "{s}");

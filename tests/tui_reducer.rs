@@ -5,11 +5,13 @@ mod tui_support;
 use std::fmt::Write as _;
 
 use cutline::llm::FinishReason;
+use cutline::tui::editor::Field;
 use cutline::tui::event::{Effect, Event, ProviderChoice, RunMsg, Source};
 use cutline::tui::keymap::Keymap;
-use cutline::tui::run_view::Phase;
-use cutline::tui::runner::compute_sweep;
-use cutline::tui::state::{Field, Mode, OutPane, Shown, Tab};
+use cutline::tui::run::Phase;
+use cutline::tui::run::Shown;
+use cutline::tui::state::{Mode, OutPane, Tab};
+use cutline::tui::sweep::compute_sweep;
 use cutline::tui::update;
 use ratatui::crossterm::event::{KeyCode, KeyModifiers, MouseEvent, MouseEventKind};
 use tui_support::*;
@@ -437,11 +439,11 @@ pub fn recorded_session() -> cutline::session::Session {
         })
         .collect();
     let run = cutline::session::RunRecord {
-        kind: "run".into(),
+        kind: cutline::session::RecordKind::Run,
         run_id: "demo#1".into(),
         started_ms: 1,
         prompt_id: "extract-definitions-jsonl".into(),
-        response_type: "jsonl".into(),
+        response_type: cutline::prompt::ResponseType::Jsonl,
         prompt: serde_json::json!({}),
         system: String::new(),
         rendered: "Extract".into(),
@@ -465,7 +467,7 @@ pub fn recorded_session() -> cutline::session::Session {
         error: None,
         first_token_ms: Some(1),
         total_ms: 40,
-        structured_path: "none".into(),
+        structured_path: cutline::llm::structured::Path::None,
         adjustments: Vec::new(),
         checks: Vec::new(),
         prefill: String::new(),
@@ -492,10 +494,10 @@ pub fn recorded_session() -> cutline::session::Session {
 #[test]
 fn a_cut_inside_a_multibyte_character_neither_panics_nor_garbles() {
     let p = tui_support::jsonl_prompt();
-    let schemas = cutline::tui::run_view::schemas_for(&p).unwrap();
+    let schemas = cutline::tui::run::schemas_for(&p).unwrap();
     let text = JSONL_WITH_ERRORS;
     for b in 0..=text.len() {
-        let c = cutline::tui::run_view::cut(text, b, b, &schemas);
+        let c = cutline::tui::run::cut(text, b, b, &schemas);
         assert_eq!(c.bytes, b);
     }
     // Pieces that split a character (byte-level tokens) still draw.
@@ -1378,7 +1380,8 @@ fn the_last_tab_and_the_pin_are_kept_between_sessions() {
         kept,
         Remembered {
             tab: Some(Tab::Compare),
-            pin: Some("demo#1".into())
+            pin: Some("demo#1".into()),
+            ..Remembered::default()
         }
     );
     // Its bytes on disk are plain JSON.
@@ -1408,6 +1411,7 @@ fn the_last_tab_and_the_pin_are_kept_between_sessions() {
         [Event::Remembered(Remembered {
             tab: Some(Tab::Sessions),
             pin: Some("demo#9".into()),
+            ..Remembered::default()
         })],
     );
     assert_eq!(s.tab, Tab::Sessions);
@@ -1420,6 +1424,154 @@ fn the_last_tab_and_the_pin_are_kept_between_sessions() {
     let mut s = state();
     send(&mut s, [ch('3'), Event::Remembered(kept)]);
     assert_eq!(s.tab, Tab::Run);
+}
+
+/// A session holding a JSON-array run (`demo#1`) and its JSONL twin's run
+/// (`demo#2`), both recorded.
+fn twins_session() -> cutline::session::Session {
+    let mut s = recorded_session();
+    let mut json = s.runs[0].clone();
+    json.prompt_id = "extract-definitions".into();
+    json.response_type = cutline::prompt::ResponseType::Json;
+    json.text = VALID_ARRAY.into();
+    json.pieces = pieces(VALID_ARRAY, 6)
+        .into_iter()
+        .map(|t| cutline::llm::Piece {
+            text: t,
+            ms: 1,
+            delta: false,
+        })
+        .collect();
+    s.runs[0].run_id = "demo#2".into();
+    s.runs.insert(0, json);
+    s
+}
+
+/// What the last tab showed comes back with it (issue 25, item 6): the
+/// prompt open in the editor, or Prompts when it is gone. The context is
+/// kept only when there is some, so the file of a session with just a pin
+/// reads as before.
+#[test]
+fn the_remembered_tab_comes_back_with_what_it_showed() {
+    use cutline::tui::event::Remembered;
+    // Edit: quitting keeps the prompt open.
+    let mut s = state();
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter)]);
+    assert_eq!(s.tab, Tab::Edit);
+    let fx = send(&mut s, [ch('q')]);
+    let kept = match fx.as_slice() {
+        [Effect::Remember(r), Effect::Quit] => r.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        serde_json::to_string(&kept).unwrap(),
+        r#"{"tab":"edit","pin":null,"prompt":"extract-definitions-jsonl"}"#
+    );
+    // Next time, before the prompts load: the tab at once, the editor once
+    // they are there, on that prompt (not the first of the list).
+    let mut s = state();
+    s.prompts.loaded = false;
+    send(&mut s, [Event::Remembered(kept.clone())]);
+    assert_eq!(s.tab, Tab::Edit);
+    assert!(s.editor.is_none());
+    send(
+        &mut s,
+        [Event::PromptsLoaded {
+            prompts: vec![json_prompt(), jsonl_prompt(), union_prompt()],
+            errors: Vec::new(),
+            warnings: Vec::new(),
+        }],
+    );
+    assert_eq!(s.tab, Tab::Edit);
+    assert_eq!(s.editor.as_ref().unwrap().base.id, "extract-definitions-jsonl");
+    assert_eq!(s.prompts.selected_prompt().unwrap().id, "extract-definitions-jsonl");
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "back where you left off: extract-definitions-jsonl"
+    );
+    // The prompt is gone: Prompts, and why.
+    let mut s = state();
+    let gone = Remembered {
+        prompt: Some("renamed-away".into()),
+        ..kept.clone()
+    };
+    send(&mut s, [Event::Remembered(gone)]);
+    assert_eq!(s.tab, Tab::Prompts);
+    assert!(s.editor.is_none());
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "renamed-away, on show when you left, is gone: opening on Prompts"
+    );
+}
+
+/// Compare and Run come back with the recorded runs they showed; when the
+/// runs are gone, or the person moved meanwhile, they do not.
+#[test]
+fn the_remembered_runs_come_back_with_their_tab() {
+    // Compare on recorded twins: both come back, and the report with them.
+    let mut s = state();
+    send(&mut s, [Event::SessionsLoaded(vec![twins_session()]), ch('5')]);
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter)]);
+    let a = s.shown.take().unwrap();
+    send(&mut s, [ch('5'), key(KeyCode::Down), key(KeyCode::Enter)]);
+    let b = s.shown.take().unwrap();
+    let (Shown::Single(a), Shown::Single(b)) = (a, b) else {
+        panic!("single runs")
+    };
+    s.shown = Some(Shown::Twins { json: a, jsonl: b });
+    send(&mut s, [ch('7')]);
+    let fx = send(&mut s, [ch('q')]);
+    let kept = match fx.as_slice() {
+        [Effect::Remember(r), Effect::Quit] => r.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(kept.shown, ["demo#1", "demo#2"]);
+    let mut s = state();
+    s.sessions.loaded = false;
+    send(&mut s, [Event::Remembered(kept.clone())]);
+    assert_eq!(s.tab, Tab::Compare);
+    let fx = send(&mut s, [Event::SessionsLoaded(vec![twins_session()])]);
+    assert!(matches!(fx.as_slice(), [Effect::LoadGold(_)]), "{fx:?}");
+    assert!(s.shown.as_ref().is_some_and(Shown::twins));
+    assert!(matches!(&s.compare.report, Some(Ok(_))), "{:?}", s.compare.report);
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "back where you left off: demo#1 + demo#2"
+    );
+    // Its runs are no longer recorded: Prompts.
+    let mut s = state();
+    send(&mut s, [Event::Remembered(kept.clone())]);
+    assert_eq!(s.tab, Tab::Prompts);
+    assert!(s.shown.is_none());
+    // The person moved before the sessions loaded: their tab stays.
+    let mut s = state();
+    s.sessions.loaded = false;
+    send(&mut s, [Event::Remembered(kept), ch('2')]);
+    send(&mut s, [Event::SessionsLoaded(vec![twins_session()])]);
+    assert_eq!(s.tab, Tab::Edit);
+    assert!(s.shown.is_none());
+    // Run with the pinned run on show: the pin names it, and it is shown.
+    let mut s = state();
+    send(&mut s, [Event::SessionsLoaded(vec![recorded_session()]), ch('5')]);
+    send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter), ch('P')]);
+    assert_eq!(s.tab, Tab::Run);
+    let kept = match send(&mut s, [ch('q')]).as_slice() {
+        [Effect::Remember(r), Effect::Quit] => r.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(serde_json::to_string(&kept).unwrap(), r#"{"tab":"run","pin":"demo#1"}"#);
+    let mut s = state();
+    s.sessions.loaded = false;
+    send(
+        &mut s,
+        [Event::Remembered(kept), Event::SessionsLoaded(vec![recorded_session()])],
+    );
+    assert_eq!(s.tab, Tab::Run);
+    assert_eq!(
+        s.shown.as_ref().unwrap().json_side().recorded.as_deref(),
+        Some("demo#1")
+    );
+    assert_eq!(s.pinned.as_ref().unwrap().recorded.as_deref(), Some("demo#1"));
 }
 
 /// `x` asks for the report of the recorded runs on show; a replay (not
@@ -1473,16 +1625,14 @@ fn the_report_file_is_written_beside_the_sessions() {
     let sessions = dir.path().join("sessions");
     std::fs::create_dir(&sessions).unwrap();
     let mut session = recorded_session();
-    let text = std::fs::read_to_string(&session.path).unwrap_or_else(|_| {
-        // The fixture lives in a dropped temp dir: write it again.
-        let mut t = String::from("{\"type\":\"session\",\"version\":1,\"id\":\"demo\",\"created_ms\":0}\n");
-        t.push_str(&serde_json::to_string(&session.runs[0]).unwrap());
-        t.push('\n');
-        t
-    });
+    // The fixture's one run (its `sessions/demo.jsonl` path is the repo's
+    // demo session, which holds other runs): written out here.
+    let mut text = String::from("{\"type\":\"session\",\"version\":1,\"id\":\"demo\",\"created_ms\":0}\n");
+    text.push_str(&serde_json::to_string(&session.runs[0]).unwrap());
+    text.push('\n');
     session.path = sessions.join("demo.jsonl");
     std::fs::write(&session.path, text).unwrap();
-    let said = cutline::tui::files::write_report(&sessions, &dir.path().join("prompts"), "demo", &[1]).unwrap();
+    let said = cutline::tui::report::write_report(&sessions, &dir.path().join("prompts"), "demo", &[1]).unwrap();
     let page = std::fs::read_to_string(sessions.join("demo-1.html")).unwrap();
     assert!(
         said.starts_with(&format!("report: {} (", sessions.join("demo-1.html").display())),
@@ -1499,7 +1649,7 @@ fn the_report_file_is_written_beside_the_sessions() {
         !page.contains("http://") && !page.contains("https://"),
         "nothing outside the file"
     );
-    let missing = cutline::tui::files::write_report(&sessions, dir.path(), "nope", &[1]).unwrap_err();
+    let missing = cutline::tui::report::write_report(&sessions, dir.path(), "nope", &[1]).unwrap_err();
     assert!(missing.contains("nope"), "{missing}");
 }
 

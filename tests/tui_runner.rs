@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use cutline::llm::FinishReason;
 use cutline::tui::event::{Effect, Event};
-use cutline::tui::run_view::Phase;
+use cutline::tui::run::Phase;
 use cutline::tui::runner::Runner;
 use cutline::tui::state::{State, Tab};
 use ratatui::crossterm::event::KeyCode;
@@ -44,11 +44,11 @@ fn record_session(dir: &std::path::Path) {
     let mut rec = cutline::session::Recorder::create(dir, "demo").unwrap();
     let text = JSONL_WITH_ERRORS;
     let run = cutline::session::RunRecord {
-        kind: "run".into(),
+        kind: cutline::session::RecordKind::Run,
         run_id: String::new(),
         started_ms: 1,
         prompt_id: p.id.clone(),
-        response_type: "jsonl".into(),
+        response_type: cutline::prompt::ResponseType::Jsonl,
         prompt: serde_json::json!({}),
         system: String::new(),
         rendered: "x".into(),
@@ -75,7 +75,7 @@ fn record_session(dir: &std::path::Path) {
         error: None,
         first_token_ms: None,
         total_ms: 10,
-        structured_path: "none".into(),
+        structured_path: cutline::llm::structured::Path::None,
         adjustments: Vec::new(),
         checks: Vec::new(),
         prefill: String::new(),
@@ -316,7 +316,7 @@ async fn the_gold_set_of_the_pair_is_found_and_scored() {
     let (tx, mut rx) = unbounded_channel();
     let mut runner = Runner::new(tx, prompts.clone(), dir.path().to_owned(), Instant::now());
     let mut s = state();
-    s.shown = Some(cutline::tui::state::Shown::Twins {
+    s.shown = Some(cutline::tui::run::Shown::Twins {
         json: Box::new(finished(1, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length)),
         jsonl: Box::new(finished(2, &jsonl_prompt(), JSONL_WITH_ERRORS, FinishReason::Length)),
     });
@@ -332,9 +332,9 @@ async fn the_gold_set_of_the_pair_is_found_and_scored() {
     assert_eq!((b.gold, b.true_positives, b.predicted), (2, 1, 2));
     // A malformed gold file names its file and line; none is no error.
     std::fs::write(gold.join("bad.jsonl"), "{\"a\": 1}\nnot json\n").unwrap();
-    let err = cutline::tui::runner::load_gold(&gold, &["bad".into()]).unwrap_err();
+    let err = cutline::tui::compare::load_gold(&gold, &["bad".into()]).unwrap_err();
     assert!(err.contains("bad.jsonl:2:"), "{err}");
-    assert_eq!(cutline::tui::runner::load_gold(&gold, &["none".into()]), Ok(None));
+    assert_eq!(cutline::tui::compare::load_gold(&gold, &["none".into()]), Ok(None));
 }
 
 /// A prompt whose id is `../../escape-target`: the loader refuses it,
@@ -458,7 +458,7 @@ async fn the_compare_tab_runs_each_strategy_as_eval_does() {
         }));
         v
     };
-    s.shown = Some(cutline::tui::state::Shown::Twins {
+    s.shown = Some(cutline::tui::run::Shown::Twins {
         json: Box::new(side(1, "extract-definitions")),
         jsonl: Box::new(side(2, "extract-definitions-jsonl")),
     });

@@ -7,8 +7,9 @@ mod tui_support;
 use cutline::eval::strategy::Strategy;
 use cutline::llm::FinishReason;
 use cutline::tui::event::{Effect, Event, RunMsg};
-use cutline::tui::runner::compute_sweep;
-use cutline::tui::state::{Shown, Tab};
+use cutline::tui::run::Shown;
+use cutline::tui::state::Tab;
+use cutline::tui::sweep::compute_sweep;
 use cutline::tui::theme::Theme;
 use insta::assert_snapshot;
 use ratatui::Terminal;
@@ -304,7 +305,7 @@ fn compare_states() {
     assert_snapshot!("compare_with_gold", screen(&s, 110, 30));
     // `S`: the strategies run, then their table. The pair needs to know
     // how it was run.
-    if let Some(cutline::tui::state::Shown::Twins { json, jsonl }) = &mut s.shown {
+    if let Some(cutline::tui::run::Shown::Twins { json, jsonl }) = &mut s.shown {
         for (v, p) in [(json, json_prompt()), (jsonl, jsonl_prompt())] {
             v.origin = Some(std::sync::Arc::new(cutline::tui::event::Origin {
                 provider: cutline::tui::event::ProviderChoice::Replay,
@@ -342,7 +343,7 @@ fn cost_row(
 ) -> cutline::eval::strategy::StrategyRow {
     cutline::eval::strategy::StrategyRow {
         prompt: prompt.into(),
-        response_type: response_type.into(),
+        response_type: cutline::prompt::ResponseType::parse(response_type).expect("a response type"),
         twin: None,
         max_tokens: Some(64),
         strategy,
@@ -548,8 +549,8 @@ fn run_jsonl_past_pythons_nesting_limit() {
     let mut s = state();
     let text = format!(
         "{{\"entity\": \"leaf\", \"definition\": \"a green part\"}}\n{{\"x\": {}{}}}\n",
-        "[".repeat(996),
-        "]".repeat(996)
+        "[".repeat(9996),
+        "]".repeat(9996)
     );
     show(&mut s, finished(1, &jsonl_prompt(), &text, FinishReason::Stop));
     let out = screen(&s, 110, 24);
@@ -577,4 +578,20 @@ fn run_jsonl_marks_what_the_ignored_object_schema_would_reject() {
     );
     assert_eq!(out.matches("would reject").count(), 1, "{out}");
     assert_snapshot!("run_jsonl_ignored_object_schema", out);
+}
+
+/// The workbench reopened on the Edit tab it was left on, with the prompt
+/// that was open (issue 25, item 6).
+#[test]
+fn edit_restored() {
+    let mut s = state();
+    send(
+        &mut s,
+        [Event::Remembered(cutline::tui::event::Remembered {
+            tab: Some(Tab::Edit),
+            prompt: Some("extract-definitions-jsonl".into()),
+            ..Default::default()
+        })],
+    );
+    assert_snapshot!("edit_restored", screen(&s, 100, 24));
 }

@@ -6,7 +6,11 @@
 //! Shape (as in ratatui's component template, gitui, television): one
 //! [`Event`] enum in, a pure reducer [`update`] that changes [`State`] and
 //! returns [`Effect`]s, an effects runner ([`runner::Runner`]) owning the
-//! tokio tasks, and one file per pane under [`panes`] drawing from state.
+//! tokio tasks, and views drawing from state. Each feature (a tab, a popup,
+//! a key's job) is one folder holding its state, its part of the reducer,
+//! its view and its effects; the shell (this file, `state`, `event`,
+//! `update`, `runner`, `view`, layout, theme, keymap, text) dispatches to
+//! them.
 //! The terminal is restored on every exit path: quit, error, panic (hook),
 //! Ctrl-C, SIGINT, SIGTERM and SIGHUP.
 
@@ -28,21 +32,37 @@ use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-pub mod costs;
+// The shell: the root state, the events, the reducer's dispatch and keys,
+// the runner's dispatch, the frame, layout, theme, keymap and text.
 pub mod event;
-pub mod external;
-pub mod files;
 pub mod keymap;
 pub mod layout;
 pub mod panes;
 pub mod paste;
-pub mod run_view;
 pub mod runner;
 pub mod state;
+pub mod status;
 pub mod text;
 pub mod theme;
 pub mod update;
 pub mod view;
+
+// The features, one folder each (state, update, view, effects). A new
+// pane is a folder here plus its line in `view::draw` (and in `Tab` if
+// it is a tab of its own).
+pub mod compare;
+pub mod costs;
+pub mod editor;
+pub mod help;
+pub mod migrate;
+pub mod prompts;
+pub mod providers;
+pub mod remember;
+pub mod report;
+pub mod run;
+pub mod search;
+pub mod sessions;
+pub mod sweep;
 
 pub use event::{Effect, Event, ProviderChoice};
 pub use keymap::{Action, Keymap};
@@ -169,9 +189,9 @@ fn edit_externally(
         std::thread::sleep(Duration::from_millis(5));
     }
     restore_terminal();
-    let editor = external::command();
+    let editor = editor::external::command();
     tracing::info!("external editor: {editor}");
-    let result = external::edit(&editor, text, suffix);
+    let result = editor::external::edit(&editor, text, suffix);
     let entered = enter_modes().and_then(|()| terminal.clear());
     gate.paused.store(false, Ordering::SeqCst);
     entered.map(|()| result)
@@ -327,6 +347,42 @@ fn test_panic_hook() {
     );
 }
 
+/// The clock: a tick every 250 ms, so streaming runs' elapsed time moves.
+fn spawn_ticks(tx: UnboundedSender<Event>, start: Instant) {
+    tokio::spawn(async move {
+        let mut iv = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            iv.tick().await;
+            let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+            if tx.send(Event::Tick(ms)).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// Carry out a frame's effects: the external editor here (it needs the
+/// terminal), the rest by the runner. False once one of them quits.
+fn carry_out(
+    effects: Vec<Effect>,
+    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
+    gate: &InputGate,
+    own_tx: &UnboundedSender<Event>,
+    runner: &mut runner::Runner,
+) -> std::io::Result<bool> {
+    for e in effects {
+        if let Effect::EditExternally { field, text, suffix } = e {
+            let result = edit_externally(terminal, gate, &text, suffix)?;
+            let _ = own_tx.send(Event::EditedExternally { field, result });
+            continue;
+        }
+        if !runner.apply(e) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 async fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
     mut state: State,
@@ -341,19 +397,7 @@ async fn event_loop(
     spawn_input(tx.clone(), stop.clone(), gate.clone());
     let own_tx = tx.clone();
     spawn_signals(sig_tx);
-    {
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            let mut iv = tokio::time::interval(Duration::from_millis(250));
-            loop {
-                iv.tick().await;
-                let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-                if tx.send(Event::Tick(ms)).is_err() {
-                    return;
-                }
-            }
-        });
-    }
+    spawn_ticks(tx.clone(), start);
     let mut runner = runner::Runner::new(tx, opts.prompts_dir.clone(), opts.sessions_dir.clone(), start);
     let size = terminal.size()?;
     state.size = (size.width, size.height);
@@ -363,7 +407,7 @@ async fn event_loop(
     runner.apply(Effect::LoadRemembered);
     terminal.draw(|f| view::draw(f, &state))?;
     test_panic_hook();
-    let result = 'outer: loop {
+    let result = loop {
         let ev = tokio::select! {
             biased;
             Some(sig) = sig_rx.recv() => sig,
@@ -398,19 +442,10 @@ async fn event_loop(
         if let Some(t) = typed.flush() {
             effects.extend(update(&mut state, t));
         }
-        for e in effects {
-            if let Effect::EditExternally { field, text, suffix } = e {
-                match edit_externally(terminal, &gate, &text, suffix) {
-                    Ok(result) => {
-                        let _ = own_tx.send(Event::EditedExternally { field, result });
-                    }
-                    Err(e) => break 'outer Err(e),
-                }
-                continue;
-            }
-            if !runner.apply(e) {
-                break 'outer Ok(());
-            }
+        match carry_out(effects, terminal, &gate, &own_tx, &mut runner) {
+            Ok(true) => {}
+            Ok(false) => break Ok(()),
+            Err(e) => break Err(e),
         }
         if state.quit {
             break Ok(());

@@ -1,13 +1,28 @@
 //! Keys and modes: what a key does in each mode, tabs, scrolling, focus and the mouse; quitting (with its question).
 
-use super::super::state::Sweep;
-use super::{
-    Action, CursorMove, DEFAULT_LIMIT, Effect, Field, Input, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, Mode,
-    MouseEvent, MouseEventKind, OutPane, Shown, State, TaKey, Tab, cancel_live, continue_run, copy, cycle_structured,
-    edit, external, layout, migrate_selected, migrate_selected_from, migrate_source, migrate_twins, migrate_write,
-    model_key, open, open_picker, panes, picker_key, pin, refresh_compare, remember, report, run, save, search,
-    set_cursor, sweep, sweep_effect, twins,
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui_textarea::{CursorMove, Input, Key as TaKey};
+
+use super::DEFAULT_LIMIT;
+use crate::tui::compare::update::{pin, refresh_compare};
+use crate::tui::editor::Field;
+use crate::tui::editor::external_update as external;
+use crate::tui::editor::update::{edit, open, save};
+use crate::tui::event::Effect;
+use crate::tui::keymap::Action;
+use crate::tui::layout;
+use crate::tui::migrate::update::{
+    migrate_selected, migrate_selected_from, migrate_source, migrate_twins, migrate_write,
 };
+use crate::tui::providers::update::{model_key, open_picker, picker_key};
+use crate::tui::remember::update as remember;
+use crate::tui::report::update as report;
+use crate::tui::run::Shown;
+use crate::tui::run::update::{cancel_live, continue_run, copy, cycle_structured, run, twins};
+use crate::tui::search::update as search;
+use crate::tui::state::{Confirm, Mode, OutPane, State, Tab};
+use crate::tui::sweep::update::{sweep, sweep_effect};
+use crate::tui::sweep::{Sweep, set_cursor};
 
 pub(super) fn quit(s: &mut State) -> Vec<Effect> {
     s.quit = true;
@@ -19,15 +34,15 @@ pub(super) fn quit(s: &mut State) -> Vec<Effect> {
 
 /// The quit key: with unsaved edits it asks first, and quits when `asked`
 /// says the question was just put.
-pub(super) fn quit_asking(s: &mut State, asked: Option<super::super::state::Confirm>) -> Vec<Effect> {
+pub(super) fn quit_asking(s: &mut State, asked: Option<Confirm>) -> Vec<Effect> {
     let dirty = s.editor.as_ref().is_some_and(|e| e.dirty);
-    if dirty && asked != Some(super::super::state::Confirm::QuitUnsaved) {
+    if dirty && asked != Some(Confirm::QuitUnsaved) {
         s.error(rust_i18n::t!(
             "tui.msg.unsaved",
             quit = s.keymap.key_for(Action::Quit),
             save = s.keymap.key_for(Action::Save)
         ));
-        s.confirm = Some(super::super::state::Confirm::QuitUnsaved);
+        s.confirm = Some(Confirm::QuitUnsaved);
         return Vec::new();
     }
     quit(s)
@@ -53,9 +68,9 @@ pub(super) fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
         Mode::Search(..) => search::key(s, k),
         // Closed above, before any key is read.
         Mode::Help => Vec::new(),
-        Mode::Filter => filter_key(s, k),
+        Mode::Filter => crate::tui::prompts::update::filter_key(s, k),
         Mode::LimitInput(_) => limit_key(s, k),
-        Mode::Insert => insert_key(s, k),
+        Mode::Insert => crate::tui::editor::update::insert_key(s, k),
         Mode::Picker => picker_key(s, k),
         Mode::ModelInput(_) => model_key(s, k),
         Mode::Normal => {
@@ -72,25 +87,6 @@ pub(super) fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
             }
         }
     }
-}
-
-pub(super) fn filter_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
-    match k.code {
-        KeyCode::Esc => {
-            s.prompts.filter.clear();
-            s.mode = Mode::Normal;
-        }
-        KeyCode::Enter => s.mode = Mode::Normal,
-        KeyCode::Backspace => {
-            s.prompts.filter.pop();
-        }
-        KeyCode::Up => s.prompts.selected = s.prompts.selected.saturating_sub(1),
-        KeyCode::Down => s.prompts.selected += 1,
-        KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => s.prompts.filter.push(c),
-        _ => {}
-    }
-    s.prompts.selected = s.prompts.selected.min(s.prompts.filtered().len().saturating_sub(1));
-    Vec::new()
 }
 
 pub(super) fn limit_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
@@ -124,30 +120,6 @@ pub(super) fn set_limit(s: &mut State, limit: Option<u32>) {
         Some(n) => s.info(rust_i18n::t!("tui.msg.limit_set", n = n)),
         None => s.info(rust_i18n::t!("tui.msg.limit_none")),
     }
-}
-
-pub(super) fn insert_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
-    if k.code == KeyCode::Esc {
-        s.mode = Mode::Normal;
-        return Vec::new();
-    }
-    if s.keymap.action(&k) == Some(Action::Save)
-        || (k.code == KeyCode::Char('s') && k.modifiers == KeyModifiers::CONTROL)
-    {
-        return save(s);
-    }
-    if s.keymap.action(&k) == Some(Action::ExternalEdit) {
-        return external::open(s);
-    }
-    let Some(e) = &mut s.editor else {
-        s.mode = Mode::Normal;
-        return Vec::new();
-    };
-    if e.area_mut().input(Input::from(k)) {
-        e.dirty = true;
-        e.revalidate();
-    }
-    Vec::new()
 }
 
 pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
@@ -209,7 +181,7 @@ pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Continue => return continue_run(s),
         Action::ExternalEdit => return external::open(s),
         Action::Report => return report::write(s),
-        Action::Costs => return super::costs::start(s),
+        Action::Costs => return crate::tui::costs::update::start(s),
         Action::Structured => cycle_structured(s),
         Action::Save => return save(s),
         Action::Rendered => {
@@ -265,7 +237,7 @@ pub(super) fn page(s: &State) -> isize {
     isize::try_from(h.max(1)).unwrap_or(1)
 }
 
-pub(super) fn step(v: usize, by: isize, len: usize) -> usize {
+pub(in crate::tui) fn step(v: usize, by: isize, len: usize) -> usize {
     let max = len.saturating_sub(1);
     let next = if by < 0 {
         v.saturating_sub(by.unsigned_abs())
@@ -301,22 +273,11 @@ pub(super) fn move_by(s: &mut State, by: isize) {
         Tab::Run | Tab::Sweep => scroll_pane(s, s.focus_in_tab(), by),
         Tab::Migrate => {
             if let Some(m) = &mut s.migrate {
-                m.top = step(m.top, by, panes::migrate::rows(&m.source, &m.result).len());
+                m.top = step(m.top, by, crate::tui::migrate::view::rows(m));
             }
         }
         Tab::Compare => {
-            let n = match &s.compare.report {
-                Some(Ok(r)) => {
-                    panes::compare::lines(r, &s.compare.labels, None, s.theme).len()
-                        + s.compare
-                            .loss
-                            .as_ref()
-                            .map_or(0, |l| panes::compare::loss_lines(l, s.theme).len())
-                        + panes::costs::lines(&s.compare.costs, "", s.theme).len()
-                        + 8
-                }
-                _ => 1,
-            };
+            let n = crate::tui::compare::view::rows(s);
             s.compare.top = step(s.compare.top, by, n);
         }
     }
@@ -324,7 +285,7 @@ pub(super) fn move_by(s: &mut State, by: isize) {
 
 /// Scroll `pane` by `by` rows; scrolling to the end follows new rows.
 pub fn scroll_pane(s: &mut State, pane: OutPane, by: isize) {
-    let rows = panes::rows(s, pane);
+    let rows = crate::tui::run::rows(s, pane);
     let height = layout::inner_height(layout::pane_rect(s, pane));
     let max = rows.saturating_sub(height);
     let sc = s.scroll_mut(pane);

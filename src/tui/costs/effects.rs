@@ -1,0 +1,94 @@
+//! The Compare tab's strategies (`S`): each side of the pair on show
+//! through `eval::cell::run_cell`, the cells `eval --strategy` runs, so the
+//! workbench's table and the command's agree.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::CostJob;
+use crate::eval::cell::{Cell, Shared, run_cell};
+use crate::eval::strategy::StrategyRun;
+use crate::eval::{Gold, Input};
+use crate::tui::event::{Event, Origin, ProviderChoice, Source};
+use crate::tui::run::{record, target_of};
+use crate::tui::runner::RunContext;
+
+/// `retry-double`'s retries and `continue`'s further calls: the defaults of
+/// `eval --strategy`.
+const RETRIES: u32 = 3;
+const CONTINUE_CALLS: u32 = 6;
+
+/// Run the strategies of `S` on the pair and send [`Event::CostsDone`]; a
+/// panic is reported as a failure.
+pub(in crate::tui) fn spawn(tx: UnboundedSender<Event>, ctx: RunContext, job: CostJob) {
+    tokio::spawn(async move {
+        let ids = job.ids;
+        tracing::info!("strategies on runs {ids:?}: start");
+        let work = std::panic::AssertUnwindSafe(run(job, ctx));
+        let result = futures_util::FutureExt::catch_unwind(work)
+            .await
+            .unwrap_or_else(|_| Err("internal error: the strategies panicked (see the log)".into()));
+        if let Err(e) = &result {
+            tracing::warn!("strategies on runs {ids:?}: {e}");
+        }
+        let _ = tx.send(Event::CostsDone { ids, result });
+    });
+}
+
+/// Both sides' strategy runs, side A's first.
+async fn run(job: CostJob, ctx: RunContext) -> Result<Vec<StrategyRun>, String> {
+    let mut runs = Vec::new();
+    for (origin, limit) in &job.sides {
+        runs.extend(side(origin, *limit, &job, &ctx).await?);
+    }
+    Ok(runs)
+}
+
+async fn side(
+    origin: &Origin,
+    limit: Option<u32>,
+    job: &CostJob,
+    ctx: &RunContext,
+) -> Result<Vec<StrategyRun>, String> {
+    let spec = match &origin.source {
+        Source::Prompt(spec) => spec.as_ref().clone(),
+        Source::Recording { record, .. } => crate::run::Spec::new(record.prompt_config()?, record.variables.clone()),
+    };
+    let target = target_of(&origin.source, &origin.provider, &job.sessions_dir, &ctx.registry)
+        .await?
+        .target;
+    let gold = job
+        .gold
+        .as_ref()
+        .map(|(file, items)| Arc::new(Gold::new(file.clone(), items.clone(), &spec.prompt, &spec.vars, &[])));
+    let cell = Cell {
+        prompt: Arc::new(spec.prompt.clone()),
+        gold,
+        input: Input {
+            id: "on show".into(),
+            vars: spec.vars.clone(),
+        },
+        limit,
+        target,
+    };
+    let shared = Shared {
+        strategies: super::strategies_for(spec.prompt.response_type).to_vec(),
+        retries: RETRIES,
+        continue_calls: CONTINUE_CALLS,
+        layer: spec.cli.clone(),
+        headers: spec.headers.clone(),
+    };
+    let done = run_cell(&cell, &shared).await.map_err(|e| e.to_string())?;
+    // Calls on a model are recorded, as the workbench's runs are.
+    let on_model = matches!(
+        origin.provider,
+        ProviderChoice::Local | ProviderChoice::Configured { .. }
+    ) && matches!(origin.source, Source::Prompt(_));
+    if on_model {
+        for r in done.records {
+            record(&ctx.recorder, &job.sessions_dir, &spec.prompt.id, r);
+        }
+    }
+    Ok(done.runs.into_iter().map(|(r, _)| r).collect())
+}

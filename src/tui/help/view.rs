@@ -1,0 +1,67 @@
+//! `?`: every key, from the keymap in force (so rebinding shows here).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+use rust_i18n::t;
+
+use crate::tui::keymap::{Action, Keymap};
+use crate::tui::text;
+use crate::tui::theme::Theme;
+
+/// The help's lines: (keys, what).
+pub fn entries(keymap: &Keymap) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = Action::ALL
+        .iter()
+        .map(|(a, name, _)| {
+            let keys = keymap.keys_for(*a);
+            (
+                if keys.is_empty() {
+                    t!("tui.help.unbound").into_owned()
+                } else {
+                    keys.join(" ")
+                },
+                t!(format!("tui.action.{name}")).into_owned(),
+            )
+        })
+        .collect();
+    for k in [
+        "ctrl_c", "filter", "search", "limit", "picker", "migrate", "editing", "undo", "wheel", "click", "any",
+    ] {
+        v.push((
+            t!(format!("tui.help.{k}_key")).into_owned(),
+            t!(format!("tui.help.{k}")).into_owned(),
+        ));
+    }
+    v
+}
+
+/// Draw the help over the whole `area`.
+pub fn draw(f: &mut Frame<'_>, area: Rect, keymap: &Keymap, theme: Theme) {
+    let e = entries(keymap);
+    let cols = if area.width >= 100 { 2 } else { 1 };
+    let per_col = e.len().div_ceil(cols);
+    let w = usize::from(area.width.saturating_sub(2)) / cols;
+    let key_w = 16.min(w / 3);
+    let mut lines = Vec::with_capacity(per_col);
+    for r in 0..per_col {
+        let mut spans = Vec::new();
+        for c in 0..cols {
+            if let Some((k, d)) = e.get(c * per_col + r) {
+                spans.push(Span::styled(text::pad(k, key_w), theme.accent()));
+                spans.push(Span::raw(" "));
+                spans.push(Span::raw(text::pad(d, w.saturating_sub(key_w + 2))));
+                spans.push(Span::raw(" "));
+            }
+        }
+        lines.push(Line::from(spans));
+    }
+    let b = crate::tui::panes::block(
+        Line::styled(t!("tui.help.title").into_owned(), theme.accent()),
+        true,
+        theme,
+    );
+    f.render_widget(Clear, area);
+    f.render_widget(Paragraph::new(lines).block(b), area);
+}

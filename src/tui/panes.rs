@@ -1,0 +1,86 @@
+//! What every pane draws with: its frame, a scrolling list that builds only
+//! the visible rows (so a 50,000-line response costs no more per frame than
+//! a 50-line one), a framed note, a clipped line. The panes themselves live
+//! in their features' `view.rs`.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+
+use super::state::Scroll;
+use super::theme::Theme;
+
+/// A pane's frame: its title, highlighted when focused.
+pub fn block(title: Line<'static>, focused: bool, theme: Theme) -> Block<'static> {
+    let b = Block::default().borders(Borders::ALL).title(title);
+    if focused {
+        b.border_style(theme.accent())
+    } else {
+        b.border_style(theme.dim())
+    }
+}
+
+/// Draw a scrolling list of `total` rows in a framed pane, building only the
+/// visible rows with `row(index, width)`. The title gets the visible range.
+#[allow(clippy::too_many_arguments)]
+pub fn draw_rows(
+    f: &mut Frame<'_>,
+    area: Rect,
+    title: &str,
+    focused: bool,
+    theme: Theme,
+    total: usize,
+    scroll: Scroll,
+    row: &dyn Fn(usize, usize) -> Line<'static>,
+) {
+    let inner_h = super::layout::inner_height(area);
+    let top = scroll.top_for(total, inner_h);
+    let end = (top + inner_h).min(total);
+    let range = if total > inner_h {
+        format!(" {}–{}/{} ", top + 1, end, total)
+    } else {
+        String::new()
+    };
+    let mut spans = vec![Span::styled(
+        format!(" {title} "),
+        if focused { theme.accent() } else { theme.dim() },
+    )];
+    if !range.is_empty() {
+        spans.push(Span::styled(range, theme.dim()));
+    }
+    let b = block(Line::from(spans), focused, theme);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let w = usize::from(inner.width);
+    let lines: Vec<Line<'static>> = (top..end).map(|i| row(i, w)).collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A framed pane holding a few lines of text.
+pub fn draw_note(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'static>>, theme: Theme) {
+    let b = block(Line::styled(format!(" {title} "), theme.dim()), false, theme);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// A value as one line of compact JSON.
+pub fn compact(v: &serde_json::Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// A styled line clipped to `w` columns (spans kept, styles kept).
+pub fn clip_line(l: &Line<'static>, w: usize) -> Line<'static> {
+    let mut left = w;
+    let mut spans = Vec::new();
+    for s in &l.spans {
+        if left == 0 {
+            break;
+        }
+        let c = super::text::clip(&s.content, left);
+        left = left.saturating_sub(super::text::width(&c));
+        spans.push(Span::styled(c, s.style));
+    }
+    Line::from(spans).style(l.style)
+}

@@ -1,0 +1,26 @@
+//! The runner's part of the Prompts tab: loading the prompts directory.
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::tui::event::Event;
+
+/// Load every prompt file under `dir` off the UI task (a bad file does not
+/// hide the others) and send [`Event::PromptsLoaded`].
+pub(in crate::tui) fn spawn_load(tx: UnboundedSender<Event>, dir: PathBuf) {
+    tokio::task::spawn_blocking(move || {
+        let (prompts, errors, warnings) = crate::store::load_dir(&dir);
+        tracing::info!(
+            "loaded {} prompts, {} errors from {}",
+            prompts.len(),
+            errors.len(),
+            dir.display()
+        );
+        let _ = tx.send(Event::PromptsLoaded {
+            prompts,
+            errors: errors.iter().map(ToString::to_string).collect(),
+            warnings: warnings.iter().map(ToString::to_string).collect(),
+        });
+    });
+}

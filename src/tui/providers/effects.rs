@@ -1,0 +1,67 @@
+//! The runner's part of the picker: reading cutline.toml (which keys are
+//! set, never their values) and writing a model into it.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::{ProviderEntry, SaveModel};
+use crate::llm::registry::Registry;
+use crate::tui::event::Event;
+
+/// Read the providers again (the one explicit reload: the picker opening),
+/// keep the registry in `slot` for the runs that follow, and send
+/// [`Event::ProvidersLoaded`].
+pub(in crate::tui) fn spawn_load(tx: UnboundedSender<Event>, slot: Arc<Mutex<Arc<Result<Registry, String>>>>) {
+    tokio::task::spawn_blocking(move || {
+        let registry = Registry::load().map_err(|e| e.to_string());
+        let r = registry.as_ref().map(entries).map_err(Clone::clone);
+        if let Err(e) = &r {
+            tracing::warn!("providers: {e}");
+        }
+        if let Ok(mut g) = slot.lock() {
+            *g = Arc::new(registry);
+        }
+        let _ = tx.send(Event::ProvidersLoaded(r));
+    });
+}
+
+/// The configured providers with whether each one's key variable is set
+/// (the key itself is never read here), or the config's error.
+pub fn load_providers() -> Result<Vec<ProviderEntry>, String> {
+    Registry::load().map(|r| entries(&r)).map_err(|e| e.to_string())
+}
+
+fn entries(registry: &Registry) -> Vec<ProviderEntry> {
+    registry
+        .config()
+        .providers
+        .iter()
+        .cloned()
+        .map(|config| {
+            let key_set = config
+                .key_env()
+                .is_none_or(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()));
+            ProviderEntry { config, key_set }
+        })
+        .collect()
+}
+
+/// Write `job.model` into the provider's config file: read, edit (every
+/// other byte kept), write atomically.
+pub fn save_model(job: &SaveModel) -> Result<String, String> {
+    let path = &job.file;
+    let text = crate::limits::read(path)
+        .and_then(|b| String::from_utf8(b).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let out = crate::llm::config::with_model(&text, &job.provider, &job.model)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    crate::store::write_atomic(path, out.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(rust_i18n::t!(
+        "tui.status.save_model_saved",
+        model = job.model,
+        provider = job.provider,
+        file = path.display()
+    )
+    .into_owned())
+}

@@ -1,0 +1,38 @@
+//! What the workbench keeps between sessions: the last tab with what it
+//! showed (the prompt open, the recorded runs on show) and the pinned
+//! compare side. Written on the way out (`Effect::Remember`), read at start
+//! (`Event::Remembered`). A tab comes back with its context or not at all:
+//! when the prompt or the runs it showed are gone, the workbench opens on
+//! Prompts and says why.
+//!
+//! [`Remembered`] is what is kept, `update` builds it at quit and restores
+//! it at start (once the prompts and the sessions it names have loaded),
+//! `effects` reads and writes the file beside the sessions.
+
+pub mod effects;
+pub(super) mod update;
+
+use crate::tui::state::Tab;
+
+pub use effects::REMEMBERED_FILE;
+
+/// What the workbench keeps between sessions, beside the sessions it
+/// records: the last tab, what it showed, and the pinned compare side (by
+/// its recording). The fields added after the first two are left out of
+/// the file when empty, so a file without them reads as before.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Remembered {
+    /// The tab open at quit.
+    pub tab: Option<Tab>,
+    /// The pinned run, as `session#N`, when it was recorded.
+    pub pin: Option<String>,
+    /// The prompt the tab showed, by id: the one open in the editor (Edit)
+    /// or migrated (Migrate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// The runs on show (Run, Sweep, Compare), as `session#N`, when every
+    /// one was recorded: one run, or twins (the JSON side first). Left out
+    /// when it is the pinned run, which `pin` names already.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shown: Vec<String>,
+}

@@ -1,0 +1,185 @@
+//! Keeping and restoring the last session's tab with its context. A pin is
+//! a recorded run (`session#N`), restored once the sessions have loaded and
+//! dropped when that run is gone, whatever the person does meanwhile. The
+//! tab is put back at once, but only while the person has not moved yet;
+//! what it showed follows once the prompts or sessions it needs are loaded,
+//! and when that is gone the workbench opens on Prompts instead, saying so.
+
+use super::Remembered;
+use crate::tui::editor::Editor;
+use crate::tui::event::Effect;
+use crate::tui::run::{RunView, Shown, Target};
+use crate::tui::state::{State, Tab};
+
+/// What to keep, as the workbench quits: the tab, what it showed, the pin.
+pub(in crate::tui) fn on_quit(s: &State) -> Effect {
+    let pin = s.pinned.as_ref().and_then(|p| p.recorded.clone());
+    let prompt = match s.tab {
+        Tab::Edit => s.editor.as_ref().map(|e| e.base.id.clone()),
+        Tab::Migrate => s.migrate.as_ref().map(|m| m.source.id.clone()),
+        _ => None,
+    };
+    let shown = match s.tab {
+        Tab::Run | Tab::Sweep | Tab::Compare => recorded_on_show(s, pin.as_deref()),
+        _ => Vec::new(),
+    };
+    Effect::Remember(Remembered {
+        tab: Some(s.tab),
+        pin,
+        prompt,
+        shown,
+    })
+}
+
+/// The runs on show as `session#N`, when every one is recorded and they
+/// are not just the pinned run.
+fn recorded_on_show(s: &State, pin: Option<&str>) -> Vec<String> {
+    let Some(shown) = &s.shown else {
+        return Vec::new();
+    };
+    let refs: Option<Vec<String>> = shown.runs().iter().map(|r| r.recorded.clone()).collect();
+    match refs {
+        Some(r) if !(r.len() == 1 && pin == Some(r[0].as_str())) => r,
+        _ => Vec::new(),
+    }
+}
+
+/// The last session's tab, context and pin arrived.
+pub(in crate::tui) fn loaded(s: &mut State, r: Remembered) -> Vec<Effect> {
+    // Only while the person has not moved yet.
+    let tab = r.tab.filter(|_| s.tab == Tab::Prompts);
+    if let Some(tab) = tab {
+        s.tab = tab;
+    }
+    s.restore = Remembered { tab, ..r };
+    resume(s)
+}
+
+/// The person moved (a key, a click, a paste): the tab they are on is
+/// theirs now, so what the last session showed is not put back over it.
+/// The pin still comes back.
+pub(in crate::tui) fn moved(s: &mut State) {
+    s.restore.tab = None;
+}
+
+/// Restore what can be now: the pin and the tab's context once the
+/// prompts and sessions they name are loaded (called when either loads).
+pub(in crate::tui) fn resume(s: &mut State) -> Vec<Effect> {
+    let mut out = restore_pin(s);
+    out.extend(restore_context(s));
+    out
+}
+
+/// Pin the remembered run once the sessions are there.
+fn restore_pin(s: &mut State) -> Vec<Effect> {
+    if !s.sessions.loaded {
+        return Vec::new();
+    }
+    let Some(want) = s.restore.pin.take() else {
+        return Vec::new();
+    };
+    match recording(s, &want) {
+        Some(Ok(v)) => {
+            s.pinned = Some(Box::new(v));
+            s.info(rust_i18n::t!("tui.status.pin_restored", run = want).into_owned());
+        }
+        Some(Err(e)) => s.error(e),
+        None => s.info(rust_i18n::t!("tui.status.pin_gone", run = want).into_owned()),
+    }
+    Vec::new()
+}
+
+/// The recorded run `session#N` as a finished view, if it is still there.
+fn recording(s: &mut State, reference: &str) -> Option<Result<RunView, String>> {
+    let (si, ri) = s.sessions.sessions.iter().enumerate().find_map(|(si, x)| {
+        (0..x.runs.len())
+            .find(|&ri| x.reference(ri) == reference)
+            .map(|ri| (si, ri))
+    })?;
+    Some(crate::tui::sessions::update::view_of_record(s, si, ri))
+}
+
+/// Put back what the remembered tab showed, once what it needs has
+/// loaded; when it is gone, open on Prompts and say so.
+fn restore_context(s: &mut State) -> Vec<Effect> {
+    let Some(tab) = s.restore.tab else {
+        return Vec::new();
+    };
+    let ready = match tab {
+        Tab::Edit | Tab::Migrate => s.prompts.loaded,
+        Tab::Run | Tab::Sweep | Tab::Compare => s.sessions.loaded && s.restore.pin.is_none(),
+        Tab::Prompts | Tab::Sessions => true,
+    };
+    if !ready {
+        return Vec::new();
+    }
+    let r = std::mem::take(&mut s.restore);
+    s.restore.pin = r.pin;
+    if s.tab != tab {
+        return Vec::new();
+    }
+    match tab {
+        Tab::Edit | Tab::Migrate => reopen_prompt(s, tab, r.prompt.as_deref()),
+        Tab::Run | Tab::Sweep | Tab::Compare => reshow(s, tab, &r.shown),
+        Tab::Prompts | Tab::Sessions => Vec::new(),
+    }
+}
+
+/// Edit or Migrate: the prompt it showed, selected, open in the editor
+/// (Edit) or migrated again (Migrate).
+fn reopen_prompt(s: &mut State, tab: Tab, id: Option<&str>) -> Vec<Effect> {
+    let found = id.and_then(|id| s.prompts.prompts.iter().position(|p| p.id == id));
+    let (Some(id), Some(i)) = (id, found) else {
+        return gone(s, id.unwrap_or_default());
+    };
+    s.prompts.filter.clear();
+    s.prompts.selected = s.prompts.filtered().iter().position(|&k| k == i).unwrap_or(0);
+    let p = s.prompts.prompts[i].clone();
+    if tab == Tab::Edit {
+        s.editor = Some(Editor::new(&p, s.theme));
+        s.target = Target::Prompt;
+    } else {
+        crate::tui::migrate::update::migrate_selected_from(s, Some(p));
+    }
+    s.info(rust_i18n::t!("tui.status.context_restored", what = id).into_owned());
+    Vec::new()
+}
+
+/// Run, Sweep or Compare: the recorded runs on show again (for Run and
+/// Sweep, the pinned run when it was the one on show); Compare with only
+/// its pin keeps the pin's own message.
+fn reshow(s: &mut State, tab: Tab, refs: &[String]) -> Vec<Effect> {
+    let pin_only = refs.is_empty() && s.pinned.is_some();
+    if pin_only && tab == Tab::Compare {
+        return Vec::new();
+    }
+    let refs: Vec<String> = if pin_only {
+        s.pinned.iter().filter_map(|p| p.recorded.clone()).collect()
+    } else {
+        refs.to_vec()
+    };
+    let views: Option<Vec<RunView>> = refs.iter().map(|r| recording(s, r).and_then(Result::ok)).collect();
+    let shown = match views.map(Vec::into_iter).as_mut().map(|v| (v.next(), v.next())) {
+        Some((Some(one), None)) => Shown::Single(Box::new(one)),
+        Some((Some(json), Some(jsonl))) => Shown::Twins {
+            json: Box::new(json),
+            jsonl: Box::new(jsonl),
+        },
+        _ => return gone(s, &refs.join(" + ")),
+    };
+    crate::tui::run::update::show(s, shown);
+    s.info(rust_i18n::t!("tui.status.context_restored", what = refs.join(" + ")).into_owned());
+    match tab {
+        Tab::Compare => crate::tui::compare::update::refresh_compare(s),
+        Tab::Sweep => crate::tui::sweep::update::sweep_effect(s).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What the tab showed is gone: open on Prompts, and say what is missing.
+fn gone(s: &mut State, what: &str) -> Vec<Effect> {
+    s.tab = Tab::Prompts;
+    let what = if what.is_empty() { "?" } else { what };
+    s.info(rust_i18n::t!("tui.status.context_gone", what = what).into_owned());
+    Vec::new()
+}

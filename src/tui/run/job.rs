@@ -1,0 +1,128 @@
+//! What a run is started from and what the runner says about it: the job
+//! the reducer hands out ([`RunJob`]) and the news that comes back
+//! ([`RunMsg`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::llm::{FinishReason, Usage};
+use crate::output::json::{JsonAnalysis, SalvagedElement};
+use crate::output::jsonl::{JsonlAnalysis, LineOutcome};
+use crate::output::sweep::SweepSchemas;
+use crate::run::Spec;
+use crate::session::RunRecord;
+use crate::tui::providers::ProviderChoice;
+
+/// News of one run, from the effects runner.
+#[derive(Debug)]
+pub enum RunMsg {
+    /// The provider is ready and the request went out.
+    Started {
+        /// Provider label.
+        provider: String,
+        /// Where a replay comes from, or another note.
+        note: Option<String>,
+        /// Workbench clock (ms) at the start.
+        at_ms: u64,
+    },
+    /// Text arrived.
+    Delta {
+        /// The text.
+        text: String,
+        /// Its token pieces, when known.
+        pieces: Vec<String>,
+        /// Array elements it completed, validated.
+        elements: Vec<SalvagedElement>,
+        /// JSONL lines it completed, judged (value when kept).
+        lines: Vec<(LineOutcome, Option<Value>)>,
+    },
+    /// The run ended (any finish reason, including a failure midway).
+    Done(Box<RunEnd>),
+    /// The run could not start (no recording, no local model, bad prompt).
+    Failed(String),
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct RunEnd {
+    /// Strict JSON + salvage of the whole text.
+    pub json: JsonAnalysis,
+    /// JSONL of the whole text.
+    pub jsonl: JsonlAnalysis,
+    /// Normalised finish reason.
+    pub finish: FinishReason,
+    /// Token counts.
+    pub usage: Usage,
+    /// Milliseconds the run took.
+    pub total_ms: u64,
+    /// Structured-output path taken.
+    pub structured_path: String,
+    /// The failure, when the provider failed midway.
+    pub error: Option<String>,
+    /// `session#n` when the run was recorded.
+    pub recorded: Option<String>,
+    /// What was changed to fit the model, and where the output budget
+    /// went ("limit 400: 380 reasoning, 20 answer"), for the status line.
+    pub notes: Vec<String>,
+    /// The token ids behind the whole text on show (a continuation's
+    /// prefill included), when known.
+    pub token_ids: Option<Vec<u32>>,
+}
+
+/// What a run sends.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// Render and send a prompt (a replay finds a recording of it).
+    Prompt(Box<Spec>),
+    /// Replay one recorded run at the job's limit.
+    Recording {
+        /// The run.
+        record: Box<RunRecord>,
+        /// Its `session#n`.
+        reference: String,
+    },
+}
+
+/// What a run was started from, kept on the run so the Compare tab can run
+/// it again by each strategy.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The provider it ran on.
+    pub provider: ProviderChoice,
+    /// What was sent.
+    pub source: Source,
+}
+
+/// A run for the effects runner to start.
+#[derive(Debug, Clone)]
+pub struct RunJob {
+    /// Run id.
+    pub id: u64,
+    /// The provider.
+    pub provider: ProviderChoice,
+    /// What to send.
+    pub source: Source,
+    /// Schemas for the streaming analysers.
+    pub schemas: Arc<SweepSchemas>,
+    /// Max-token limit.
+    pub max_tokens: Option<u32>,
+    /// Where to record local runs.
+    pub sessions_dir: PathBuf,
+    /// A continuation (`c`): the answer so far, which the run goes on from
+    /// (prefilled where the provider can, else a follow-up turn); empty for
+    /// a fresh run.
+    pub prefill: Prefill,
+}
+
+/// The answer a continuation goes on from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prefill {
+    /// Its text; empty for a fresh run.
+    pub text: String,
+    /// The model's own token ids behind `text`, when every call reported
+    /// them: llama-server then goes on from those tokens, as `run
+    /// --continue` does, not from the text tokenised again.
+    pub token_ids: Option<Vec<u32>>,
+}

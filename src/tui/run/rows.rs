@@ -1,0 +1,76 @@
+//! The scrolling panes of the Run and Sweep tabs (responses, the JSON and
+//! the JSONL parse) as rows: how many, what each says, and what each parse
+//! pane shows in the current tab (the run, or its cut at the sweep cursor).
+
+use super::json::{self, JsonData};
+use super::jsonl::{self, JsonlData};
+use crate::tui::state::{OutPane, State, Tab};
+use crate::tui::text;
+
+/// Rows of a scrolling pane in the current tab: the one count the reducer
+/// scrolls and searches over and the panes draw.
+pub fn rows(s: &State, pane: OutPane) -> usize {
+    match pane {
+        OutPane::Response => s.shown.as_ref().map_or(0, |x| x.json_side().line_count()),
+        OutPane::Response2 => s.shown.as_ref().map_or(0, |x| x.jsonl_side().line_count()),
+        OutPane::Json => json_source(s).map_or(0, |d| json::rows(&d)),
+        OutPane::Jsonl => jsonl_source(s).map_or(0, |d| jsonl::rows(&d)),
+    }
+}
+
+/// The text of row `i` of a scrolling pane, as drawn but unclipped (what
+/// `/` searches).
+pub fn row_text(s: &State, pane: OutPane, i: usize) -> Option<String> {
+    match pane {
+        OutPane::Response | OutPane::Response2 => {
+            let shown = s.shown.as_ref()?;
+            let r = if pane == OutPane::Response {
+                shown.json_side()
+            } else {
+                shown.jsonl_side()
+            };
+            (i < r.line_count()).then(|| text::line_at(&r.text, &r.line_starts, i).to_owned())
+        }
+        OutPane::Json => json::row_text(&json_source(s)?, i),
+        OutPane::Jsonl => jsonl::row_text(&jsonl_source(s)?, i),
+    }
+}
+
+/// What the JSON pane shows in the current tab: the run, or its cut at the
+/// sweep cursor.
+pub fn json_source(s: &State) -> Option<JsonData<'_>> {
+    if s.tab == Tab::Sweep {
+        let c = s.sweep.ready()?.json_cut.as_ref()?;
+        return Some(JsonData {
+            elements: &c.json.elements,
+            analysis: Some(&c.json),
+            live: false,
+            text: None,
+        });
+    }
+    let r = s.shown.as_ref()?.json_side();
+    Some(JsonData {
+        elements: &r.elements,
+        analysis: r.json.as_ref(),
+        live: r.live(),
+        text: Some(&r.text),
+    })
+}
+
+/// What the JSONL pane shows in the current tab.
+pub fn jsonl_source(s: &State) -> Option<JsonlData<'_>> {
+    if s.tab == Tab::Sweep {
+        let c = s.sweep.ready()?.jsonl_cut.as_ref()?;
+        return Some(JsonlData {
+            analysis: &c.jsonl,
+            live: false,
+            ignored: None,
+        });
+    }
+    let r = s.shown.as_ref()?.jsonl_side();
+    Some(JsonlData {
+        analysis: &r.jsonl,
+        live: r.live(),
+        ignored: r.ignored.as_deref(),
+    })
+}

@@ -1,0 +1,464 @@
+//! Runs: starting one (single, twins, a continuation), cancelling, and folding in what the runner reports.
+
+use std::sync::Arc;
+
+use super::{Origin, Phase, Prefill, RunEnd, RunJob, RunMsg, RunView, Shown, Source, Target};
+use crate::llm::FinishReason;
+use crate::llm::params::Structured;
+use crate::llm::structured::Path as StructuredPath;
+use crate::prompt::{PromptConfig, ResponseType};
+use crate::run::Spec;
+use crate::tui::compare::update::refresh_compare;
+use crate::tui::editor::update::open_prompt;
+use crate::tui::event::Effect;
+use crate::tui::providers::ProviderChoice;
+use crate::tui::sessions::update::{prompt_of_record, reference};
+use crate::tui::state::{OutPane, Scroll, State, Tab};
+use crate::tui::sweep::Sweep;
+use crate::tui::sweep::update::sweep_effect;
+
+/// A limit as people read it.
+pub fn limit_label(l: Option<u32>) -> String {
+    l.map_or_else(|| "no limit".into(), |n| format!("{n} tokens"))
+}
+
+pub(in crate::tui) fn show(s: &mut State, shown: Shown) {
+    s.shown = Some(shown);
+    s.sweep = Sweep::Idle;
+    s.scrolls = [Scroll::following(); 4];
+}
+
+pub(in crate::tui) fn cancel_live(s: &mut State) -> Vec<Effect> {
+    let Some(shown) = &mut s.shown else {
+        return Vec::new();
+    };
+    let ids: Vec<u64> = shown.runs().iter().filter(|r| r.live()).map(|r| r.id).collect();
+    for id in &ids {
+        if let Some(r) = shown.find_mut(*id) {
+            r.phase = Phase::Cancelled;
+        }
+    }
+    ids.into_iter().map(Effect::Cancel).collect()
+}
+
+pub(in crate::tui) fn new_job(
+    s: &mut State,
+    prompt: &PromptConfig,
+    source: Source,
+) -> Result<(RunView, Effect), String> {
+    let schemas = Arc::new(super::schemas_for(prompt)?);
+    let id = s.next_id;
+    s.next_id += 1;
+    let provider = match source {
+        Source::Recording { .. } => ProviderChoice::Replay,
+        Source::Prompt(_) => s.provider.clone(),
+    };
+    let mut view = RunView::starting(id, prompt, schemas.clone(), provider.label(), s.max_tokens);
+    view.started_ms = s.clock_ms;
+    view.origin = Some(Arc::new(Origin {
+        provider: provider.clone(),
+        source: source.clone(),
+    }));
+    let job = RunJob {
+        id,
+        provider,
+        source,
+        schemas,
+        max_tokens: s.max_tokens,
+        sessions_dir: s.sessions_dir.clone(),
+        prefill: Prefill::default(),
+    };
+    Ok((view, Effect::Start(Box::new(job))))
+}
+
+pub(in crate::tui) fn spec(s: &State, prompt: PromptConfig, vars: serde_json::Map<String, serde_json::Value>) -> Spec {
+    let mut spec = Spec::new(prompt, vars).limit(s.max_tokens);
+    spec.cli.structured = s.structured.map(|p| match p {
+        StructuredPath::Native | StructuredPath::NativeWrapped | StructuredPath::Grammar => Structured::Native,
+        StructuredPath::Prompt => Structured::Prompt,
+        StructuredPath::None => Structured::Off,
+    });
+    spec
+}
+
+/// Structured output: off → native → prompt → off.
+pub(in crate::tui) fn cycle_structured(s: &mut State) {
+    s.structured = match s.structured {
+        None => Some(StructuredPath::Native),
+        Some(StructuredPath::Native) => Some(StructuredPath::Prompt),
+        Some(_) => None,
+    };
+    s.info(rust_i18n::t!("tui.msg.structured", mode = s.structured_label()));
+}
+
+/// `c`: run the selected prompt again from the JSONL answer on show, which
+/// the limit cut: the new run starts from its text (its complete lines,
+/// for a provider that cannot prefill) and goes on under the same limit.
+pub(in crate::tui) fn continue_run(s: &mut State) -> Vec<Effect> {
+    let Some(Shown::Single(r)) = &s.shown else {
+        s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
+        return Vec::new();
+    };
+    if r.live() || r.finish != Some(FinishReason::Length) || r.response_type != ResponseType::Jsonl {
+        s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
+        return Vec::new();
+    }
+    let prefill = Prefill {
+        text: r.text.clone(),
+        token_ids: r.token_ids.clone(),
+    };
+    let prompt_id = r.prompt_id.clone();
+    let mut out = run(s);
+    let started = out.iter_mut().find_map(|e| match e {
+        Effect::Start(job) => Some(job),
+        _ => None,
+    });
+    match started {
+        Some(job) if matches!(&s.shown, Some(Shown::Single(v)) if v.prompt_id == prompt_id) => {
+            job.prefill = prefill;
+            if let Some(Shown::Single(v)) = &mut s.shown {
+                v.continues = true;
+            }
+            s.info(rust_i18n::t!("tui.status.continuing").into_owned());
+        }
+        Some(_) => {
+            s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
+            return cancel_live(s);
+        }
+        None => {}
+    }
+    out
+}
+
+pub(in crate::tui) fn local_guard(s: &mut State) -> bool {
+    if s.provider == ProviderChoice::Local && s.local_installed == Some(false) {
+        s.error(rust_i18n::t!(
+            "tui.msg.local_missing",
+            hint = crate::llm::local::SETUP_HINT
+        ));
+        return false;
+    }
+    true
+}
+
+/// Start one run of `prompt` from `source` in place of what is on show.
+fn start_single(s: &mut State, prompt: &PromptConfig, source: Source, out: &mut Vec<Effect>) {
+    match new_job(s, prompt, source) {
+        Ok((view, eff)) => {
+            out.extend(cancel_live(s));
+            show(s, Shown::Single(Box::new(view)));
+            out.push(eff);
+        }
+        Err(err) => s.error(err),
+    }
+}
+
+pub(in crate::tui) fn run(s: &mut State) -> Vec<Effect> {
+    if s.tab == Tab::Prompts && !open_prompt(s) {
+        return Vec::new();
+    }
+    if s.tab == Tab::Sessions
+        && let Some((si, Some(ri))) = s.sessions.selected_row()
+    {
+        s.target = Target::Recording(si, ri);
+    }
+    let mut out = Vec::new();
+    match s.target.clone() {
+        Target::None => {
+            s.info(rust_i18n::t!("tui.msg.choose_first"));
+            return out;
+        }
+        Target::Prompt => {
+            if !local_guard(s) {
+                return out;
+            }
+            let Some(e) = &s.editor else { return out };
+            let (prompt, vars) = match e.config() {
+                Ok(x) => x,
+                Err(err) => {
+                    s.error(rust_i18n::t!("tui.msg.cannot_run", error = err));
+                    return out;
+                }
+            };
+            let source = Source::Prompt(Box::new(spec(s, prompt.clone(), vars)));
+            start_single(s, &prompt, source, &mut out);
+        }
+        Target::Recording(si, ri) => {
+            let Some(rec) = s.sessions.sessions.get(si).and_then(|x| x.runs.get(ri)).cloned() else {
+                s.target = Target::None;
+                return out;
+            };
+            let prompt = prompt_of_record(s, &rec);
+            let reference = reference(s, si, ri);
+            let source = Source::Recording {
+                record: Box::new(rec),
+                reference,
+            };
+            start_single(s, &prompt, source, &mut out);
+        }
+    }
+    if s.tab != Tab::Sweep {
+        s.tab = Tab::Run;
+    }
+    out
+}
+
+pub(in crate::tui) fn twins(s: &mut State) -> Vec<Effect> {
+    if s.tab == Tab::Prompts && !open_prompt(s) {
+        return Vec::new();
+    }
+    let Some(e) = &s.editor else {
+        s.info(rust_i18n::t!("tui.msg.twin_first"));
+        return Vec::new();
+    };
+    let (prompt, vars) = match e.config() {
+        Ok(x) => x,
+        Err(err) => {
+            s.error(rust_i18n::t!("tui.msg.cannot_run", error = err));
+            return Vec::new();
+        }
+    };
+    let Some(twin_id) = prompt.twin.clone() else {
+        s.error(rust_i18n::t!("tui.msg.no_twin", prompt = format!("{:?}", prompt.id)));
+        return Vec::new();
+    };
+    let Some(twin) = s.prompts.by_id(&twin_id).cloned() else {
+        s.error(rust_i18n::t!(
+            "tui.msg.twin_missing",
+            twin = format!("{twin_id:?}"),
+            prompt = format!("{:?}", prompt.id),
+            dir = s.prompts_dir.display()
+        ));
+        return Vec::new();
+    };
+    let (array_prompt, lines_prompt) = if prompt.response_type == ResponseType::Jsonl {
+        (twin, prompt)
+    } else {
+        (prompt, twin)
+    };
+    run_pair(s, &array_prompt, &lines_prompt, vars)
+}
+
+/// Run a JSON-array prompt and a JSONL prompt as a pair on the same
+/// variables and limit (the twins of `t`, or a migration's pair).
+pub(in crate::tui) fn run_pair(
+    s: &mut State,
+    array_prompt: &PromptConfig,
+    lines_prompt: &PromptConfig,
+    vars: serde_json::Map<String, serde_json::Value>,
+) -> Vec<Effect> {
+    if !local_guard(s) {
+        return Vec::new();
+    }
+    s.compare.line_schema = match lines_prompt.response_type {
+        ResponseType::Jsonl => lines_prompt.schema.clone(),
+        _ => lines_prompt
+            .schema
+            .as_ref()
+            .and_then(crate::prompt::migrate::line_schema),
+    };
+    let a = new_job(
+        s,
+        array_prompt,
+        Source::Prompt(Box::new(spec(s, array_prompt.clone(), vars.clone()))),
+    );
+    let b = new_job(
+        s,
+        lines_prompt,
+        Source::Prompt(Box::new(spec(s, lines_prompt.clone(), vars))),
+    );
+    match (a, b) {
+        (Ok((va, ea)), Ok((vb, eb))) => {
+            let mut out = cancel_live(s);
+            show(
+                s,
+                Shown::Twins {
+                    json: Box::new(va),
+                    jsonl: Box::new(vb),
+                },
+            );
+            s.target = Target::Prompt;
+            if s.tab != Tab::Sweep {
+                s.tab = Tab::Run;
+            }
+            out.push(ea);
+            out.push(eb);
+            out
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            s.error(e);
+            Vec::new()
+        }
+    }
+}
+
+pub(in crate::tui) fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
+    let clock = s.clock_ms;
+    let Some(r) = s.shown.as_mut().and_then(|x| x.find_mut(id)) else {
+        return Vec::new();
+    };
+    if !r.live() {
+        return Vec::new();
+    }
+    match msg {
+        RunMsg::Started { provider, note, at_ms } => {
+            r.provider = provider;
+            r.note = note;
+            r.started_ms = at_ms;
+        }
+        RunMsg::Delta {
+            text,
+            pieces,
+            elements,
+            lines,
+        } => {
+            r.push_delta(&text, &pieces, elements, lines);
+            r.elapsed_ms = clock.saturating_sub(r.started_ms);
+        }
+        RunMsg::Done(end) => return done(s, id, *end),
+        RunMsg::Failed(e) => {
+            r.phase = Phase::Failed(e.clone());
+            s.error(e);
+        }
+    }
+    Vec::new()
+}
+
+/// A run ended: fold its analyses in, compare the pair and sweep what is
+/// on show once nothing is live, and say how it ended.
+fn done(s: &mut State, id: u64, end: RunEnd) -> Vec<Effect> {
+    let Some(r) = s.shown.as_mut().and_then(|x| x.find_mut(id)) else {
+        return Vec::new();
+    };
+    r.token_ids = end.token_ids;
+    r.elements.clone_from(&end.json.elements);
+    r.json = Some(end.json);
+    r.jsonl = end.jsonl;
+    r.finish = Some(end.finish);
+    r.usage = end.usage;
+    r.elapsed_ms = end.total_ms;
+    r.structured_path = end.structured_path;
+    r.phase = match end.error {
+        Some(e) => Phase::Failed(e),
+        None => Phase::Done,
+    };
+    let failure = match &r.phase {
+        Phase::Failed(e) => Some(e.clone()),
+        _ => None,
+    };
+    let recorded = end.recorded.clone();
+    let continues = r.continues;
+    r.recorded = end.recorded;
+    let finish = end.finish;
+    let notes = if end.notes.is_empty() {
+        String::new()
+    } else {
+        format!("{}; ", end.notes.join("; "))
+    };
+    let mut out = Vec::new();
+    if s.shown.as_ref().is_some_and(|x| !x.live()) && (s.pinned.is_some() || s.shown.as_ref().is_some_and(Shown::twins))
+    {
+        out.extend(refresh_compare(s));
+    }
+    say_ended(s, failure, recorded, continues, finish, &notes, &mut out);
+    if s.shown.as_ref().is_some_and(|x| !x.live()) && s.tab == Tab::Sweep {
+        out.extend(sweep_effect(s));
+    }
+    out
+}
+
+/// The status after a run ended: the failure (the continuation's, when it
+/// was one), where it was recorded, that the limit cut it, or its notes.
+fn say_ended(
+    s: &mut State,
+    failure: Option<String>,
+    recorded: Option<String>,
+    continues: bool,
+    finish: FinishReason,
+    notes: &str,
+    out: &mut Vec<Effect>,
+) {
+    if let Some(e) = failure {
+        // The provider failed midway: say why (what arrived is kept,
+        // and recorded when it was).
+        let kept = recorded
+            .as_ref()
+            .map(|r| rust_i18n::t!("tui.msg.recorded_suffix", run = r).into_owned())
+            .unwrap_or_default();
+        let key = if continues {
+            // The recovery failed: say so, not just that a run did.
+            "tui.msg.continue_failed"
+        } else {
+            "tui.msg.run_failed"
+        };
+        s.error(rust_i18n::t!(key, error = e, kept = kept));
+        if recorded.is_some() {
+            out.push(Effect::LoadSessions);
+        }
+    } else if let Some(rec) = recorded {
+        s.info(rust_i18n::t!("tui.msg.recorded", notes = notes, run = rec));
+        out.push(Effect::LoadSessions);
+    } else if finish == FinishReason::Length {
+        s.info(rust_i18n::t!("tui.msg.cut", notes = notes));
+    } else if !notes.is_empty() {
+        s.info(notes.trim_end_matches("; ").to_owned());
+    }
+}
+
+/// The clock moved: streaming runs' elapsed time follows it.
+pub(in crate::tui) fn tick(s: &mut State, ms: u64) -> Vec<Effect> {
+    s.clock_ms = ms;
+    if let Some(shown) = &mut s.shown {
+        for id in shown
+            .runs()
+            .iter()
+            .filter(|r| r.live())
+            .map(|r| r.id)
+            .collect::<Vec<_>>()
+        {
+            if let Some(r) = shown.find_mut(id)
+                && r.phase == Phase::Streaming
+            {
+                r.elapsed_ms = ms.saturating_sub(r.started_ms);
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// What `y` copies: the focused response's text, or (in a parse pane) the
+/// items the run's consumer kept, one JSON value per line (a JSON answer's
+/// strict items, else the elements salvage recovered).
+pub(in crate::tui) fn copy(s: &mut State) -> Vec<Effect> {
+    let run = match &s.shown {
+        Some(Shown::Single(r)) => r.as_ref(),
+        Some(Shown::Twins { json, jsonl }) => {
+            if matches!(s.focus, OutPane::Response2 | OutPane::Jsonl) {
+                jsonl.as_ref()
+            } else {
+                json.as_ref()
+            }
+        }
+        None => {
+            s.info(rust_i18n::t!("tui.status.nothing_to_copy").into_owned());
+            return Vec::new();
+        }
+    };
+    let (what, text) = match s.focus {
+        OutPane::Json | OutPane::Jsonl => {
+            let items: &[serde_json::Value] = match (&run.json, run.response_type) {
+                (Some(a), ResponseType::Json) if a.items.is_empty() => &a.salvaged,
+                (Some(a), ResponseType::Json) => &a.items,
+                _ => &run.jsonl.items,
+            };
+            let lines: Vec<String> = items.iter().map(serde_json::Value::to_string).collect();
+            (
+                rust_i18n::t!("tui.status.copied_items", n = items.len()),
+                lines.join("\n"),
+            )
+        }
+        OutPane::Response | OutPane::Response2 => (rust_i18n::t!("tui.status.copied_response"), run.text.clone()),
+    };
+    s.info(rust_i18n::t!("tui.status.copied", what = what, bytes = text.len()).into_owned());
+    vec![Effect::Copy(text)]
+}

@@ -1,0 +1,158 @@
+//! The status bar: provider, limit, structured output, and the run's finish
+//! reason, tokens, time and structured-output path; below, the message or
+//! the key hints for the current mode.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use rust_i18n::t;
+
+use super::editor::Field;
+use super::keymap::Action;
+use super::run::{Phase, RunView, Shown};
+use super::state::{FirstScreen, Mode, State};
+
+fn run_part(r: &RunView, label: Option<&str>) -> String {
+    let phase = match &r.phase {
+        Phase::Starting => t!("tui.status.starting"),
+        Phase::Streaming => t!("tui.status.streaming"),
+        Phase::Done => t!("tui.status.finish", reason = r.finish.map_or("?", |f| f.as_str())),
+        Phase::Cancelled => t!("tui.status.cancelled"),
+        Phase::Failed(_) => t!("tui.status.failed", reason = r.finish.map_or("error", |f| f.as_str())),
+    };
+    let secs = format!("{}.{}", r.elapsed_ms / 1000, (r.elapsed_ms % 1000) / 100);
+    let label = label.map(|l| format!("{l}: ")).unwrap_or_default();
+    let body = t!(
+        "tui.status.run",
+        phase = phase,
+        tokens = r.tokens(),
+        secs = secs,
+        path = r.structured_path
+    );
+    format!("{label}{body}")
+}
+
+/// The first line, as text.
+pub fn line1(s: &State) -> String {
+    let missing = s.local_installed == Some(false) && s.provider == crate::tui::providers::ProviderChoice::Local;
+    let model = match &s.provider {
+        crate::tui::providers::ProviderChoice::Configured { model, .. } => {
+            format!(
+                " {}",
+                model
+                    .clone()
+                    .unwrap_or_else(|| t!("tui.status.configured_model").into_owned())
+            )
+        }
+        _ => String::new(),
+    };
+    let limit = s
+        .max_tokens
+        .map_or_else(|| t!("tui.status.none").into_owned(), |n| n.to_string());
+    let mut parts = vec![
+        format!(
+            "{}{model}{}",
+            s.provider.label(),
+            if missing {
+                t!("tui.status.not_installed")
+            } else {
+                "".into()
+            }
+        ),
+        t!("tui.status.limit", n = limit).into_owned(),
+        t!("tui.status.structured", mode = s.structured_label()).into_owned(),
+    ];
+    match &s.shown {
+        Some(Shown::Single(r)) => {
+            parts.push(run_part(r, None));
+            if let Some(note) = &r.note {
+                parts.push(note.clone());
+            }
+        }
+        Some(Shown::Twins { json, jsonl }) => {
+            parts.push(run_part(json, Some("json")));
+            parts.push(run_part(jsonl, Some("jsonl")));
+        }
+        None => {}
+    }
+    format!(" {}", parts.join(" │ "))
+}
+
+/// The second line: message, or hints.
+pub fn line2(s: &State) -> (String, bool) {
+    if let Some(m) = &s.message {
+        return (format!(" {}", m.text), m.error);
+    }
+    let k = |a| s.keymap.key_for(a);
+    let hint = match (s.first_screen, &s.mode) {
+        (Some(FirstScreen::Replay), _) => t!(
+            "tui.status.first_replay",
+            twins = k(Action::Twins),
+            help = k(Action::Help)
+        ),
+        (Some(FirstScreen::Install), _) => t!("tui.status.first_empty", help = k(Action::Help)),
+        (None, mode) => mode_hint(s, mode),
+    };
+    (format!(" {hint}"), false)
+}
+
+/// The key hints of `mode`.
+fn mode_hint(s: &State, mode: &Mode) -> std::borrow::Cow<'static, str> {
+    let k = |a| s.keymap.key_for(a);
+    match mode {
+        Mode::Filter => t!("tui.status.filter", text = s.prompts.filter),
+        Mode::LimitInput(text) => t!("tui.status.limit_input", text = text),
+        Mode::Insert => t!(
+            "tui.status.editing",
+            field = s.editor.as_ref().map_or(Field::Template, |e| e.field).title()
+        ),
+        Mode::Picker => t!("tui.status.picker"),
+        // Under the help, the keys of the tab it covers.
+        Mode::Help => mode_hint(s, &Mode::Normal),
+        Mode::ModelInput(text) => t!("tui.status.model_input", text = text),
+        Mode::Search(_, text) => t!("tui.status.search_input", text = text),
+        Mode::Normal if s.tab == crate::tui::state::Tab::Migrate => t!(
+            "tui.status.migrate",
+            migrate = k(Action::Migrate),
+            write = k(Action::MigrateWrite),
+            twins = k(Action::Twins),
+            provider = k(Action::Provider),
+            help = k(Action::Help)
+        ),
+        Mode::Normal if s.tab == crate::tui::state::Tab::Compare => t!(
+            "tui.status.compare",
+            twins = k(Action::Twins),
+            pin = k(Action::Pin),
+            provider = k(Action::Provider),
+            help = k(Action::Help)
+        ),
+        Mode::Normal => t!(
+            "tui.status.normal",
+            help = k(Action::Help),
+            run = k(Action::Run),
+            twins = k(Action::Twins),
+            sweep = k(Action::Sweep),
+            down = k(Action::LimitDown),
+            up = k(Action::LimitUp),
+            typed = k(Action::LimitType),
+            provider = k(Action::Provider),
+            quit = k(Action::Quit)
+        ),
+    }
+}
+
+/// Draw both lines in `area`.
+pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
+    let theme = s.theme;
+    let w = usize::from(area.width);
+    let (l2, err) = line2(s);
+    let lines = vec![
+        Line::from(Span::styled(crate::tui::text::pad(&line1(s), w), theme.selected())),
+        Line::from(Span::styled(
+            crate::tui::text::clip(&l2, w),
+            if err { theme.bad() } else { theme.dim() },
+        )),
+    ];
+    f.render_widget(Paragraph::new(lines), area);
+}
