@@ -271,11 +271,20 @@ fn unit_jsonl_parsing_with_markdown_code_fences() {
         json!({"entity": "b", "definition": "y"}),
     ];
     // Leading fence with each tag the reference's regex knows, and none.
-    for open in ["```jsonl", "```json", "```", "```python"] {
+    // The regex removes ```json (tried before ```jsonl) or bare ```: what it
+    // leaves (`l`, `python`) is a line TrustGraph parses and logs as
+    // invalid JSON, and cutline says so.
+    for (open, first) in [
+        ("```jsonl", "invalid_json"),
+        ("```json", "fence"),
+        ("```", "fence"),
+        ("```python", "invalid_json"),
+    ] {
         let text = format!("{open}\n{body}\n```\n");
         let a = jsonl::analyse(text.as_bytes(), Some(&s));
         assert_eq!(a.items, both, "{open}");
-        assert_eq!(words(&a), [(1, "fence"), (2, "ok"), (3, "ok"), (4, "fence")], "{open}");
+        assert_eq!(words(&a), [(1, first), (2, "ok"), (3, "ok"), (4, "fence")], "{open}");
+        assert_eq!(a.lines[0].status.is_fence_remnant(), first == "invalid_json");
     }
     // Never closed (the response was cut after the last line).
     let a = jsonl::analyse(format!("```jsonl\n{body}\n").as_bytes(), Some(&s));
@@ -286,7 +295,7 @@ fn unit_jsonl_parsing_with_markdown_code_fences() {
     assert_eq!(
         words(&a),
         [
-            (1, "fence"),
+            (1, "invalid_json"),
             (2, "ok"),
             (3, "ok"),
             (4, "fence"),
@@ -545,7 +554,7 @@ fn integration_end_to_end_extraction_with_jsonl_prompts() {
     assert_eq!(one.items, spec_items());
     assert_eq!(
         words(&one),
-        [(1, "fence"), (2, "ok"), (3, "ok"), (4, "ok"), (5, "fence")]
+        [(1, "invalid_json"), (2, "ok"), (3, "ok"), (4, "ok"), (5, "fence")]
     );
     // The same response streamed in 7-byte chunks gives the same analysis,
     // with each item as soon as its line ends.
@@ -928,8 +937,9 @@ fn numbers_keep_their_exact_value() {
 #[test]
 fn jsonl_leading_jsonl_fence_and_trailing_fence() {
     let s = definitions();
+    // TrustGraph removes ```json and parses the `l` left.
     let a = jsonl::analyse(b"```jsonl\n{\"entity\": \"a\", \"definition\": \"x\"}\n```", Some(&s));
-    assert_eq!(words(&a), [(1, "fence"), (2, "ok"), (3, "fence")]);
+    assert_eq!(words(&a), [(1, "invalid_json"), (2, "ok"), (3, "fence")]);
     // Blank lines between fence and content and after the closing fence.
     let a = jsonl::analyse(
         b"\n\n```jsonl\n\n{\"entity\": \"a\", \"definition\": \"x\"}\n\n```\n\n",
@@ -940,7 +950,7 @@ fn jsonl_leading_jsonl_fence_and_trailing_fence() {
         [
             (1, "empty"),
             (2, "empty"),
-            (3, "fence"),
+            (3, "invalid_json"),
             (4, "empty"),
             (5, "ok"),
             (6, "empty"),
@@ -981,9 +991,10 @@ fn jsonl_objects_on_fence_lines_as_the_reference_keeps_them() {
     assert_eq!(a.items, vec![json!({"a": 2})]);
     assert_eq!(words(&a), [(1, "invalid_json"), (2, "ok")]);
     assert_eq!(parse_error(&a.lines[0].status), (8, "expected value"));
-    // ... while a bare info string is just a fence line.
+    // ... and the `l` alone is a line too, while a later fence line is
+    // skipped.
     let a = jsonl::analyse(b"```jsonl\n```python\n{\"a\": 2}", None);
-    assert_eq!(words(&a), [(1, "fence"), (2, "fence"), (3, "ok")]);
+    assert_eq!(words(&a), [(1, "invalid_json"), (2, "fence"), (3, "ok")]);
     // A fence closing a truncated line means it was not cut.
     let a = jsonl::analyse(b"{\"a\": 1}\n{\"a\": ```", None);
     assert_eq!(words(&a), [(1, "ok"), (2, "invalid_json")]);

@@ -127,8 +127,9 @@ fn remote_ref_does_not_compile() {
 fn template_syntax_error_names_file_and_template_line() {
     assert_eq!(
         bad("template-syntax.toml"),
-        "tests/fixtures/prompts/bad/template-syntax.toml:5:28: template syntax error: unexpected end of input, \
-         expected end of block (template line 3)"
+        "tests/fixtures/prompts/bad/template-syntax.toml:5: template syntax error: ibis refuses it, so TrustGraph's \
+         whole prompt config fails to load: Unexpected end of template. Ibis was expecting a closing 'endfor' tag to \
+         close the 'for' tag opened in line 3. (template line 3)"
     );
 }
 
@@ -323,7 +324,11 @@ fn toml_round_trips_every_fixture() {
 fn exported_bundle_encodes_like_tg_set_prompt() {
     let p = load_one(GOOD, "extract-definitions-jsonl.toml");
     let b = to_trustgraph_bundle(std::slice::from_ref(&p), "");
-    assert_eq!(b["system"], "\"\"");
+    // Never `"system": ""`: merged into a live config it would blank the
+    // workspace's system prompt.
+    assert!(b.get("system").is_none(), "{b}");
+    let b = to_trustgraph_bundle(std::slice::from_ref(&p), "Be terse.");
+    assert_eq!(b["system"], "\"Be terse.\"");
     assert_eq!(b["template-index"], "[\"extract-definitions-jsonl\"]");
     let entry = b["template.extract-definitions-jsonl"].as_str().unwrap();
     assert!(
@@ -363,8 +368,8 @@ fn undefined_variable_names_variable_prompt_and_file_line() {
     let e = cutline::prompt::render_with(&p, &Map::new(), &Map::new(), cutline::prompt::Undefined::Strict).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "tests/fixtures/prompts/good/extract-definitions.toml:16: prompt \"extract-definitions\": undefined \
-         variable `text` in template line 6"
+        "tests/fixtures/prompts/good/extract-definitions.toml:14: prompt \"extract-definitions\": undefined \
+         variable `text` in template line 4"
     );
 }
 

@@ -68,9 +68,12 @@ fn non_finite_numbers_are_numbers_for_the_schema() {
         assert!(python_keeps(line, &schema), "{line}");
         assert!(cutline_keeps(line, &schema), "{line}");
     }
-    // A difference: Python's NaN passes every bound (comparisons are false);
-    // cutline validates NaN as 0.
+    // Python's NaN passes every bound (comparisons are false), and so it
+    // does in cutline; it is not an integer.
     let bounded = json!({"type": "object", "properties": {"c": {"minimum": 1}}});
     assert!(python_keeps("{\"c\": NaN}", &bounded));
-    assert!(!cutline_keeps("{\"c\": NaN}", &bounded));
+    assert!(cutline_keeps("{\"c\": NaN}", &bounded));
+    let integer = json!({"type": "object", "properties": {"c": {"type": "integer"}}});
+    assert!(!python_keeps("{\"c\": NaN}", &integer));
+    assert!(!cutline_keeps("{\"c\": NaN}", &integer));
 }

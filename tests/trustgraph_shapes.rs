@@ -308,7 +308,8 @@ fn python_json_lines_are_kept_and_output_stays_strict_json() {
     )
     .unwrap();
     let response = dir.path().join("r.txt");
-    let deep = format!("{{\"confidence\": 1, \"x\": {}{}}}", "[".repeat(996), "]".repeat(996));
+    // Past the 9994 containers json.loads opens on Python 3.13.
+    let deep = format!("{{\"confidence\": 1, \"x\": {}{}}}", "[".repeat(9996), "]".repeat(9996));
     fs::write(
         &response,
         format!("{{\"confidence\": NaN, \"w\": \"\\ud800\"}}\n{{\"confidence\": -Infinity}}\n{deep}\n"),
@@ -334,22 +335,25 @@ fn python_json_lines_are_kept_and_output_stays_strict_json() {
     );
     assert_eq!(v["data"]["lines"][1]["not_standard"], serde_json::json!(["-Infinity"]));
     assert_eq!(v["data"]["lines"][2]["status"], "too_deep");
-    assert_eq!(v["data"]["lines"][2]["depth"], 997);
+    assert_eq!(v["data"]["lines"][2]["depth"], 9995);
     assert_eq!(v["data"]["counts"]["invalid_json"], 1);
     // The response-level verdict: TrustGraph's consumer raises on line 3 and
     // returns nothing, whatever lines 1 and 2 hold.
-    assert_eq!(v["data"]["raises"], serde_json::json!({"line": 3, "depth": 997}));
+    assert_eq!(
+        v["data"]["raises"],
+        serde_json::json!({"line": 3, "kind": "recursion", "depth": 9995})
+    );
     assert_eq!(
         v["warnings"],
         serde_json::json!([
-            "TrustGraph's parse_jsonl raises RecursionError at line 3 (depth 997), so the whole response fails and \
+            "the service fails this whole response: RecursionError at line 3 (json.loads nests 9995 deep), so \
              TrustGraph gets 0 items; the lines alone keep 2"
         ])
     );
     assert_eq!(
         v["data"]["lines"][2]["message"],
-        "nesting depth 997 is past Python's limit (995): TrustGraph's json.loads raises RecursionError, which \
-         parse_jsonl does not catch, so the whole response fails there"
+        "nesting depth 9995 is past Python 3.13's limit (9994): TrustGraph's json.loads raises RecursionError, \
+         which parse_jsonl does not catch, so the whole response fails there"
     );
     // JSONL records are strict JSON too (the helper parses each one).
     let out = cutline().args(args).output().unwrap();
@@ -361,7 +365,10 @@ fn python_json_lines_are_kept_and_output_stays_strict_json() {
     let line1 = first.iter().find(|r| r["type"] == "line" && r["line"] == 1).unwrap();
     assert_eq!(line1["not_standard"], serde_json::json!(["NaN", "\\ud800"]));
     let summary = first.iter().find(|r| r["type"] == "summary").unwrap();
-    assert_eq!(summary["raises"], serde_json::json!({"line": 3, "depth": 997}));
+    assert_eq!(
+        summary["raises"],
+        serde_json::json!({"line": 3, "kind": "recursion", "depth": 9995})
+    );
     // A response within the limit has no verdict.
     fs::write(&response, "{\"confidence\": 1}\n").unwrap();
     let (v, _) = envelope(&args);
@@ -474,4 +481,52 @@ fn migrate_check_reads_vars_through_the_shared_reader() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// `--tg-python` picks the runtime whose limits apply: a line 990 deep
+/// parses on TrustGraph's Python 3.13 and fails the whole response on 3.11.
+#[test]
+fn tg_python_picks_the_nesting_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let response = dir.path().join("r.txt");
+    let deep = format!("{}{}", "[".repeat(990), "]".repeat(990));
+    fs::write(&response, format!("{{\"a\": 1}}\n{deep}\n")).unwrap();
+    let path = response.to_str().unwrap();
+    // The kept value nests past serde_json's default limit: read the
+    // summary record only.
+    let out = cutline().args(["parse", path, "--as", "jsonl"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let summary: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert!(summary.get("raises").is_none(), "{summary}");
+    assert_eq!(summary["counts"]["ok"], 2);
+    let (v, code) = envelope(&["parse", path, "--as", "jsonl", "--tg-python", "3.11"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["data"]["raises"],
+        serde_json::json!({"line": 2, "kind": "recursion", "depth": 980})
+    );
+    let (v, code) = envelope(&["parse", path, "--as", "jsonl", "--tg-python", "2.7"]);
+    assert_ne!(code, 0, "{v}");
+}
+
+/// A `json` response with an integer past Python's 4300 digits: TrustGraph's
+/// `json.loads` raises `ValueError`, which `invoke` does not turn into its
+/// "JSON parse fail": the service fails the response with it, and `parse`
+/// says so beside cutline's own reading.
+#[test]
+fn json_response_type_says_which_exception_escapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let response = dir.path().join("r.txt");
+    fs::write(&response, format!("```json\n[{}]\n```\n", "7".repeat(5000))).unwrap();
+    let (v, code) = envelope(&["parse", response.to_str().unwrap(), "--as", "json"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["status"], "ok");
+    assert_eq!(v["data"]["raises"]["exception"], "ValueError");
+    let w = v["warnings"][0].as_str().unwrap();
+    assert!(
+        w.starts_with("the service fails this whole response: ValueError"),
+        "{w}"
+    );
 }

@@ -8,17 +8,26 @@
 //! - [`sweep`]: items recovered at every token cut, in one linear pass.
 //! - [`schema`]: schemas compiled once, union-aware errors.
 //! - [`loops`]: a runaway loop at the end of a text (period, repeats, waste).
-//! - [`pyjson`]: what Python's `json.loads` accepts beyond JSON.
+//! - [`pyjson`]: what Python's `json.loads` accepts beyond JSON; [`pyscan`]
+//!   the order in which it fails; [`pyre`] Python's `re` for `pattern`.
+//! - [`tg`]: TrustGraph's verdict for the runtime it runs on.
 
+pub mod analysis;
 pub mod json;
 pub mod jsonl;
 pub mod loops;
 pub mod position;
 pub mod pyjson;
+pub mod pyre;
+pub mod pyscan;
+pub mod pyschema;
 pub mod salvage;
 pub mod scan;
 pub mod schema;
 pub mod stream;
 pub mod sweep;
 pub mod text;
+pub mod tg;
 pub mod tokens;
+
+pub use analysis::{Analysis, ResponseType};

@@ -6,16 +6,118 @@
 //! serde_json is tried first; only a value it refuses is looked at again.
 //! Machine output stays strict JSON, so such a value is written as `null`
 //! (a non-finite number) or with U+FFFD (a lone surrogate), and the raw
-//! tokens are listed beside it. Schema validation sees a non-finite number as
-//! a number (`NaN` as 0, `±Infinity` as ±`f64::MAX`), so `"type": "number"`
-//! accepts it as Python's `jsonschema` does; `minimum`/`maximum` may differ.
+//! tokens are listed beside it. Schema validation sees a non-finite number
+//! (and a float such as `1e400` that Python reads as infinite) as one of
+//! three tiny non-integer sentinel numbers ([`NAN_SENTINEL`], …): a number,
+//! not an integer, equal to nothing a schema names, a multiple of nothing,
+//! equal to itself (Python's `json` hands out one `nan` object, so two NaNs
+//! are not unique); the bounds keywords read them as Python compares
+//! ([`super::pyschema`]).
 
 use serde::Deserialize as _;
 use serde_json::Value;
 
 /// How deep `json.loads` nests at the top of a Python 3.11 process with the
-/// default recursion limit (1000); a deeper caller gets slightly less.
+/// default recursion limit (1000); a deeper caller gets slightly less. The
+/// runtime TrustGraph's service runs on sets the limit cutline applies
+/// ([`super::tg::TgPython::json_max_depth`]).
 pub const PY_MAX_DEPTH: usize = 995;
+
+/// What schema validation sees for `NaN`.
+pub const NAN_SENTINEL: &str = "1.2345678901234567e-298";
+/// What schema validation sees for `Infinity` (`-` before it for
+/// `-Infinity`).
+pub const INF_SENTINEL: &str = "1.2345678901234567e-299";
+
+/// Which non-finite number a checked number stands for, if any.
+pub fn sentinel(v: &Value) -> Option<f64> {
+    let f = v.as_f64()?;
+    let nan: f64 = NAN_SENTINEL.parse().ok()?;
+    let inf: f64 = INF_SENTINEL.parse().ok()?;
+    if f.to_bits() == nan.to_bits() {
+        Some(f64::NAN)
+    } else if f.to_bits() == inf.to_bits() {
+        Some(f64::INFINITY)
+    } else if f.to_bits() == (-inf).to_bits() {
+        Some(f64::NEG_INFINITY)
+    } else {
+        None
+    }
+}
+
+/// Whether `bytes` may hold a float Python reads as infinite (`1e400`,
+/// 309+ digits before a fraction): the cheap test before
+/// [`overflow_checked`].
+pub fn may_overflow(bytes: &[u8]) -> bool {
+    let mut run = 0;
+    for (i, &c) in bytes.iter().enumerate() {
+        if c.is_ascii_digit() {
+            run += 1;
+            if run > 308 {
+                return true;
+            }
+            continue;
+        }
+        run = 0;
+        if matches!(c, b'e' | b'E') {
+            let mut j = i + 1;
+            if matches!(bytes.get(j), Some(b'+' | b'-')) {
+                j += 1;
+            }
+            if bytes.get(j..j + 3).is_some_and(|d| d.iter().all(u8::is_ascii_digit)) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// `value` with every float that overflows to infinity in Python replaced
+/// by the infinity sentinel, when there is one (iterative: values nest
+/// thousands deep).
+pub fn overflow_checked(value: &Value) -> Option<Value> {
+    fn overflows(n: &serde_json::Number) -> bool {
+        let s = n.to_string();
+        s.contains(['.', 'e', 'E']) && s.parse::<f64>().is_ok_and(f64::is_infinite)
+    }
+    let mut found = false;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Number(n) if overflows(n) => {
+                found = true;
+                break;
+            }
+            Value::Array(a) => stack.extend(a),
+            Value::Object(o) => stack.extend(o.values()),
+            _ => {}
+        }
+    }
+    if !found {
+        return None;
+    }
+    let mut out = value.clone();
+    let mut stack = vec![&mut out];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Number(n) if overflows(n) => {
+                let neg = n.to_string().starts_with('-');
+                let s = if neg {
+                    format!("-{INF_SENTINEL}")
+                } else {
+                    INF_SENTINEL.to_owned()
+                };
+                if let Ok(Value::Number(m)) = serde_json::from_str(&s) {
+                    *n = m;
+                }
+            }
+            Value::Array(a) => stack.extend(a.iter_mut()),
+            Value::Object(o) => stack.extend(o.values_mut()),
+            _ => {}
+        }
+    }
+    Some(out)
+}
 
 /// A value Python accepts and serde_json does not.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,10 +163,17 @@ pub fn with_stack<R: Send>(bytes: &[u8], f: impl FnOnce() -> R + Send) -> Option
     })
 }
 
-/// Parse what serde_json refused as Python would.
+/// Parse what serde_json refused as Python 3.11 would at the top of a
+/// process (see [`PY_MAX_DEPTH`]).
 pub fn loads(bytes: &[u8]) -> Result<PyValue, PyRefusal> {
+    loads_to(bytes, PY_MAX_DEPTH)
+}
+
+/// Parse what serde_json refused as Python would, with containers allowed
+/// to `max_depth`.
+pub fn loads_to(bytes: &[u8], limit: usize) -> Result<PyValue, PyRefusal> {
     let depth = max_depth(bytes);
-    if depth > PY_MAX_DEPTH {
+    if depth > limit {
         return Err(PyRefusal::TooDeep(depth));
     }
     let python_only = depth > 127
@@ -77,9 +186,10 @@ pub fn loads(bytes: &[u8]) -> Result<PyValue, PyRefusal> {
     }
     let mut raw = Vec::new();
     let shown = rewrite(bytes, "null", "null", &mut raw);
-    let checked = rewrite(bytes, "0", "1.7976931348623157e308", &mut Vec::new());
+    let checked = rewrite(bytes, NAN_SENTINEL, INF_SENTINEL, &mut Vec::new());
     let value = parse_deep(&shown).ok_or(PyRefusal::Invalid)?;
     let checked = parse_deep(&checked).ok_or(PyRefusal::Invalid)?;
+    let checked = overflow_checked(&checked).unwrap_or(checked);
     Ok(PyValue { value, checked, raw })
 }
 
@@ -93,7 +203,7 @@ fn parse_deep(bytes: &[u8]) -> Option<Value> {
 }
 
 /// Deepest bracket nesting outside strings.
-fn max_depth(bytes: &[u8]) -> usize {
+pub(crate) fn max_depth(bytes: &[u8]) -> usize {
     let (mut depth, mut max, mut in_str, mut esc) = (0usize, 0usize, false, false);
     for &b in bytes {
         if in_str {
@@ -203,10 +313,10 @@ mod tests {
     fn non_finite_numbers() {
         let v = loads(br#"{"c": NaN, "l": [Infinity, -Infinity], "s": "NaN"}"#).unwrap();
         assert_eq!(v.value, json!({"c": null, "l": [null, null], "s": "NaN"}));
-        assert_eq!(
-            v.checked,
-            json!({"c": 0, "l": [1.797_693_134_862_315_7e308, -1.797_693_134_862_315_7e308], "s": "NaN"})
-        );
+        assert_eq!(sentinel(&v.checked["c"]).map(f64::is_nan), Some(true));
+        assert_eq!(sentinel(&v.checked["l"][0]), Some(f64::INFINITY));
+        assert_eq!(sentinel(&v.checked["l"][1]), Some(f64::NEG_INFINITY));
+        assert_eq!(v.checked["s"], json!("NaN"));
         assert_eq!(v.raw, ["NaN", "Infinity", "-Infinity"]);
     }
 

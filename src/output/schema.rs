@@ -61,6 +61,10 @@ pub struct CompiledSchema {
     validator: jsonschema::Validator,
     union: Vec<Branch>,
     source: Value,
+    /// Why the schema does not compile, when it is kept anyway to reject
+    /// every value as TrustGraph's `validate` does (its `check_schema`
+    /// raises `SchemaError` on each call).
+    broken: Option<SchemaCompileError>,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -75,19 +79,64 @@ impl CompiledSchema {
     /// Compile `schema`. A schema that is not valid JSON Schema, or that refers
     /// to anything outside itself, is an error with its pointer.
     pub fn compile(schema: &Value) -> Result<Self, SchemaCompileError> {
-        let validator = build(schema)?;
+        Self::compile_in(schema, schema, None)
+    }
+
+    /// The schema as TrustGraph's prompt manager applies it, with Python's
+    /// `jsonschema` semantics ([`super::pyschema`]): `None` when it is falsy
+    /// (`false`, `{}`, `0`, `""`, `[]`, `null`: TrustGraph does not
+    /// validate); a schema that does not compile rejects every value, its
+    /// error kept ([`CompiledSchema::broken`]).
+    pub fn compile_python(schema: &Value) -> Option<Self> {
+        if !super::pyschema::is_truthy(schema) {
+            return None;
+        }
+        let compiled = super::pyschema::prepare(schema)
+            .and_then(|(prepared, draft)| Self::compile_in(&prepared, schema, Some(draft)));
+        Some(compiled.unwrap_or_else(|e| Self {
+            validator: jsonschema::validator_for(&Value::Bool(false)).unwrap_or_else(|_| unreachable!()),
+            union: Vec::new(),
+            source: schema.clone(),
+            broken: Some(e),
+        }))
+    }
+
+    fn compile_in(
+        schema: &Value,
+        source: &Value,
+        python: Option<super::pyschema::PyDraft>,
+    ) -> Result<Self, SchemaCompileError> {
+        let validator = build(schema, python)?;
         let union = union_branches(schema)
             .into_iter()
             .filter_map(|(tag, branch)| {
                 let rooted = with_root_defs(schema, branch);
-                build(&rooted).ok().map(|validator| Branch { tag, validator })
+                build(&rooted, python).ok().map(|validator| Branch { tag, validator })
             })
             .collect();
         Ok(Self {
             validator,
             union,
-            source: schema.clone(),
+            source: source.clone(),
+            broken: None,
         })
+    }
+
+    /// Why the schema does not compile, for one compiled by
+    /// [`CompiledSchema::compile_python`] that rejects every value.
+    pub fn broken(&self) -> Option<&SchemaCompileError> {
+        self.broken.as_ref()
+    }
+
+    /// The part of `value` whose `ValidationError` TrustGraph formats: the
+    /// instance of the error nearest the root (what `best_match` prefers).
+    pub fn error_instance<'v>(&self, value: &'v Value) -> &'v Value {
+        let path = self
+            .validator
+            .iter_errors(value)
+            .map(|e| e.instance_path().as_str().to_owned())
+            .min_by_key(|p| p.matches('/').count());
+        path.and_then(|p| value.pointer(&p)).unwrap_or(value)
     }
 
     /// The schema as written.
@@ -111,6 +160,13 @@ impl CompiledSchema {
     pub fn validate(&self, value: &Value) -> Result<(), Vec<Violation>> {
         if self.validator.is_valid(value) {
             return Ok(());
+        }
+        if let Some(e) = &self.broken {
+            return Err(vec![Violation {
+                pointer: String::new(),
+                message: format!("rejected whatever it is: TrustGraph's validate raises SchemaError ({e})"),
+                branch: None,
+            }]);
         }
         if !self.union.is_empty() {
             return Err(self.union_violations(value));
@@ -181,8 +237,15 @@ impl CompiledSchema {
     }
 }
 
-fn build(schema: &Value) -> Result<jsonschema::Validator, SchemaCompileError> {
-    jsonschema::validator_for(schema).map_err(|e| SchemaCompileError {
+fn build(
+    schema: &Value,
+    python: Option<super::pyschema::PyDraft>,
+) -> Result<jsonschema::Validator, SchemaCompileError> {
+    let built = match python {
+        Some(draft) => super::pyschema::options(draft).build(schema),
+        None => super::pyschema::bounds(jsonschema::options(), super::pyschema::PyDraft::of(schema)).build(schema),
+    };
+    built.map_err(|e| SchemaCompileError {
         pointer: e.instance_path().as_str().to_owned(),
         message: e.to_string(),
     })

@@ -69,6 +69,7 @@ impl<'s> JsonlStream<'s> {
             self.line_start = nl + 1;
             search = nl + 1;
         }
+        self.analysis.tg_line_offset = self.judge.tg_line_offset();
     }
 
     /// The end of the stream: judge the unterminated last line, if any.
@@ -81,7 +82,9 @@ impl<'s> JsonlStream<'s> {
         if self.line_start < self.buf.len() {
             self.judge.line(&self.buf[self.line_start..], false, &mut emit);
         }
+        let offset = self.judge.tg_line_offset();
         self.judge.finish(&mut emit);
+        self.analysis.tg_line_offset = offset;
         self.analysis
     }
 }

@@ -52,22 +52,33 @@ impl SweepSchemas {
         })
     }
 
-    /// Schemas from a response's schema: per line when `jsonl`, else of the
-    /// whole value (its elements' schema serves JSONL).
-    pub fn of_response(jsonl: bool, schema: Option<&Value>) -> Result<Self, SchemaCompileError> {
+    /// [`SweepSchemas::of_response`] as TrustGraph's `validate` reads the
+    /// schema (Python's `jsonschema`: a falsy schema validates nothing, one
+    /// that does not compile rejects every value).
+    pub fn of_response_python(jsonl: bool, schema: Option<&Value>) -> Self {
         match schema {
-            None => Ok(Self::default()),
-            Some(item) if jsonl => Self::of_item(item),
-            Some(whole) => {
-                let line = CompiledSchema::items_schema(whole)
-                    .map(|s| CompiledSchema::compile(&s))
-                    .transpose()?;
-                Ok(Self {
-                    json: JsonSchemas::compile(Some(whole))?,
-                    line,
-                })
+            None => Self::default(),
+            Some(item) if jsonl => {
+                let whole = serde_json::json!({"type": "array", "items": item});
+                Self {
+                    json: JsonSchemas::compile_python(Some(&whole)),
+                    line: CompiledSchema::compile_python(item),
+                }
             }
+            Some(whole) => Self {
+                json: JsonSchemas::compile_python(Some(whole)),
+                line: CompiledSchema::items_schema(whole).and_then(|s| CompiledSchema::compile_python(&s)),
+            },
         }
+    }
+
+    /// Schemas from a response's schema: per line when `jsonl`, else of the
+    /// whole value (its elements' schema serves JSONL), read as TrustGraph
+    /// reads them ([`SweepSchemas::of_response_python`]), so the sweep's
+    /// full cut keeps what `parse` keeps. Never an error: a schema that does
+    /// not compile rejects every value, as in TrustGraph.
+    pub fn of_response(jsonl: bool, schema: Option<&Value>) -> Result<Self, SchemaCompileError> {
+        Ok(Self::of_response_python(jsonl, schema))
     }
 }
 

@@ -54,10 +54,20 @@ pub const OBJECT_SCHEMA_WARNING: &str = "`object-schema` is ignored by TrustGrap
 /// format, `.json` a TrustGraph single prompt (it has `prompt`) or config
 /// bundle (it has `template-index` or `template.<id>` keys).
 pub fn load_bytes(label: &str, bytes: &[u8]) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
+    load_bytes_for(label, bytes, super::tg_load::TgLoader::default())
+}
+
+/// [`load_bytes`], reading a TrustGraph bundle as the given TrustGraph's
+/// loader does (every `template.<id>`, or only the indexed ids).
+pub fn load_bytes_for(
+    label: &str,
+    bytes: &[u8],
+    loader: super::tg_load::TgLoader,
+) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
     let text = check_bytes(label, bytes)?;
     match extension(label).as_deref() {
         Some("toml") => load_toml_checked(label, text).map(|(p, w)| (vec![p], w)),
-        Some("json") => super::tg_load::load_json(label, text),
+        Some("json") => super::tg_load::load_json_for(label, text, loader),
         Some(ext) => Err(ConfigError::new(
             label,
             format!("unsupported file type `.{ext}`; expected .toml (cutline) or .json (TrustGraph)"),
@@ -691,13 +701,15 @@ mod tests {
         let text = "id = \"t\"\nprompt = \"\"\"\nline one\nline two {% endfor %}\nline three\n\"\"\"\n";
         assert_eq!(
             err("a.toml", text),
-            "a.toml:4:13: template syntax error: unknown statement endfor (template line 2)"
+            "a.toml:4:10: template syntax error: ibis refuses it, so TrustGraph's whole prompt config fails to load: \
+             Unexpected 'endfor' tag. (template line 2)"
         );
         // Escapes break the line mapping: the key's line, and the template line.
         let text = "id = \"t\"\nprompt = \"one\\ntwo {% endfor %}\"\n";
         assert_eq!(
             err("a.toml", text),
-            "a.toml:2: template syntax error: unknown statement endfor (template line 2)"
+            "a.toml:2: template syntax error: ibis refuses it, so TrustGraph's whole prompt config fails to load: \
+             Unexpected 'endfor' tag. (template line 2)"
         );
     }
 

@@ -3,12 +3,12 @@
 //! TrustGraph's formats, and rendered with minijinja. Pure: callers hand in
 //! bytes and a label for error messages; nothing here touches the disk.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub mod error;
+pub mod ibis;
+mod ibis_filters;
 pub mod load;
 pub mod migrate;
 pub mod params;
@@ -21,51 +21,14 @@ mod toml_out;
 pub mod trustgraph;
 
 pub use error::{ConfigError, Warning};
-pub use load::{load_bytes, load_toml, to_toml};
+pub use ibis::{IbisError, ibis_check};
+pub use load::{load_bytes, load_bytes_for, load_toml, to_toml};
 pub use migrate::{Flag, Migration, Unconvertible, migrate};
 pub use render::{Rendered, Undefined, input_vars, render, render_with};
-pub use tg_load::DEFAULT_SYSTEM;
+pub use tg_load::{DEFAULT_SYSTEM, TgLoader};
 pub use trustgraph::{to_trustgraph_bundle, to_trustgraph_prompt};
 
-/// How a prompt's response is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ResponseType {
-    /// Free text, returned as is.
-    #[default]
-    Text,
-    /// One JSON value (TrustGraph's `json`).
-    Json,
-    /// One JSON object per line (TrustGraph's `jsonl`).
-    Jsonl,
-}
-
-impl ResponseType {
-    /// The word used in configs: `text`, `json`, `jsonl`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Text => "text",
-            Self::Json => "json",
-            Self::Jsonl => "jsonl",
-        }
-    }
-
-    /// Parse the config word; `None` for anything else.
-    pub fn parse(word: &str) -> Option<Self> {
-        match word {
-            "text" => Some(Self::Text),
-            "json" => Some(Self::Json),
-            "jsonl" => Some(Self::Jsonl),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for ResponseType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::output::ResponseType;
 
 /// Which file format a prompt came from (and is saved back to).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -15,7 +15,7 @@ pub(crate) fn py_str(out: &mut String, v: &minijinja::Value) {
 }
 
 /// A value as Python's `repr()` writes it (inside lists and dicts).
-fn py_repr(out: &mut String, v: &minijinja::Value) {
+pub(crate) fn py_repr(out: &mut String, v: &minijinja::Value) {
     match v.kind() {
         ValueKind::Undefined | ValueKind::None => out.push_str("None"),
         ValueKind::Bool => out.push_str(if v.is_true() { "True" } else { "False" }),

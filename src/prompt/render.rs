@@ -93,6 +93,7 @@ fn environment_for<'s>(undefined: Undefined) -> Environment<'s> {
         Ok(())
     });
     env.set_fuel(Some(FUEL));
+    super::ibis_filters::register(&mut env);
     env.set_auto_escape_callback(|_| AutoEscape::None);
     // Debug info makes an undefined-value error name the expression.
     env.set_debug(true);
@@ -120,8 +121,16 @@ pub(crate) struct SyntaxError {
 /// Compile `source` to check its syntax (loading does this so a broken
 /// template is reported with its file position, not at the first render).
 pub(crate) fn syntax_check(source: &str) -> Result<(), SyntaxError> {
+    let translated = super::ibis::to_jinja(source).map_err(|e| SyntaxError {
+        detail: format!(
+            "ibis refuses it, so TrustGraph's whole prompt config fails to load: {}",
+            e.message
+        ),
+        line: Some(e.line),
+        range: e.range,
+    })?;
     let env = environment();
-    match env.template_from_str(source) {
+    match env.template_from_str(&translated) {
         Ok(_) => Ok(()),
         Err(e) => Err(SyntaxError {
             detail: e.detail().map_or_else(|| e.kind().to_string(), str::to_owned),
@@ -219,11 +228,26 @@ fn render_one(
         Part::Prompt => (cfg.template.as_str(), cfg.origin.template_line),
         Part::System => (cfg.system.as_str(), cfg.origin.system_line),
     };
-    let err = match env.template_from_str(source) {
+    let translated = match super::ibis::to_jinja(source) {
+        Ok(t) => t,
+        Err(e) => {
+            return Err(ConfigError::new(
+                file_of(cfg),
+                format!(
+                    "prompt {:?}: ibis refuses the {} (line {}): {}",
+                    cfg.id,
+                    part.words(),
+                    e.line,
+                    e.message
+                ),
+            ));
+        }
+    };
+    let err = match env.template_from_str(&translated) {
         Ok(tmpl) => match tmpl.render(value) {
             Ok(text) => return Ok(text),
             Err(e) => {
-                let what = describe(&e, source, ctx, &tmpl);
+                let what = describe(&e, &translated, ctx, &tmpl);
                 (what, e.line())
             }
         },

@@ -8,8 +8,11 @@
 //!   (an object per `template.<id>`, a list for `template-index`, a string
 //!   for `system`), which TrustGraph's template seeder `json.dumps` on write.
 //!
-//! Either bundle shape may come with `template-index` (TrustGraph ≤ 2.7) or
-//! without (2.8). Errors name the file line of the key at fault.
+//! Either bundle shape may come with `template-index` or without. Which
+//! templates load is the TrustGraph version's ([`TgLoader`]): every
+//! `template.<id>` after 2.8.11 (the default; the index is not read), only
+//! the indexed ids in 2.8.11 and older. Errors name the file line of the key
+//! at fault.
 
 use serde_json::{Map, Value};
 
@@ -49,9 +52,27 @@ fn version_line_end(text: &str) -> usize {
     }
 }
 
+/// Which TrustGraph loader a bundle is read as: which `template.<id>` keys
+/// its `PromptManager.load_config` loads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TgLoader {
+    /// TrustGraph after 2.8.11 (2.11.1 checked): every `template.<id>` key;
+    /// `template-index` is not read.
+    #[default]
+    Prefix,
+    /// TrustGraph 2.8.11 and older: only the ids `template-index` lists (a
+    /// bundle without one loads nothing).
+    Indexed,
+}
+
 /// Load a `.json` prompt file: a single prompt or a bundle in either shape,
-/// bare or under a `prompt` config type.
-pub(crate) fn load_json(label: &str, text: &str) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
+/// bare or under a `prompt` config type, as the given TrustGraph's loader
+/// reads it.
+pub(crate) fn load_json_for(
+    label: &str,
+    text: &str,
+    loader: TgLoader,
+) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
     // Blank out a `Version:` line instead of cutting it, so positions stay file positions.
     let skip = version_line_end(text);
     let blanked;
@@ -85,13 +106,13 @@ pub(crate) fn load_json(label: &str, text: &str) -> Result<(Vec<PromptConfig>, V
         }
         Some(Value::Object(inner)) if is_bundle(inner) => {
             let from = text.find("\"prompt\"").unwrap_or(0);
-            bundle(label, text, from, inner)
+            bundle(label, text, from, inner, loader)
         }
         Some(other) => Err(site.err(
             "prompt",
             format!("`prompt` must be a string (the template), not {}", kind_of(other)),
         )),
-        None if is_bundle(&obj) => bundle(label, text, 0, &obj),
+        None if is_bundle(&obj) => bundle(label, text, 0, &obj, loader),
         None => Err(ConfigError::new(
             label,
             "not a TrustGraph prompt: expected a `prompt` key (a single prompt) or `template-index` / \
@@ -335,16 +356,15 @@ impl Bundle<'_> {
     }
 
     /// The ids to load: `template-index`, or every `template.<id>` without one.
-    fn index(&self, warnings: &mut Vec<Warning>) -> Result<(Vec<String>, bool), ConfigError> {
+    fn index(&self, loader: TgLoader) -> Result<(Vec<String>, bool), ConfigError> {
         let Some(v) = self.obj.get("template-index") else {
-            warnings.push(
-                self.warn(
-                    None,
-                    "no `template-index` (TrustGraph 2.8 shape): TrustGraph's PromptManager loads only the ids the \
-                 index lists; cutline loads every `template.<id>`"
-                        .to_owned(),
-                ),
-            );
+            if loader == TgLoader::Indexed {
+                return Err(ConfigError::new(
+                    self.label,
+                    "no `template-index`: TrustGraph 2.8.11 and older load only the ids the index lists, so none \
+                     from this bundle",
+                ));
+            }
             return Ok((self.templates().map(str::to_owned).collect(), false));
         };
         let decoded = self.value("template-index", v)?;
@@ -452,6 +472,7 @@ fn bundle(
     text: &str,
     from: usize,
     obj: &Map<String, Value>,
+    loader: TgLoader,
 ) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
     let encoded = shape(label, text, from, obj)?;
     let b = Bundle {
@@ -463,9 +484,29 @@ fn bundle(
     };
     let mut warnings = Vec::new();
     let system = b.system(&mut warnings)?;
-    let (index, indexed) = b.index(&mut warnings)?;
-    let mut prompts: Vec<PromptConfig> = Vec::with_capacity(index.len());
-    for id in &index {
+    let (index, indexed) = b.index(loader)?;
+    // What this TrustGraph loads: the index's ids (2.8.11 and older), or
+    // every `template.<id>` key (current releases; the index is not read).
+    let ids: Vec<String> = match loader {
+        TgLoader::Indexed => index.clone(),
+        // Every template; the indexed ones first, in the index's order.
+        TgLoader::Prefix => {
+            let mut all: Vec<String> = index
+                .iter()
+                .filter(|i| b.templates().any(|t| t == i.as_str()))
+                .cloned()
+                .collect();
+            all.extend(
+                b.templates()
+                    .filter(|t| !all.iter().any(|a| a == t))
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>(),
+            );
+            all
+        }
+    };
+    let mut prompts: Vec<PromptConfig> = Vec::with_capacity(ids.len());
+    for id in &ids {
         if prompts.iter().any(|p| &p.id == id) {
             warnings.push(b.warn(Some("template-index"), format!("template-index lists `{id}` twice")));
         } else {
@@ -474,11 +515,34 @@ fn bundle(
             prompts.push(p);
         }
     }
-    for t in b.templates() {
-        if !index.iter().any(|i| i == t) {
-            let key = format!("template.{t}");
-            let message = format!("`{key}` is not in template-index: TrustGraph does not load it (skipped)");
-            warnings.push(b.warn(Some(&key), message));
+    if indexed && loader == TgLoader::Prefix {
+        for id in index.iter().filter(|i| !b.templates().any(|t| t == i.as_str())) {
+            warnings.push(b.warn(
+                Some("template-index"),
+                format!(
+                    "template-index lists `{id}` but there is no `template.{id}` key: TrustGraph does not read the \
+                     index (2.8.11 and older fail to load this bundle)"
+                ),
+            ));
+        }
+    }
+    if indexed {
+        for t in b.templates() {
+            if !index.iter().any(|i| i == t) {
+                let key = format!("template.{t}");
+                let message = match loader {
+                    TgLoader::Indexed => {
+                        format!(
+                            "`{key}` is not in template-index: TrustGraph 2.8.11 and older do not load it (skipped)"
+                        )
+                    }
+                    TgLoader::Prefix => format!(
+                        "`{key}` is not in template-index: TrustGraph loads it (2.8.11 and older skip it; add it to the \
+                         index for them)"
+                    ),
+                };
+                warnings.push(b.warn(Some(&key), message));
+            }
         }
     }
     for k in obj.keys() {

@@ -33,10 +33,15 @@ pub fn to_trustgraph_prompt(p: &PromptConfig) -> Value {
 
 /// A TrustGraph config bundle of `prompts` with a shared `system`: every
 /// value a JSON-encoded string, each template object as `tg-set-prompt`
-/// stores it (`id`, `prompt`, `response-type`, `schema`).
+/// stores it (`id`, `prompt`, `response-type`, `schema`). An empty `system`
+/// is left out rather than written as `""`: merged into a live config store,
+/// `"system": ""` would blank the workspace's system prompt for every
+/// prompt.
 pub fn to_trustgraph_bundle(prompts: &[PromptConfig], system: &str) -> Value {
     let mut m = Map::new();
-    m.insert("system".into(), Value::String(encode(&Value::String(system.into()))));
+    if !system.is_empty() {
+        m.insert("system".into(), Value::String(encode(&Value::String(system.into()))));
+    }
     let ids: Vec<Value> = prompts.iter().map(|p| Value::String(p.id.clone())).collect();
     m.insert("template-index".into(), Value::String(encode(&Value::Array(ids))));
     for p in prompts {
@@ -272,14 +277,20 @@ mod tests {
     #[test]
     fn index_without_template() {
         let text = "{\"template-index\": \"[\\\"a\\\"]\"}";
+        // TrustGraph 2.8.11 and older read the index and fail on it.
+        let old = crate::prompt::load_bytes_for("b.json", text.as_bytes(), crate::prompt::TgLoader::Indexed)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
-            err("b.json", text),
+            old,
             "b.json:1: template-index lists `a` but there is no `template.a` key"
         );
+        // Current releases do not read it: no template, nothing to load.
+        assert_eq!(err("b.json", text), "b.json: the bundle holds no templates");
     }
 
     #[test]
-    fn unindexed_template_skipped_with_warning() {
+    fn unindexed_template_loaded_or_skipped_by_version() {
         let text = serde_json::to_string_pretty(&json!({
             "template-index": "[\"a\"]",
             "template.a": "{\"prompt\": \"x\"}",
@@ -287,10 +298,18 @@ mod tests {
         }))
         .unwrap();
         let (ps, w) = load_bytes("b.json", text.as_bytes()).unwrap();
+        assert_eq!(ps.len(), 2);
+        assert_eq!(
+            w[1].to_string(),
+            "b.json:4: `template.b` is not in template-index: TrustGraph loads it (2.8.11 and older skip it; add it \
+             to the index for them)"
+        );
+        let (ps, w) =
+            crate::prompt::load_bytes_for("b.json", text.as_bytes(), crate::prompt::TgLoader::Indexed).unwrap();
         assert_eq!(ps.len(), 1);
         assert_eq!(
             w[1].to_string(),
-            "b.json:4: `template.b` is not in template-index: TrustGraph does not load it (skipped)"
+            "b.json:4: `template.b` is not in template-index: TrustGraph 2.8.11 and older do not load it (skipped)"
         );
     }
 
@@ -334,13 +353,10 @@ mod tests {
         let (ps, w) = load_bytes("dump.json", text.as_bytes()).unwrap();
         assert_eq!(ps[0].system, crate::prompt::DEFAULT_SYSTEM);
         assert_eq!(ps[0].origin.indexed, Some(false));
+        // Current TrustGraph loads every `template.<id>`: no index needed.
         assert_eq!(
             w.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            [
-                "dump.json: no `system`: TrustGraph's prompt service uses \"Be helpful.\", and so does cutline",
-                "dump.json: no `template-index` (TrustGraph 2.8 shape): TrustGraph's PromptManager loads only the \
-                 ids the index lists; cutline loads every `template.<id>`"
-            ]
+            ["dump.json: no `system`: TrustGraph's prompt service uses \"Be helpful.\", and so does cutline"]
         );
         // A syntax error keeps file positions (the Version line counts).
         assert_eq!(

@@ -74,6 +74,11 @@ pub struct SalvagedElement {
 pub struct JsonAnalysis {
     /// Strict verdict.
     pub status: JsonStatus,
+    /// An exception TrustGraph's service fails the whole response with
+    /// (`ValueError`, `RecursionError`), set by callers that know the
+    /// runtime (`run::Analysis::of_py`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raises: Option<crate::output::tg::JsonRaises>,
     /// The strict value, when it parsed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
@@ -173,6 +178,36 @@ impl Default for JsonSchemas {
 }
 
 impl JsonSchemas {
+    /// The schemas as TrustGraph's `validate` applies them (Python's
+    /// `jsonschema`, see [`CompiledSchema::compile_python`]): none for a
+    /// falsy schema; a schema that does not compile rejects every value.
+    pub fn compile_python(schema: Option<&Value>) -> Self {
+        let Some(schema) = schema.filter(|s| crate::output::pyschema::is_truthy(s)) else {
+            return Self::default();
+        };
+        let whole = CompiledSchema::compile_python(schema);
+        let broken = whole.as_ref().is_some_and(|w| w.broken().is_some());
+        let items = CompiledSchema::items_schema(schema).and_then(|s| CompiledSchema::compile_python(&s));
+        let mut by_property = HashMap::new();
+        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            for (name, prop) in props {
+                if let Some(item) = CompiledSchema::items_schema(&with_defs(schema, resolve(schema, prop)))
+                    .and_then(|s| CompiledSchema::compile_python(&s))
+                {
+                    by_property.insert(name.clone(), item);
+                }
+            }
+        }
+        Self {
+            whole,
+            items,
+            by_property,
+            // A broken schema is judged whole: it rejects every value.
+            length_only: if broken { None } else { items_and_length(schema) },
+            object_rule: if broken { None } else { ObjectRule::compile(schema) },
+        }
+    }
+
     /// Compile the whole schema and the element schemas derived from it.
     pub fn compile(schema: Option<&Value>) -> Result<Self, SchemaCompileError> {
         let Some(schema) = schema else {
@@ -347,6 +382,7 @@ pub fn analyse_with(text: &str, schemas: &JsonSchemas, found: Salvaged) -> JsonA
         .collect();
     let (salvage_stop, broken) = salvage_report(bytes, stop, broken);
     JsonAnalysis {
+        raises: None,
         status: strict.status,
         value: strict.value,
         error: strict.error,

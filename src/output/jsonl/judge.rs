@@ -1,0 +1,214 @@
+//! One line's verdict: what `json.loads` (for the runtime) and the schema
+//! make of the body TrustGraph hands it, in Python's order of failures.
+
+use serde_json::Value;
+
+use super::{FENCE_REMNANT, LinePlace, LineStatus, is_tag_word, line_body};
+use crate::output::json::strip_position;
+use crate::output::pyscan::{self, PyScan};
+use crate::output::schema::CompiledSchema;
+use crate::output::tg::TgPython;
+
+/// Whether the reference keeps `value`: it parses, and `schema` accepts it.
+/// The fast path of [`judge_line_at`]: no messages, nothing kept.
+pub fn value_ok(value: &[u8], schema: Option<&CompiledSchema>) -> bool {
+    value_ok_py(value, schema, TgPython::default())
+}
+
+/// [`value_ok`] on a chosen runtime.
+pub fn value_ok_py(value: &[u8], schema: Option<&CompiledSchema>, py: TgPython) -> bool {
+    if let Ok(v) = serde_json::from_slice::<Value>(value)
+        && !pyscan::has_long_digit_run(value)
+    {
+        let checked = crate::output::pyjson::may_overflow(value)
+            .then(|| crate::output::pyjson::overflow_checked(&v))
+            .flatten();
+        return schema.is_none_or(|s| s.is_valid(checked.as_ref().unwrap_or(&v)));
+    }
+    if pyscan::scan(value, py.json_max_depth()) != PyScan::Ok {
+        return false;
+    }
+    crate::output::pyjson::with_stack(value, || match serde_json::from_slice::<Value>(value) {
+        Ok(v) => schema.is_none_or(|s| s.is_valid(&v)),
+        Err(_) => crate::output::pyjson::loads_to(value, py.json_max_depth())
+            .is_ok_and(|p| schema.is_none_or(|s| s.is_valid(&p.checked))),
+    })
+    .unwrap_or(false)
+}
+
+/// Whether [`judge_line_at`] would keep the line.
+pub fn line_ok(line: &[u8], place: LinePlace, schema: Option<&CompiledSchema>) -> bool {
+    line_body(line, place).is_ok_and(|(body, ..)| value_ok(body, schema))
+}
+
+/// Judge one line, knowing where it sits in the response.
+pub fn judge_line_at(
+    line: &[u8],
+    place: LinePlace,
+    terminated: bool,
+    schema: Option<&CompiledSchema>,
+    next_item: usize,
+) -> (LineStatus, Option<Value>) {
+    let j = judge_full(line, place, terminated, schema, next_item, TgPython::default());
+    (j.status, j.value)
+}
+
+/// One line's full verdict.
+pub(super) struct Judged {
+    pub(super) status: LineStatus,
+    pub(super) value: Option<Value>,
+    pub(super) not_standard: Vec<String>,
+    pub(super) too_deep_to_log: Option<usize>,
+}
+
+impl Judged {
+    fn plain(status: LineStatus) -> Self {
+        Self {
+            status,
+            value: None,
+            not_standard: Vec::new(),
+            too_deep_to_log: None,
+        }
+    }
+}
+
+/// [`judge_line_at`], plus the tokens only Python accepts and whether a
+/// rejected value is too deep for TrustGraph's warning.
+pub(super) fn judge_full(
+    line: &[u8],
+    place: LinePlace,
+    terminated: bool,
+    schema: Option<&CompiledSchema>,
+    next_item: usize,
+    py: TgPython,
+) -> Judged {
+    let (body, lead, clipped) = match line_body(line, place) {
+        Ok(b) => b,
+        Err(skipped) => return Judged::plain(skipped),
+    };
+    let judged = |value: Value, checked: Option<&Value>, not_standard: Vec<String>| {
+        let checked = checked.unwrap_or(&value);
+        match schema.map(|s| (s, s.validate(checked))) {
+            Some((s, Err(errors))) => {
+                let depth = crate::output::tg::nesting(s.error_instance(checked));
+                Judged {
+                    status: LineStatus::SchemaInvalid { errors },
+                    value: None,
+                    not_standard,
+                    too_deep_to_log: (depth > py.pformat_max_nesting()).then_some(depth),
+                }
+            }
+            _ => Judged {
+                status: LineStatus::Ok { item: next_item },
+                value: Some(value),
+                not_standard,
+                too_deep_to_log: None,
+            },
+        }
+    };
+    let serde = serde_json::from_slice::<Value>(body);
+    let long_digits = pyscan::has_long_digit_run(body);
+    // A float Python reads as infinite is validated as infinity.
+    let plain = |value: Value| {
+        let checked = if crate::output::pyjson::may_overflow(body) {
+            crate::output::pyjson::overflow_checked(&value)
+        } else {
+            None
+        };
+        judged(value, checked.as_ref(), Vec::new())
+    };
+    let serde = match serde {
+        Ok(value) if !long_digits => return plain(value),
+        other => other,
+    };
+    let off = body.as_ptr() as usize - line.as_ptr() as usize;
+    let column_at = |at: usize| crate::output::position::line_col(line, off + at.min(body.len())).1;
+    let at = match pyscan::scan(body, py.json_max_depth()) {
+        PyScan::Ok => {
+            if let Ok(value) = serde {
+                return plain(value);
+            }
+            let kept = crate::output::pyjson::with_stack(body, || {
+                crate::output::pyjson::loads_to(body, py.json_max_depth())
+                    .ok()
+                    .map(|p| judged(p.value, Some(&p.checked), p.raw))
+            });
+            if let Some(Some(j)) = kept {
+                return j;
+            }
+            body.len()
+        }
+        PyScan::IntDigits { at, digits } => {
+            let message = format!(
+                "an integer of {digits} digits: Python's json.loads raises ValueError (limit 4300 digits), which \
+                 parse_jsonl does not catch, so the whole response fails there"
+            );
+            return Judged::plain(LineStatus::IntTooLong {
+                column: column_at(at),
+                digits,
+                message,
+            });
+        }
+        PyScan::TooDeep { at, depth } => {
+            let message = format!(
+                "nesting depth {depth} is past Python {}'s limit ({}): TrustGraph's json.loads raises \
+                 RecursionError, which parse_jsonl does not catch, so the whole response fails there",
+                py.as_str(),
+                py.json_max_depth()
+            );
+            return Judged::plain(LineStatus::TooDeep {
+                column: column_at(at),
+                depth,
+                message,
+            });
+        }
+        PyScan::Decode { at, depth } if depth > py.decode_error_max_depth() => {
+            let message = format!(
+                "a syntax error {depth} containers deep: on Python {} raising JSONDecodeError that deep raises \
+                 RecursionError, which parse_jsonl does not catch, so the whole response fails there",
+                py.as_str()
+            );
+            return Judged::plain(LineStatus::TooDeep {
+                column: column_at(at),
+                depth,
+                message,
+            });
+        }
+        PyScan::Decode { at, .. } => at,
+    };
+    invalid(line, body, &serde, at, lead && is_tag_word(body), terminated || clipped)
+}
+
+/// A line `json.loads` refuses with `JSONDecodeError` at byte `at` of
+/// `body`: `invalid_json`, or `truncated` when it ran out (`closed` when a
+/// `\n` or a clipped fence ended it).
+fn invalid(
+    line: &[u8],
+    body: &[u8],
+    serde: &Result<Value, serde_json::Error>,
+    at: usize,
+    remnant: bool,
+    closed: bool,
+) -> Judged {
+    let off = body.as_ptr() as usize - line.as_ptr() as usize;
+    let mut message = match serde {
+        Err(e) => strip_position(&e.to_string()),
+        Ok(_) => "Python's json.loads refuses this line".to_owned(),
+    };
+    if remnant {
+        message.push_str(FENCE_REMNANT);
+    }
+    // serde_json's stop, as cutline has always reported it (Python names
+    // an unterminated string by its opening quote), else Python's.
+    let (stop, eof) = match serde {
+        Err(e) if e.is_eof() => (body.len(), true),
+        Err(e) => (e.column().saturating_sub(1), false),
+        Ok(_) => (at, at >= body.len()),
+    };
+    let column = crate::output::position::line_col(line, off + stop.min(body.len())).1;
+    if eof && !closed {
+        Judged::plain(LineStatus::Truncated { column, message })
+    } else {
+        Judged::plain(LineStatus::InvalidJson { column, message })
+    }
+}

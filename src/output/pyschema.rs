@@ -1,0 +1,349 @@
+//! A schema read as Python's `jsonschema` 4.x reads it in TrustGraph's
+//! `validate(instance, schema)`:
+//! - the draft is `$schema`'s when it names one exactly (`http://` for
+//!   drafts 3–7, an optional trailing `#`), else 2020-12 (an `https://`
+//!   draft-07 URI and unknown dialects included);
+//! - `format` is an annotation in every draft (no format checker is passed);
+//! - `dependencies` means nothing in 2019-09 and 2020-12;
+//! - draft 3 is rewritten into draft 4 (`required: true` in a property,
+//!   `divisibleBy`, `extends`), which cutline's validator knows;
+//! - `pattern` is Python's `re.search` ([`super::pyre`]); a pattern or a
+//!   `patternProperties` key Python cannot compile fails `check_schema`, so
+//!   every value is rejected.
+
+use serde_json::{Map, Value, json};
+
+use super::pyre::PyRegex;
+use super::schema::SchemaCompileError;
+
+/// Python's truthiness of a schema: TrustGraph validates only when the
+/// prompt's schema is truthy (`if self.prompts[id].schema:`).
+pub fn is_truthy(schema: &Value) -> bool {
+    match schema {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_none_or(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// The drafts Python's `validator_for` can pick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PyDraft {
+    /// Draft 3 (validated as its draft-4 rewrite).
+    D3,
+    /// Draft 4.
+    D4,
+    /// Draft 6.
+    D6,
+    /// Draft 7.
+    D7,
+    /// 2019-09.
+    D2019,
+    /// 2020-12, also for no or an unknown `$schema`.
+    D2020,
+}
+
+impl PyDraft {
+    /// The draft Python picks for `schema`.
+    pub fn of(schema: &Value) -> Self {
+        let Some(uri) = schema.get("$schema").and_then(Value::as_str) else {
+            return Self::D2020;
+        };
+        match uri.strip_suffix('#').unwrap_or(uri) {
+            "http://json-schema.org/draft-03/schema" => Self::D3,
+            "http://json-schema.org/draft-04/schema" => Self::D4,
+            "http://json-schema.org/draft-06/schema" => Self::D6,
+            "http://json-schema.org/draft-07/schema" => Self::D7,
+            "https://json-schema.org/draft/2019-09/schema" => Self::D2019,
+            _ => Self::D2020,
+        }
+    }
+
+    fn uri(self) -> &'static str {
+        match self {
+            Self::D3 | Self::D4 => "http://json-schema.org/draft-04/schema#",
+            Self::D6 => "http://json-schema.org/draft-06/schema#",
+            Self::D7 => "http://json-schema.org/draft-07/schema#",
+            Self::D2019 => "https://json-schema.org/draft/2019-09/schema",
+            Self::D2020 => "https://json-schema.org/draft/2020-12/schema",
+        }
+    }
+}
+
+const SCHEMA_MAPS: [&str; 5] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+const SCHEMA_LISTS: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "extends"];
+const SCHEMA_ONES: [&str; 12] = [
+    "not",
+    "if",
+    "then",
+    "else",
+    "additionalProperties",
+    "additionalItems",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "items",
+    "extends",
+];
+
+/// Visit every subschema (objects only) with its JSON pointer.
+fn walk_mut(schema: &mut Value, pointer: &str, f: &mut dyn FnMut(&mut Map<String, Value>, &str)) {
+    let Value::Object(obj) = schema else {
+        return;
+    };
+    f(obj, pointer);
+    for (key, sub) in obj.iter_mut() {
+        let at = format!("{pointer}/{key}");
+        match sub {
+            Value::Object(map) if SCHEMA_MAPS.contains(&key.as_str()) => {
+                for (name, s) in map.iter_mut() {
+                    walk_mut(s, &format!("{at}/{name}"), f);
+                }
+            }
+            Value::Object(map) if key == "dependencies" => {
+                for (name, s) in map.iter_mut() {
+                    walk_mut(s, &format!("{at}/{name}"), f);
+                }
+            }
+            Value::Array(list) if SCHEMA_LISTS.contains(&key.as_str()) || key == "items" => {
+                for (n, s) in list.iter_mut().enumerate() {
+                    walk_mut(s, &format!("{at}/{n}"), f);
+                }
+            }
+            s if SCHEMA_ONES.contains(&key.as_str()) => walk_mut(s, &at, f),
+            _ => {}
+        }
+    }
+}
+
+/// The schema cutline's validator gets, and its draft.
+pub fn prepare(schema: &Value) -> Result<(Value, PyDraft), SchemaCompileError> {
+    let draft = PyDraft::of(schema);
+    let mut out = schema.clone();
+    let mut refused: Option<SchemaCompileError> = None;
+    walk_mut(&mut out, "", &mut |obj, pointer| {
+        if refused.is_some() {
+            return;
+        }
+        let mut check = |p: &str, at: String| {
+            if let Err(e) = PyRegex::new(p) {
+                refused = Some(SchemaCompileError {
+                    pointer: at,
+                    message: e.to_string(),
+                });
+            }
+        };
+        if let Some(Value::String(p)) = obj.get("pattern") {
+            check(p, format!("{pointer}/pattern"));
+        }
+        if let Some(Value::Object(pp)) = obj.get("patternProperties") {
+            for p in pp.keys() {
+                check(p, format!("{pointer}/patternProperties"));
+            }
+        }
+        if let Some(Value::Object(pp)) = obj.get_mut("patternProperties") {
+            let keyed = std::mem::take(pp);
+            *pp = keyed.into_iter().map(|(k, v)| (ecma_anchors(&k), v)).collect();
+        }
+        if matches!(draft, PyDraft::D2019 | PyDraft::D2020) {
+            obj.remove("dependencies");
+        }
+        if draft == PyDraft::D3 {
+            draft3_to_4(obj);
+        }
+    });
+    if let Some(e) = refused {
+        return Err(e);
+    }
+    if let Value::Object(obj) = &mut out {
+        obj.insert("$schema".into(), json!(draft.uri()));
+    }
+    Ok((out, draft))
+}
+
+/// A `patternProperties` key, left to the validator's ECMA-262 engine, with
+/// Python's end anchors: `$` also before a final newline, `\Z` the end.
+fn ecma_anchors(p: &str) -> String {
+    let mut out = String::with_capacity(p.len() + 8);
+    let (mut in_class, mut chars) = (false, p.chars().peekable());
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('Z') if !in_class => out.push('$'),
+                Some(n) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                None => out.push('\\'),
+            },
+            '[' => {
+                in_class = true;
+                out.push(c);
+            }
+            ']' => {
+                in_class = false;
+                out.push(c);
+            }
+            '$' if !in_class => out.push_str("(?=\\n?$)"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Draft 3's own keywords in draft 4's words, for one schema object.
+fn draft3_to_4(obj: &mut Map<String, Value>) {
+    if let Some(d) = obj.remove("divisibleBy") {
+        obj.insert("multipleOf".into(), d);
+    }
+    if let Some(e) = obj.remove("extends") {
+        let list = match e {
+            Value::Array(a) => a,
+            one => vec![one],
+        };
+        obj.insert("allOf".into(), Value::Array(list));
+    }
+    if obj.get("required").is_some_and(Value::is_boolean) {
+        obj.remove("required");
+    }
+    if let Some(Value::Object(props)) = obj.get("properties") {
+        let required: Vec<Value> = props
+            .iter()
+            .filter(|(_, p)| p.get("required") == Some(&Value::Bool(true)))
+            .map(|(k, _)| Value::String(k.clone()))
+            .collect();
+        if !required.is_empty() {
+            obj.insert("required".into(), Value::Array(required));
+        }
+    }
+    if obj.get("type") == Some(&json!("any")) {
+        obj.remove("type");
+    }
+}
+
+/// The `pattern` keyword with Python's `re.search`.
+struct PyPattern(PyRegex);
+
+impl<'i> jsonschema::Keyword<'i> for PyPattern {
+    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
+        if self.is_valid(instance) {
+            Ok(())
+        } else {
+            Err(jsonschema::ValidationError::custom(format!(
+                "{instance} does not match the pattern (Python's re.search)"
+            )))
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        instance.as_str().is_none_or(|s| self.0.search(s))
+    }
+}
+
+/// A bounds keyword (`minimum`, `maximum`, `exclusiveMinimum`,
+/// `exclusiveMaximum`) as Python compares: NaN passes every bound, ±inf
+/// passes the bounds on its other side; finite numbers are left to the
+/// built-in keyword (`inner`).
+struct PyBound {
+    inner: jsonschema::Validator,
+    upper: bool,
+}
+
+impl<'i> jsonschema::Keyword<'i> for PyBound {
+    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
+        if self.is_valid(instance) {
+            return Ok(());
+        }
+        let message = match super::pyjson::sentinel(instance) {
+            Some(f) => format!("{f} is out of bounds"),
+            None => self
+                .inner
+                .iter_errors(instance)
+                .next()
+                .map_or_else(|| "out of bounds".to_owned(), |e| e.to_string()),
+        };
+        Err(jsonschema::ValidationError::custom(message))
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        match super::pyjson::sentinel(instance) {
+            Some(f) if f.is_nan() => true,
+            Some(f) => (f < 0.0) == self.upper,
+            None => self.inner.is_valid(instance),
+        }
+    }
+}
+
+fn draft_of(d: PyDraft) -> jsonschema::Draft {
+    match d {
+        PyDraft::D3 | PyDraft::D4 => jsonschema::Draft::Draft4,
+        PyDraft::D6 => jsonschema::Draft::Draft6,
+        PyDraft::D7 => jsonschema::Draft::Draft7,
+        PyDraft::D2019 => jsonschema::Draft::Draft201909,
+        PyDraft::D2020 => jsonschema::Draft::Draft202012,
+    }
+}
+
+/// Validator options with Python's semantics for `draft`: no format
+/// assertions, `pattern` as Python's `re`, bounds as Python compares
+/// non-finite numbers.
+pub fn options(draft: PyDraft) -> jsonschema::ValidationOptions<'static> {
+    let opts = jsonschema::options()
+        .with_draft(draft_of(draft))
+        .should_validate_formats(false);
+    bounds(opts, draft).with_keyword("pattern", |_parent, value, _path| {
+        let p = value
+            .as_str()
+            .ok_or_else(|| jsonschema::ValidationError::custom("pattern is not a string"))?;
+        let regex = PyRegex::new(p).map_err(|e| jsonschema::ValidationError::custom(e.to_string()))?;
+        Ok(Box::new(PyPattern(regex)))
+    })
+}
+
+/// `opts` with the bounds keywords reading the non-finite sentinels as
+/// Python compares ([`PyBound`]); cutline's own reading of a schema takes
+/// them too, as every checked value carries the sentinels.
+pub fn bounds(
+    mut opts: jsonschema::ValidationOptions<'static>,
+    draft: PyDraft,
+) -> jsonschema::ValidationOptions<'static> {
+    for (name, upper) in [
+        ("minimum", false),
+        ("exclusiveMinimum", false),
+        ("maximum", true),
+        ("exclusiveMaximum", true),
+    ] {
+        opts = opts.with_keyword(name, move |parent, value, _path| {
+            let mut inner = Map::new();
+            inner.insert(name.to_owned(), value.clone());
+            // Draft 4's boolean `exclusiveMaximum` belongs to `maximum`.
+            let exclusive = match name {
+                "minimum" => Some("exclusiveMinimum"),
+                "maximum" => Some("exclusiveMaximum"),
+                _ => None,
+            };
+            if let Some((e, v)) = exclusive.and_then(|e| parent.get(e).filter(|v| v.is_boolean()).map(|v| (e, v))) {
+                inner.insert(e.to_owned(), v.clone());
+            }
+            if value.is_boolean() {
+                inner.clear();
+            }
+            let inner = jsonschema::options()
+                .with_draft(draft_of(draft))
+                .build(&Value::Object(inner))
+                .map_err(|e| jsonschema::ValidationError::custom(e.to_string()))?;
+            Ok(Box::new(PyBound { inner, upper }))
+        });
+    }
+    opts
+}
