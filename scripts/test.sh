@@ -22,6 +22,12 @@ need() {
         fi
     fi
 }
+echo "== TrustGraph's released prompt manager (trustgraph-flow, pinned; cached venvs for Python 3.13 and 3.11)"
+bash scripts/setup-tg-reference.sh >/dev/null
+TG311=0
+if bash scripts/setup-tg-reference.sh --python 3.11 >/dev/null 2>&1; then TG311=1; fi
+export CUTLINE_REQUIRE_TG=1
+
 need tmux "the TUI end-to-end test drives the real binary in it"
 export CUTLINE_REQUIRE_TMUX=1
 need chromium "the report test renders the HTML report in headless Chromium"
@@ -44,6 +50,10 @@ cargo clippy --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --locked --all-targets
 cargo test --locked --doc
+if [ "$TG311" = 1 ]; then
+    echo "== differential test against TrustGraph on Python 3.11 (3.13 ran above)"
+    CUTLINE_TG_PYTHON=3.11 cargo test --locked --test tg_parity
+fi
 
 # Issue 6's proofs; together about 2-4 minutes once the caches are warm (see
 # BENCHMARKS.md, "What CI runs").
@@ -54,4 +64,4 @@ bash scripts/fuzz.sh --ci 12
 echo "== reference comparison: both keep the same items (the ratio is printed, never asserted)"
 # The debug binary cargo test just built: a correctness check needs no
 # release build (the printed ratio is then a debug build's, see BENCHMARKS.md).
-CUTLINE_BIN="$PWD/target/debug/cutline" bash scripts/bench-reference.sh --check
+CUTLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/cutline" bash scripts/bench-reference.sh --check

@@ -86,7 +86,8 @@ fn parse_jsonl_streams_a_preamble_then_one_record_per_line() {
     assert_eq!(
         statuses,
         [
-            (1, "fence"),
+            // ```jsonl: TrustGraph removes ```json and logs the `l` as invalid JSON.
+            (1, "invalid_json"),
             (2, "ok"),
             (3, "empty"),
             (4, "schema_invalid"),
@@ -544,8 +545,9 @@ fn reads_are_bounded_and_a_stray_jsonl_is_one_warning() {
     assert_eq!(
         warnings,
         [
+            // A session is read line by line: each line is bounded, not the file.
             format!(
-                "{}: 2097153 bytes, over the 1 MiB limit for one file (set CUTLINE_MAX_FILE_MIB to raise it)",
+                "{}: a line of 2097153 bytes, over the 1 MiB a line may take (set CUTLINE_MAX_FILE_MIB to raise it)",
                 sessions.join("big.jsonl").display()
             ),
             format!(

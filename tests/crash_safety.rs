@@ -31,11 +31,11 @@ fn record(i: usize) -> RunRecord {
     // Records of varied size, some large enough to need several writes.
     let text: String = "{\"name\": \"apple\", \"note\": \"é\"}\n".repeat(1 + (i * 37) % 400);
     RunRecord {
-        kind: "run".into(),
+        kind: cutline::session::RecordKind::Run,
         run_id: format!("crash#{i}"),
         started_ms: session::now_ms(),
         prompt_id: "crash".into(),
-        response_type: "jsonl".into(),
+        response_type: cutline::prompt::ResponseType::Jsonl,
         prompt: json!({"prompt": "List fruit.", "response-type": "jsonl"}),
         system: String::new(),
         rendered: "List fruit.".into(),
@@ -67,7 +67,7 @@ fn record(i: usize) -> RunRecord {
         error: None,
         first_token_ms: Some(1),
         total_ms: 2,
-        structured_path: "none".into(),
+        structured_path: cutline::llm::structured::Path::None,
         adjustments: Vec::new(),
         checks: Vec::new(),
         prefill: String::new(),
@@ -221,7 +221,8 @@ fn a_file_cut_at_any_byte_of_its_last_line_loses_only_that_line() {
         assert_eq!(s.warnings.len(), 1, "cut at {cut}: {:?}", s.warnings);
         let label = cut_path.display();
         assert!(
-            s.warnings[0].starts_with(&format!("{label}:4: torn last line")),
+            // The header, the prompt snapshot (written once), then runs.
+            s.warnings[0].starts_with(&format!("{label}:5: torn last line")),
             "cut at {cut}: {}",
             s.warnings[0]
         );
@@ -254,15 +255,17 @@ fn three_numbered_runs(dir: &Path, stem: &str) -> PathBuf {
 fn a_torn_line_mid_session_shifts_no_reference() {
     let dir = tempfile::tempdir().unwrap();
     let path = three_numbered_runs(dir.path(), "torn");
-    // Tear run #2's line in the middle.
+    // Tear run #2's line in the middle (after the header and the prompt
+    // snapshot: lines 3, 4, 5 are runs #1 to #3).
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let torn = format!(
-        "{}\n{}\n{}\n{}\n",
+        "{}\n{}\n{}\n{}\n{}\n",
         lines[0],
         lines[1],
-        &lines[2][..lines[2].len() / 2],
-        lines[3]
+        lines[2],
+        &lines[3][..lines[3].len() / 2],
+        lines[4]
     );
     std::fs::write(&path, torn).unwrap();
     let mut rec = Recorder::open(&path).unwrap();
@@ -278,7 +281,7 @@ fn a_torn_line_mid_session_shifts_no_reference() {
     assert_eq!(s.runs[i].run_id, "torn#4");
     let err = session::resolve("torn#2", dir.path()).unwrap_err();
     assert_eq!(
-        err,
+        err.to_string(),
         format!("{}: no run #2 in the session (recorded: #1, #3, #4)", path.display())
     );
 }

@@ -181,7 +181,7 @@ schema = '''{"type": "object", "properties": {"city": {"type": "string", "maxLen
     let mut s = Spec::new(p, Map::new()).limit(Some(48));
     s.cli.structured = Some(Structured::Native);
     let out = cutline::run::execute(&local, &s, None, |_, _| {}).await.expect("run");
-    assert_eq!(out.record.structured_path, "native");
+    assert_eq!(out.record.structured_path.as_str(), "native");
     assert!(
         out.structured_error.is_none(),
         "{:?}\n{}",
@@ -240,7 +240,7 @@ fn migrate_check_runs_both_prompts_on_the_real_model() {
     assert_eq!(ids, ["extract-definitions", "extract-definitions-jsonl"]);
     // Each side's kept count is what its own recorded text yields.
     for (run, side) in session.runs.iter().zip(["a", "b"]) {
-        let kind = cutline::prompt::ResponseType::parse(&run.response_type).expect("type");
+        let kind = run.response_type;
         let a = Analysis::of(kind, run.prompt.get("schema"), &run.text).expect("analysis");
         assert_eq!(input["report"][side]["kept"], a.items().len(), "{side}");
     }

@@ -409,7 +409,7 @@ async fn a_provider_structured_mode_applies_unless_the_command_line_says_otherwi
     let outcome = cutline::run::execute(&t, &fruit_spec(Some(Structured::Native)), None, |_, _| {})
         .await
         .unwrap();
-    assert_eq!(outcome.record.structured_path, "native");
+    assert_eq!(outcome.record.structured_path.as_str(), "native");
     let bodies: Vec<Value> = server.requests().iter().map(support::Recorded::json).collect();
     assert!(bodies[0].get("response_format").is_none());
     assert_eq!(
@@ -1427,11 +1427,11 @@ async fn llama_server_behind_api_key_gets_a_bearer_token() {
 #[test]
 fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
     let rec = cutline::session::RunRecord {
-        kind: "run".into(),
+        kind: cutline::session::RecordKind::Run,
         run_id: "1".into(),
         started_ms: 0,
         prompt_id: "p".into(),
-        response_type: "jsonl".into(),
+        response_type: cutline::prompt::ResponseType::Jsonl,
         prompt: json!({}),
         system: String::new(),
         rendered: String::new(),
@@ -1461,7 +1461,7 @@ fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
         error: None,
         first_token_ms: None,
         total_ms: 1,
-        structured_path: "none".into(),
+        structured_path: cutline::llm::structured::Path::None,
         adjustments: Vec::new(),
         checks: Vec::new(),
         prefill: String::new(),

@@ -204,7 +204,7 @@ fn svg_format_writes_one_chart() {
     let env: Value = serde_json::from_slice(&out.stdout).expect("envelope");
     assert_eq!(
         env["error"]["message"],
-        "--format svg draws one chart, and the runs picked make 2; pick one run, e.g. demo#32"
+        "--format svg draws one chart, and the runs picked make 2; pick one run, e.g. demo#4"
     );
     assert!(!dir.path().join("no.svg").exists());
 }

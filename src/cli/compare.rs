@@ -80,10 +80,9 @@ fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliE
             line_schema: line_schema(cfg.response_type, cfg.schema.as_ref()),
         });
     }
-    let (session, idx) =
-        crate::session::resolve(reference, &cli.sessions).map_err(|e| CliError::new(Category::InputError, e))?;
+    let (session, idx) = crate::session::resolve(reference, &cli.sessions)?;
     let run = &session.runs[idx];
-    let kind = ResponseType::parse(&run.response_type).unwrap_or_default();
+    let kind = run.response_type;
     let schema = run.prompt.get("schema").filter(|s| !s.is_null());
     let analysis = Analysis::of(kind, schema, &run.text).map_err(compile)?;
     Ok(Loaded {

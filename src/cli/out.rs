@@ -101,6 +101,13 @@ impl std::fmt::Display for CliError {
     }
 }
 
+/// A session reference that could not be followed is the input's fault.
+impl From<crate::session::SessionError> for CliError {
+    fn from(e: crate::session::SessionError) -> Self {
+        Self::new(Category::InputError, e.to_string())
+    }
+}
+
 /// A line for people on stderr, `prefix: message`, the message sanitised
 /// for the terminal ([`crate::term::clean_text`]): an error body's escape
 /// sequences are shown, never acted on.

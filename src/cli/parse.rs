@@ -20,6 +20,7 @@ use crate::output::json::{self as json_out, JsonSchemas, OutlineView};
 use crate::output::jsonl::{self, JsonlAnalysis, LineCounts, LineOutcome, LineStatus};
 use crate::output::loops::Loop;
 use crate::output::schema::CompiledSchema;
+use crate::output::tg::TgPython;
 use crate::prompt::ResponseType;
 
 /// Arguments of `parse`.
@@ -36,6 +37,11 @@ pub struct Args {
     /// Prompt id (from the prompts dir) or path, for its response type and schema.
     #[arg(long)]
     pub prompt: Option<String>,
+    /// The Python TrustGraph's prompt service runs on (3.13 in its
+    /// containers, or 3.11): its nesting limits decide which responses fail
+    /// whole.
+    #[arg(long, default_value = "3.13")]
+    pub tg_python: TgPython,
 }
 
 /// Response types on the command line.
@@ -96,18 +102,22 @@ pub fn kind_and_schema(
 
 /// Run `parse`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let (kind, mut schema, origin, object_schema) =
+    let (kind, schema, origin, object_schema) =
         kind_and_schema(args.as_, args.schema.as_ref(), args.prompt.as_deref(), cli)?;
     // A prompt's schema that does not compile rejects every value, as
     // TrustGraph's `validate` does at run time; a --schema file is an error.
-    if args.prompt.is_some()
-        && let Some(Err(e)) = schema.as_ref().map(CompiledSchema::compile)
-    {
+    let broken = schema
+        .as_ref()
+        .and_then(CompiledSchema::compile_python)
+        .and_then(|s| s.broken().cloned());
+    if let (Some(e), None) = (&broken, &args.prompt) {
+        return Err(input::compile_err(&origin, e));
+    }
+    if let Some(e) = broken {
         out.warn(format!(
             "{origin}: {e}; every value is rejected, as TrustGraph rejects them"
         ))
         .map_err(|e| io_err(&e))?;
-        schema = Some(Value::Bool(false));
     }
     let label = if args.file == "-" {
         "<stdin>"
@@ -141,7 +151,8 @@ fn parse_json<W: Write>(
     label: &str,
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
-    let schemas = JsonSchemas::compile(schema).map_err(|e| input::compile_err(origin, &e))?;
+    let _ = origin;
+    let schemas = JsonSchemas::compile_python(schema);
     let (text, warn) = input::into_text(label, input::read_all(&args.file)?);
     if let Some(w) = warn {
         out.warn(w).map_err(|e| io_err(&e))?;
@@ -152,6 +163,11 @@ fn parse_json<W: Write>(
         return Ok(Value::Null);
     }
     let outline = json_out::outline(text.as_bytes(), &schemas);
+    let rejected = outline.status == crate::output::json::JsonStatus::SchemaInvalid;
+    let raises = crate::output::tg::json_raises(&text, schemas.whole.as_ref(), args.tg_python, rejected);
+    if let Some(r) = &raises {
+        out.warn(r.verdict()).map_err(|e| io_err(&e))?;
+    }
     let looped = loop_in(text.as_bytes(), 0, outline.error.as_ref().is_some_and(|e| e.truncated));
     let view = OutlineView {
         outline: &outline,
@@ -161,6 +177,7 @@ fn parse_json<W: Write>(
     out.envelope(&JsonData {
         analysis: view,
         response_type: "json",
+        raises,
         looped,
     });
     // Only the JSON envelope carries `data`, written above.
@@ -176,14 +193,12 @@ fn parse_jsonl<W: Write>(
     object_schema: Option<&Value>,
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
-    let compiled = schema
-        .map(CompiledSchema::compile)
-        .transpose()
-        .map_err(|e| input::compile_err(origin, &e))?;
+    let _ = origin;
+    let compiled = schema.and_then(CompiledSchema::compile_python);
     let ignored = object_schema.and_then(|s| CompiledSchema::compile(s).ok());
     if out.format() == Format::Json {
         let bytes = input::read_all(&args.file)?;
-        let analysis = jsonl::analyse(&bytes, compiled.as_ref());
+        let analysis = jsonl::analyse_py(&bytes, compiled.as_ref(), args.tg_python);
         let rejects = ignored.as_ref().map(|s| object_schema_rejects(&analysis, s));
         if let Some(r) = &rejects {
             out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
@@ -206,7 +221,7 @@ fn parse_jsonl<W: Write>(
         });
         return Ok(Value::Null);
     }
-    let (analysis, rejects, tail) = stream_jsonl(&args.file, compiled.as_ref(), ignored.as_ref(), out)?;
+    let (analysis, rejects, tail) = stream_jsonl(&args.file, compiled.as_ref(), ignored.as_ref(), args.tg_python, out)?;
     let looped = loop_in(&tail.bytes, tail.offset, analysis.counts.truncated > 0);
     if out.format() == Format::Pretty {
         out.pretty(&pretty_jsonl(&analysis)).map_err(|e| io_err(&e))?;
@@ -250,6 +265,7 @@ fn stream_jsonl<W: Write>(
     path: &str,
     schema: Option<&CompiledSchema>,
     ignored: Option<&CompiledSchema>,
+    py: TgPython,
     out: &mut Out<W>,
 ) -> Result<(JsonlAnalysis, Option<Rejects>, Tail), CliError> {
     let reader: Box<dyn Read> = if path == "-" {
@@ -263,7 +279,7 @@ fn stream_jsonl<W: Write>(
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let keep = out.format() == Format::Pretty;
     let mut analysis = JsonlAnalysis::default();
-    let mut judge = jsonl::LineJudge::new(schema);
+    let mut judge = jsonl::LineJudge::with_python(schema, py);
     let mut write_err: Option<std::io::Error> = None;
     let mut rejects: Rejects = Vec::new();
     let mut emit = |outcome: LineOutcome, value: Option<Value>| {
@@ -305,10 +321,12 @@ fn stream_jsonl<W: Write>(
         let body = if terminated { &line[..line.len() - 1] } else { &line[..] };
         judge.line(body, terminated, &mut emit);
     }
+    let offset = judge.tg_line_offset();
     judge.finish(&mut emit);
     if let Some(e) = write_err {
         return Err(io_err(&e));
     }
+    analysis.tg_line_offset = offset;
     Ok((analysis, ignored.map(|_| rejects), tail))
 }
 
@@ -353,6 +371,8 @@ struct JsonData<'a> {
     #[serde(flatten)]
     analysis: OutlineView<'a>,
     response_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raises: Option<crate::output::tg::JsonRaises>,
     #[serde(rename = "loop")]
     looped: Option<Loop>,
 }
@@ -401,6 +421,15 @@ impl Serialize for LineRecord<'_> {
             LineStatus::TooDeep { column, depth, message } => {
                 m.serialize_entry("column", column)?;
                 m.serialize_entry("depth", depth)?;
+                m.serialize_entry("message", message)?;
+            }
+            LineStatus::IntTooLong {
+                column,
+                digits,
+                message,
+            } => {
+                m.serialize_entry("column", column)?;
+                m.serialize_entry("digits", digits)?;
                 m.serialize_entry("message", message)?;
             }
             LineStatus::SchemaInvalid { errors } => m.serialize_entry("errors", errors)?,
@@ -523,7 +552,9 @@ pub fn pretty_jsonl(a: &JsonlAnalysis) -> String {
         let (mark, detail) = match &l.status {
             LineStatus::Ok { item } => ('✓', a.items.get(*item).map(ToString::to_string).unwrap_or_default()),
             LineStatus::Empty | LineStatus::Fence => (' ', l.status.word().to_owned()),
-            LineStatus::InvalidJson { column, message } | LineStatus::TooDeep { column, message, .. } => (
+            LineStatus::InvalidJson { column, message }
+            | LineStatus::TooDeep { column, message, .. }
+            | LineStatus::IntTooLong { column, message, .. } => (
                 '✗',
                 t!("pretty.line_invalid", column = column, message = message).into_owned(),
             ),

@@ -82,37 +82,40 @@ fn parse_runs(spec: &str, n: usize) -> Result<Vec<usize>, String> {
 /// sample input names) and the gold sets (`report::load`).
 fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Option<String>), CliError> {
     let (file_part, runs_spec) = split_reference(&args.session);
-    let (session, last) =
-        crate::session::resolve(file_part, &cli.sessions).map_err(|e| CliError::new(Category::InputError, e))?;
-    // `session#N` is the N of the recorded run id, as everywhere else
-    // (equal to the position unless a torn line was skipped).
-    let numbers: Vec<usize> = (0..session.runs.len())
-        .map(|i| usize::try_from(session.number(i)).unwrap_or(i + 1))
-        .collect();
-    let picked: Vec<usize> = match (runs_spec, args.format) {
-        (Some(spec), _) => {
-            let top = numbers.iter().copied().max().unwrap_or(0);
-            let picked = parse_runs(spec, top)
-                .map_err(|e| CliError::new(Category::Usage, format!("{}: {e}", session.path.display())))?;
-            if let Some(missing) = picked.iter().find(|k| !numbers.contains(k)) {
-                return Err(CliError::new(
-                    Category::Usage,
-                    format!("{}: run #{missing} is not in the session", session.path.display()),
-                ));
-            }
-            picked
+    let path = crate::session::locate(file_part, &cli.sessions)?;
+    let mut usage: Option<String> = None;
+    let decide = |numbers: &[usize]| -> Result<report::load::Pick, String> {
+        let Some(spec) = runs_spec else {
+            return Ok(match args.format {
+                Kind::Svg => report::load::Pick::Last,
+                Kind::Html => report::load::Pick::All,
+            });
+        };
+        // `session#N` is the N of the recorded run id, as everywhere else
+        // (equal to the position unless a torn line was skipped).
+        let top = numbers.iter().copied().max().unwrap_or(0);
+        let bad = |e: String| format!("{}: {e}", path.display());
+        let picked = parse_runs(spec, top).map_err(bad)?;
+        if let Some(missing) = picked.iter().find(|k| !numbers.contains(k)) {
+            return Err(bad(format!("run #{missing} is not in the session")));
         }
-        (None, Kind::Svg) => vec![numbers[last]],
-        (None, Kind::Html) => numbers.clone(),
+        Ok(report::load::Pick::Runs(picked))
     };
-    for w in &session.warnings {
+    let input = report::load::from_file(&path, &cli.prompts, |n| {
+        decide(n).inspect_err(|e| usage = Some(e.clone()))
+    })
+    .map_err(|e| match &usage {
+        Some(_) => CliError::new(Category::Usage, e),
+        None => CliError::new(Category::InputError, e),
+    })?;
+    for w in input.notes.iter().filter(|n| n.contains(&path.display().to_string())) {
         out.warn(w.clone()).map_err(|e| io_err(&e))?;
     }
     let suffix = runs_spec.map(crate::session::safe_stem).or_else(|| match args.format {
-        Kind::Svg => Some(picked.first().copied().unwrap_or(0).to_string()),
+        Kind::Svg => input.runs.iter().find(|r| r.selected).map(|r| r.number.to_string()),
         Kind::Html => None,
     });
-    Ok((report::load::input(session, &picked, &cli.prompts), suffix))
+    Ok((input, suffix))
 }
 
 /// Run `report`.
@@ -132,7 +135,13 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                         "--format svg draws one chart, and the runs picked make {}; pick one run, e.g. {}#{}",
                         rep.sections.len(),
                         rep.session_id,
-                        input.runs.len().max(1)
+                        input
+                            .runs
+                            .iter()
+                            .filter(|r| r.selected)
+                            .map(|r| r.number)
+                            .max()
+                            .unwrap_or(1)
                     ),
                 ));
             };

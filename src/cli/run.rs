@@ -65,6 +65,11 @@ pub struct Args {
     /// empty, and every one touched is a warning).
     #[arg(long)]
     pub strict_vars: bool,
+    /// The Python TrustGraph's prompt service runs on (3.13 in its
+    /// containers, or 3.11): its nesting limits decide which responses fail
+    /// whole.
+    #[arg(long, default_value = "3.13")]
+    pub tg_python: crate::output::tg::TgPython,
 }
 
 /// `--structured` values.
@@ -132,6 +137,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     if args.strict_vars {
         spec.undefined = crate::prompt::render::Undefined::Strict;
     }
+    spec.tg_python = args.tg_python;
     let target = target_for(&args.provider, &spec, &cli.sessions)?;
     let mut recorder = if args.no_record {
         None
@@ -260,6 +266,11 @@ pub fn object_schema_report<W: Write>(
     prompt: &crate::prompt::PromptConfig,
     out: &mut Out<W>,
 ) -> Result<(), CliError> {
+    if let crate::run::Analysis::Json(a) = &o.analysis
+        && let Some(r) = &a.raises
+    {
+        out.warn(r.verdict()).map_err(|e| io_err(&e))?;
+    }
     let crate::run::Analysis::Jsonl(a) = &o.analysis else {
         return Ok(());
     };

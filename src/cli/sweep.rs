@@ -54,8 +54,7 @@ pub fn from_prompt(
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let recorded = match &args.session {
         Some(r) => {
-            let (session, idx) =
-                crate::session::resolve(r, &cli.sessions).map_err(|e| CliError::new(Category::InputError, e))?;
+            let (session, idx) = crate::session::resolve(r, &cli.sessions)?;
             Some(session.runs[idx].clone())
         }
         None => None,

@@ -21,8 +21,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Keys, normalise};
+use crate::output::Analysis;
 use crate::output::jsonl::LineStatus;
-use crate::run::Analysis;
 
 /// Why one gold item is missing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

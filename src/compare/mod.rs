@@ -17,10 +17,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::output::Analysis;
 use crate::output::json::JsonStatus;
 use crate::output::jsonl::LineStatus;
 use crate::prompt::migrate::singular;
-use crate::run::Analysis;
 
 /// The type name of items when the schema is not a `type` union.
 pub const UNTYPED: &str = "item";

@@ -52,15 +52,6 @@ pub struct Shared {
     pub headers: Vec<(String, String)>,
 }
 
-/// `json`, `jsonl` or `text`.
-pub fn response_word(p: &PromptConfig) -> &'static str {
-    match p.response_type {
-        crate::prompt::ResponseType::Json => "json",
-        crate::prompt::ResponseType::Jsonl => "jsonl",
-        crate::prompt::ResponseType::Text => "text",
-    }
-}
-
 /// The first call, then each strategy on it.
 pub async fn run_cell(cell: &Cell, common: &Shared) -> Result<Done, StartError> {
     let mut spec = Spec::new((*cell.prompt).clone(), cell.input.vars.clone());
@@ -146,7 +137,7 @@ impl Got {
             .map(|g| self.fin.loss(g, reference));
         let run = StrategyRun {
             prompt: cell.prompt.id.clone(),
-            response_type: response_word(&cell.prompt).into(),
+            response_type: cell.prompt.response_type,
             input: cell.input.id.clone(),
             max_tokens: cell.limit,
             strategy: self.strategy,

@@ -217,6 +217,29 @@ pub fn read_gold(path: &Path) -> Result<Vec<Value>, String> {
     Ok(items)
 }
 
+/// The gold set for the first of `ids` that has one: `<dir>/<id>.jsonl`
+/// (a prompt's own id, then its twin's), with the file's name. The one
+/// lookup `eval`, `report` and the workbench's Compare tab share.
+pub fn find_gold(dir: &Path, ids: &[String]) -> Result<Option<(String, Vec<Value>)>, String> {
+    for id in ids {
+        let path = dir.join(format!("{id}.jsonl"));
+        if path.is_file() {
+            return Ok(Some((path.display().to_string(), read_gold(&path)?)));
+        }
+    }
+    Ok(None)
+}
+
+/// The gold set of `cfg` ([`find_gold`] over its id and twin), annotating
+/// its first sample input; `fields` are the `--key` fields, if any.
+pub fn gold_of(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<super::Gold>, String> {
+    let Some(first) = cfg.inputs.first() else {
+        return Ok(None);
+    };
+    let ids: Vec<String> = std::iter::once(cfg.id.clone()).chain(cfg.twin.clone()).collect();
+    Ok(find_gold(dir, &ids)?.map(|(file, items)| super::Gold::new(file, items, cfg, &first.vars, fields)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::{limit_label, pct};
 use crate::compare::loss::{Counts, Loss};
+use crate::prompt::ResponseType;
 use crate::run::continuation::{Call, Ended};
 
 /// How to get the items a limit cut.
@@ -58,7 +59,7 @@ pub struct StrategyRun {
     /// Prompt id.
     pub prompt: String,
     /// `json` or `jsonl`.
-    pub response_type: String,
+    pub response_type: ResponseType,
     /// Input id.
     pub input: String,
     /// The starting limit.
@@ -103,7 +104,7 @@ pub struct StrategyRow {
     /// Prompt id.
     pub prompt: String,
     /// `json` or `jsonl`.
-    pub response_type: String,
+    pub response_type: ResponseType,
     /// The twin, when it is in the eval too.
     pub twin: Option<String>,
     /// The starting limit.
@@ -133,7 +134,7 @@ pub struct StrategyRow {
 }
 
 /// A prompt as the table lists it: id, response type, twin in the eval.
-pub type Listed<'a> = (&'a str, &'a str, Option<&'a str>);
+pub type Listed<'a> = (&'a str, ResponseType, Option<&'a str>);
 
 /// Rows per prompt × limit × strategy, in the order given.
 pub fn table(
@@ -162,7 +163,7 @@ pub fn table(
                 let recall = loss.filter(|c| c.gold > 0).map(|c| c.found as f64 / c.gold as f64);
                 rows.push(StrategyRow {
                     prompt: prompt.to_owned(),
-                    response_type: response_type.to_owned(),
+                    response_type,
                     twin: twin.map(str::to_owned),
                     max_tokens: limit,
                     strategy,
@@ -239,7 +240,7 @@ pub fn headlines(rows: &[StrategyRow]) -> Vec<Headline> {
             .find(|r| r.prompt == p && r.max_tokens == l && r.strategy == s && r.runs > 0)
     };
     rows.iter()
-        .filter(|r| r.response_type == "json" && r.strategy == Strategy::RetryDouble && r.runs > 0)
+        .filter(|r| r.response_type == ResponseType::Json && r.strategy == Strategy::RetryDouble && r.runs > 0)
         .filter_map(|j| {
             let l = find(j.twin.as_deref()?, j.max_tokens, Strategy::Continue)?;
             Some(Headline {
@@ -341,10 +342,10 @@ mod tests {
         }
     }
 
-    fn run(prompt: &str, ty: &str, strategy: Strategy, items: usize, calls: Vec<Call>) -> StrategyRun {
+    fn run(prompt: &str, ty: ResponseType, strategy: Strategy, items: usize, calls: Vec<Call>) -> StrategyRun {
         StrategyRun {
             prompt: prompt.into(),
-            response_type: ty.into(),
+            response_type: ty,
             input: "i".into(),
             max_tokens: Some(64),
             strategy,
@@ -374,7 +375,7 @@ mod tests {
         use FinishReason::{Length, Stop};
         let json = run(
             "defs",
-            "json",
+            ResponseType::Json,
             Strategy::RetryDouble,
             5,
             vec![
@@ -385,7 +386,7 @@ mod tests {
         );
         let jsonl = run(
             "defs-jsonl",
-            "jsonl",
+            ResponseType::Jsonl,
             Strategy::Continue,
             5,
             vec![
@@ -396,8 +397,8 @@ mod tests {
         assert_eq!((json.tokens_billed, jsonl.tokens_billed), (672, 374));
         assert_eq!(json.wall_ms, 1500);
         let prompts = [
-            ("defs", "json", Some("defs-jsonl")),
-            ("defs-jsonl", "jsonl", Some("defs")),
+            ("defs", ResponseType::Json, Some("defs-jsonl")),
+            ("defs-jsonl", ResponseType::Jsonl, Some("defs")),
         ];
         let strategies = [Strategy::RetryDouble, Strategy::Continue];
         let rows = table(&prompts, &[Some(64)], &strategies, &[json, jsonl]);

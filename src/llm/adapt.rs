@@ -328,7 +328,7 @@ fn token_field(says: &impl Fn(&str) -> bool) -> Option<Lesson> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::config::Kind;
+    use crate::llm::kind::Kind;
     use crate::llm::profile::lookup;
     use serde_json::json;
 

@@ -58,74 +58,7 @@ use super::structured::Mode;
 use super::wire::{ApiKey, Auth, Endpoint, Headers};
 use super::{ErrorKind, LlmError, Provider, Timeouts};
 
-/// The wire protocol of a configured provider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    /// OpenAI chat completions (`max_completion_tokens`).
-    Openai,
-    /// vLLM, LM Studio, llama-server's `/v1` and others (`max_tokens`).
-    #[serde(alias = "openai_compatible")]
-    OpenaiCompatible,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google Gemini.
-    Gemini,
-    /// Ollama's native `/api/chat`.
-    Ollama,
-    /// llama.cpp's native `/completion` (base models, token pieces).
-    #[serde(alias = "llama_server")]
-    LlamaServer,
-    /// The embedded llama-server, started on first use.
-    Local,
-    /// A recorded run played back (chosen with `--provider replay`).
-    Replay,
-}
-
-impl Kind {
-    /// The config spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Openai => "openai",
-            Self::OpenaiCompatible => "openai-compatible",
-            Self::Anthropic => "anthropic",
-            Self::Gemini => "gemini",
-            Self::Ollama => "ollama",
-            Self::LlamaServer => "llama-server",
-            Self::Local => "local",
-            Self::Replay => "replay",
-        }
-    }
-
-    /// The base URL when the config gives none.
-    pub fn default_base_url(self) -> Option<&'static str> {
-        match self {
-            Self::Openai => Some("https://api.openai.com/v1"),
-            Self::Anthropic => Some("https://api.anthropic.com"),
-            Self::Gemini => Some("https://generativelanguage.googleapis.com"),
-            Self::Ollama => Some("http://127.0.0.1:11434"),
-            Self::LlamaServer => Some("http://127.0.0.1:8080"),
-            Self::OpenaiCompatible | Self::Local | Self::Replay => None,
-        }
-    }
-
-    /// The key variable when the config names none (`None`: no key needed).
-    pub fn default_key_env(self) -> Option<&'static str> {
-        match self {
-            Self::Openai => Some("OPENAI_API_KEY"),
-            Self::Anthropic => Some("ANTHROPIC_API_KEY"),
-            Self::Gemini => Some("GEMINI_API_KEY"),
-            _ => None,
-        }
-    }
-
-    fn needs_model(self) -> bool {
-        matches!(
-            self,
-            Self::Openai | Self::OpenaiCompatible | Self::Anthropic | Self::Gemini | Self::Ollama
-        )
-    }
-}
+pub use super::kind::Kind;
 
 /// One configured provider. Holds the NAME of the key's variable, never a key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -300,9 +233,12 @@ fn secs(v: Option<f64>) -> Option<Duration> {
     v.and_then(|s| Duration::try_from_secs_f64(s).ok())
 }
 
-/// A config file that cannot be read or is invalid, with its location.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
+/// A providers file (`cutline.toml`, the user config) that cannot be read
+/// or is invalid, with its location. (Prompt files have their own
+/// [`crate::prompt::ConfigError`].)
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {message}", path.display(), at.map_or_else(String::new, |(l, c)| format!(":{l}:{c}")))]
+pub struct ProvidersFileError {
     /// The file.
     pub path: PathBuf,
     /// 1-based line and column, when known.
@@ -310,17 +246,6 @@ pub struct ConfigError {
     /// What is wrong.
     pub message: String,
 }
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.at {
-            Some((line, col)) => write!(f, "{}:{line}:{col}: {}", self.path.display(), self.message),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// The providers of all config files, merged.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -347,7 +272,7 @@ impl Config {
     }
 
     /// Read and merge `paths` in order; files that do not exist are skipped.
-    pub fn load_from(paths: &[PathBuf]) -> Result<Self, ConfigError> {
+    pub fn load_from(paths: &[PathBuf]) -> Result<Self, ProvidersFileError> {
         let mut cfg = Self::default();
         for path in paths {
             let text = match crate::limits::read(path)
@@ -356,7 +281,7 @@ impl Config {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => {
-                    return Err(ConfigError {
+                    return Err(ProvidersFileError {
                         path: path.clone(),
                         at: None,
                         message: e.to_string(),
@@ -369,11 +294,11 @@ impl Config {
     }
 
     /// Read the default files (see the module docs).
-    pub fn load() -> Result<Self, ConfigError> {
+    pub fn load() -> Result<Self, ProvidersFileError> {
         if let Some(p) = std::env::var_os("CUTLINE_CONFIG").filter(|v| !v.is_empty()) {
             let p = PathBuf::from(p);
             if !p.is_file() {
-                return Err(ConfigError {
+                return Err(ProvidersFileError {
                     path: p,
                     at: None,
                     message: "CUTLINE_CONFIG names a file that does not exist".into(),
@@ -447,8 +372,8 @@ fn is_env_name(s: &str) -> bool {
 }
 
 /// Parse one config file's text; `path` is for messages.
-pub fn parse(text: &str, path: &Path) -> Result<Vec<ProviderConfig>, ConfigError> {
-    let err_at = |offset: Option<usize>, message: String| ConfigError {
+pub fn parse(text: &str, path: &Path) -> Result<Vec<ProviderConfig>, ProvidersFileError> {
+    let err_at = |offset: Option<usize>, message: String| ProvidersFileError {
         path: path.to_owned(),
         at: offset.map(|o| line_col(text, o)),
         message,

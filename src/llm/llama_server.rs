@@ -226,7 +226,7 @@ mod tests {
             "local",
             "http://127.0.0.1:1/",
             "gemma",
-            crate::llm::profile::lookup(crate::llm::config::Kind::LlamaServer, "gemma"),
+            crate::llm::profile::lookup(crate::llm::kind::Kind::LlamaServer, "gemma"),
         );
         let mut p = LlamaServer::new(ep);
         let req = Request {

@@ -20,6 +20,7 @@ pub mod config;
 pub mod gemini;
 pub mod grammar;
 pub mod http;
+pub mod kind;
 pub mod learned;
 pub mod llama_server;
 pub mod local;

@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::config::{self, Config, ConfigError, Kind, ProviderConfig};
+use super::config::{self, Config, Kind, ProviderConfig, ProvidersFileError};
 use super::http;
 use super::llama_server::LlamaServer;
 use super::params::{Layer, WireDefaults};
@@ -139,7 +139,7 @@ pub struct Registry {
 
 impl Registry {
     /// Read `cutline.toml` and the user config (see [`config`]).
-    pub fn load() -> Result<Self, ConfigError> {
+    pub fn load() -> Result<Self, ProvidersFileError> {
         Config::load().map(Self::new)
     }
 

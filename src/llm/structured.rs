@@ -4,7 +4,7 @@
 //! `structured_output_invalid`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::output::schema::CompiledSchema;
 
@@ -201,9 +201,9 @@ pub fn check_on(path: Path, content: &str, schema: &Value) -> Result<Value, Box<
     if path != Path::NativeWrapped {
         return check(content, schema);
     }
-    let wrapped = super::params::wrap(schema);
+    let wrapped = wrap(schema);
     let value = check(content, &wrapped)?;
-    Ok(super::params::unwrap(&value).cloned().unwrap_or(value))
+    Ok(unwrap(&value).cloned().unwrap_or(value))
 }
 
 /// Parse and validate content against the requested schema: `parsed` on
@@ -230,6 +230,37 @@ pub fn check(content: &str, schema: &Value) -> Result<Value, Box<StructuredOutpu
             Err(fail(failure, pointer))
         }
     }
+}
+
+/// The property a wrapped schema puts the value under.
+pub const WRAP_KEY: &str = "items";
+
+/// `schema` as the one required property of a closed object, with its
+/// `$defs` / `definitions` moved to the new root so `#/$defs/…` references
+/// still resolve.
+pub fn wrap(schema: &Value) -> Value {
+    let mut inner = schema.clone();
+    let mut root = json!({
+        "type": "object",
+        "properties": {},
+        "required": [WRAP_KEY],
+        "additionalProperties": false,
+    });
+    if let Some(obj) = inner.as_object_mut() {
+        for key in ["$defs", "definitions"] {
+            if let Some(defs) = obj.remove(key) {
+                root[key] = defs;
+            }
+        }
+        obj.remove("$schema");
+    }
+    root["properties"][WRAP_KEY] = inner;
+    root
+}
+
+/// The value a wrapped answer holds (`None` when it is not wrapped).
+pub fn unwrap(value: &Value) -> Option<&Value> {
+    value.as_object().filter(|o| o.len() == 1).and_then(|o| o.get(WRAP_KEY))
 }
 
 #[cfg(test)]

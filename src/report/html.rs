@@ -8,6 +8,8 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use super::{Line, Pair, Report, RunPanel, Section, svg};
 use crate::compare::Score;
 use crate::eval::{Row, limit_label};
+use crate::llm::structured::Path as StructuredPath;
+use crate::prompt::ResponseType;
 
 /// The page's stylesheet (the chart rules are appended).
 const PAGE_CSS: &str = include_str!("page.css");
@@ -151,7 +153,7 @@ fn glance(r: &Report) -> Markup {
                             td { (first.input.as_deref().unwrap_or("-")) }
                             td { (limit_label(first.record.params.max_tokens)) }
                             td { (first.record.finish.as_str()) @if let Some(b) = second { " / " (b.record.finish.as_str()) } }
-                            td.num { @if first.record.response_type == "json" { (strict) } @else { "-" } }
+                            td.num { @if first.record.response_type == ResponseType::Json { (strict) } @else { "-" } }
                             td.num { (opt(salvage)) }
                             td.num { (opt(jsonl)) }
                             td.num { (f1.as_ref().map_or_else(|| "-".into(), |g| pct(g[0].f1))) }
@@ -179,7 +181,7 @@ fn summary_table(rows: &[Row]) -> Markup {
                         td { (r.prompt) } td { (r.response_type) } td.num { (limit_label(r.max_tokens)) }
                         td.num { (r.runs) } td.num { (r.failed) } td.num { (r.items_total) }
                         td.num { (r.items_mean.map_or_else(|| "-".into(), |m| format!("{m:.1}"))) }
-                        td.num { @if r.response_type == "json" { (r.salvaged_total) } @else { "-" } }
+                        td.num { @if r.response_type == ResponseType::Json { (r.salvaged_total) } @else { "-" } }
                         td.num { (pct(r.valid_rate)) } td.num { (pct(r.parse_ok_rate)) } td.num { (r.truncated) }
                         td.num { (pct(g.and_then(|g| g.precision))) }
                         td.num { (pct(g.and_then(|g| g.recall))) }
@@ -312,8 +314,8 @@ fn run_card(r: &RunPanel, session: &str) -> Markup {
                     dt { "adjusted" } dd { (a.describe()) }
                 }
                 dt { "time" } dd { (rec.total_ms) " ms" @if let Some(ft) = rec.first_token_ms { " (first token " (ft) " ms)" } }
-                @if !rec.structured_path.is_empty() && rec.structured_path != "none" {
-                    dt { "structured" } dd { (rec.structured_path) }
+                @if rec.structured_path != StructuredPath::None {
+                    dt { "structured" } dd { (rec.structured_path.as_str()) }
                 }
                 @if let Some(e) = &rec.error { dt { "error" } dd.bad { (e.to_string()) } }
             }

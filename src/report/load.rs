@@ -6,28 +6,16 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{Input, RunInput};
-use crate::eval::Gold;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::{Input, RunInput, Summarised};
+use crate::eval::{Gold, TablePrompt};
 use crate::output::sweep::SweepSchemas;
 use crate::prompt::{PromptConfig, ResponseType};
 use crate::session::Session;
-
-/// The gold set of prompt `cfg`: `<dir>/<id>.jsonl`, else its twin's,
-/// annotating the prompt's first sample input (as `eval` reads them).
-fn gold_for(cfg: &PromptConfig, dir: &Path) -> Result<Option<Gold>, String> {
-    let Some(first) = cfg.inputs.first() else {
-        return Ok(None);
-    };
-    for id in std::iter::once(&cfg.id).chain(&cfg.twin) {
-        let path = dir.join(format!("{id}.jsonl"));
-        if path.is_file() {
-            let items = crate::eval::inputs::read_gold(&path)?;
-            let file = path.display().to_string();
-            return Ok(Some(Gold::new(file, items, cfg, &first.vars, &[])));
-        }
-    }
-    Ok(None)
-}
 
 /// The report's input for `session`, the runs numbered `picked` selected
 /// (numbers as in `session#N`), with what `prompts` says about each prompt.
@@ -52,7 +40,7 @@ pub fn input(session: Session, picked: &[usize], prompts: &Path) -> Input {
         if let Some(cfg) = known
             && !gold.contains_key(&cfg.id)
         {
-            match gold_for(cfg, &prompts.join("gold")) {
+            match crate::eval::inputs::gold_of(cfg, &prompts.join("gold"), &[]) {
                 Ok(Some(g)) => {
                     gold.insert(cfg.id.clone(), g);
                 }
@@ -93,5 +81,184 @@ pub fn input(session: Session, picked: &[usize], prompts: &Path) -> Input {
         notes,
         runs,
         gold,
+        summarised: None,
     }
+}
+
+/// Which runs a report draws.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pick {
+    /// These run numbers (and their twins).
+    Runs(Vec<usize>),
+    /// Every run, or for a large session the worst ones (see [`CARDS_MAX`]).
+    All,
+    /// The last run (one chart).
+    Last,
+}
+
+/// A session with more runs than this is summarised: its table covers
+/// every run, its cards only the worst.
+pub const CARDS_MAX: usize = 200;
+
+/// Cards drawn for the worst runs of a summarised session.
+pub const WORST: usize = 20;
+
+/// What the first pass keeps of each run: enough to find twins.
+struct Meta {
+    number: usize,
+    prompt_id: String,
+    vars: u64,
+    limit: Option<u32>,
+}
+
+fn hash_of(v: &serde_json::Map<String, Value>) -> u64 {
+    crate::eval::fnv64(&[Value::Object(v.clone()).to_string().as_bytes()])
+}
+
+/// The report's input for the session file at `path`, read run by run: a
+/// first pass numbers the runs (and for a large session summarises each and
+/// ranks the worst), `decide` then says which runs to draw, and a second
+/// pass keeps only those and their twins. Memory follows what is shown.
+pub fn from_file(
+    path: &Path,
+    prompts: &Path,
+    decide: impl FnOnce(&[usize]) -> Result<Pick, String>,
+) -> Result<Input, String> {
+    let label = |e: std::io::Error| format!("{}: {e}", path.display());
+    let (configs, _, _) = crate::store::load_dir(prompts);
+    let by_id: BTreeMap<&str, &PromptConfig> = configs.iter().map(|c| (c.id.as_str(), c)).collect();
+    let mut metas = Vec::new();
+    crate::session::each_run(path, &mut |r| {
+        metas.push(Meta {
+            number: usize::try_from(crate::session::run_number(&r, metas.len())).unwrap_or(metas.len() + 1),
+            vars: hash_of(&r.variables),
+            limit: r.params.max_tokens,
+            prompt_id: r.prompt_id,
+        });
+    })
+    .map_err(label)?;
+    if metas.is_empty() {
+        return Err(format!("{}: the session holds no runs", path.display()));
+    }
+    let numbers: Vec<usize> = metas.iter().map(|m| m.number).collect();
+    let (shown, summarised) = match decide(&numbers)? {
+        Pick::Runs(v) => (v, None),
+        Pick::Last => (vec![*numbers.last().unwrap_or(&1)], None),
+        Pick::All if numbers.len() <= CARDS_MAX => (numbers.clone(), None),
+        Pick::All => {
+            let (s, worst) = summarise(path, &by_id, prompts).map_err(label)?;
+            (worst, Some(s))
+        }
+    };
+    // The twins of the runs shown: the twin prompt, same variables and limit.
+    let twin_of = |id: &str| by_id.get(id).and_then(|c| c.twin.clone());
+    let shown_set: HashSet<usize> = shown.iter().copied().collect();
+    let wanted: HashSet<(String, u64, Option<u32>)> = metas
+        .iter()
+        .filter(|m| shown_set.contains(&m.number))
+        .filter_map(|m| Some((twin_of(&m.prompt_id)?, m.vars, m.limit)))
+        .collect();
+    let keep: HashSet<usize> = metas
+        .iter()
+        .filter(|m| shown_set.contains(&m.number) || wanted.contains(&(m.prompt_id.clone(), m.vars, m.limit)))
+        .map(|m| m.number)
+        .collect();
+    drop(metas);
+    let mut runs = Vec::new();
+    let mut i = 0;
+    let scanned = crate::session::each_run(path, &mut |r| {
+        let n = usize::try_from(crate::session::run_number(&r, i)).unwrap_or(i + 1);
+        i += 1;
+        if keep.contains(&n) {
+            runs.push(r);
+        }
+    })
+    .map_err(label)?;
+    let session = crate::session::Session {
+        path: path.to_owned(),
+        header: scanned.header,
+        runs,
+        warnings: scanned.warnings,
+    };
+    let mut out = input(session, &shown, prompts);
+    out.summarised = summarised;
+    Ok(out)
+}
+
+/// How bad a run looks: failed, cut with nothing kept, not parsed, fewest
+/// items (greater is worse).
+type Badness = (bool, bool, bool, Reverse<usize>);
+
+/// Every run of a large session reduced to its summary (each prompt
+/// snapshot rebuilt once), and the numbers of the [`WORST`] runs: failed,
+/// then cut with nothing kept, then not parsed, then fewest items.
+fn summarise(
+    path: &Path,
+    by_id: &BTreeMap<&str, &PromptConfig>,
+    prompts: &Path,
+) -> std::io::Result<(Summarised, Vec<usize>)> {
+    let mut configs: HashMap<String, Option<PromptConfig>> = HashMap::new();
+    let mut gold: BTreeMap<String, Option<Gold>> = BTreeMap::new();
+    let mut s = Summarised::default();
+    let mut worst: BinaryHeap<(Reverse<Badness>, usize)> = BinaryHeap::new();
+    let mut i = 0;
+    crate::session::each_run(path, &mut |r| {
+        let number = usize::try_from(crate::session::run_number(&r, i)).unwrap_or(i + 1);
+        i += 1;
+        s.runs += 1;
+        let h = crate::eval::prompt_hash(&r.prompt);
+        let cfg = configs.entry(h).or_insert_with(|| r.prompt_config().ok());
+        let Some(cfg) = cfg.as_ref() else { return };
+        let Ok(analysis) = crate::run::Analysis::of(cfg.response_type, cfg.schema.as_ref(), &r.text) else {
+            return;
+        };
+        let g = gold.entry(cfg.id.clone()).or_insert_with(|| {
+            by_id.get(cfg.id.as_str()).and_then(|c| {
+                crate::eval::inputs::gold_of(c, &prompts.join("gold"), &[])
+                    .ok()
+                    .flatten()
+            })
+        });
+        let input_name = by_id
+            .get(cfg.id.as_str())
+            .and_then(|c| c.inputs.iter().find(|x| x.vars == r.variables).map(|x| x.name.clone()))
+            .unwrap_or_else(|| "-".into());
+        let sum = crate::eval::summarise(
+            crate::eval::record_key(&r),
+            &input_name,
+            &r,
+            &analysis,
+            g.as_ref(),
+            false,
+        );
+        let score = (
+            sum.failed(),
+            sum.truncated && sum.items == 0,
+            !sum.parse_ok,
+            Reverse(sum.items),
+        );
+        worst.push((Reverse(score), number));
+        if worst.len() > WORST {
+            worst.pop();
+        }
+        if !s.prompts.iter().any(|p| p.id == cfg.id) {
+            s.prompts.push(TablePrompt {
+                id: cfg.id.clone(),
+                response_type: cfg.response_type,
+                twin: by_id.get(cfg.id.as_str()).and_then(|c| c.twin.clone()),
+            });
+        }
+        if !s.limits.contains(&r.params.max_tokens) {
+            s.limits.push(r.params.max_tokens);
+        }
+        s.summaries.push(sum);
+    })?;
+    s.limits.sort_by_key(|l| (l.is_none(), *l));
+    let ids: Vec<String> = s.prompts.iter().map(|p| p.id.clone()).collect();
+    for p in &mut s.prompts {
+        p.twin = p.twin.take().filter(|t| ids.contains(t));
+    }
+    let mut numbers: Vec<usize> = worst.into_iter().map(|(_, n)| n).collect();
+    numbers.sort_unstable();
+    Ok((s, numbers))
 }

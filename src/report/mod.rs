@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use crate::compare::{self, Keys};
 use crate::eval::{self, Gold, Row, RunSummary, TablePrompt};
 use crate::output::sweep::{SweepPoint, SweepSchemas};
-use crate::prompt::PromptConfig;
+use crate::prompt::{PromptConfig, ResponseType};
 use crate::run::Analysis;
 use crate::session::RunRecord;
 
@@ -58,6 +58,9 @@ pub struct Input {
     /// Gold sets by prompt id (a prompt's own file, else its twin's); each
     /// applies only to the input it annotates.
     pub gold: BTreeMap<String, Gold>,
+    /// A session too large to draw run by run: its table over every run,
+    /// while `runs` holds only the worst ones and their twins.
+    pub summarised: Option<Summarised>,
 }
 
 /// A JSON-array run and its JSONL twin on the same input and limit.
@@ -136,6 +139,19 @@ impl Section {
     }
 }
 
+/// A session summarised rather than drawn run by run.
+#[derive(Debug, Clone, Default)]
+pub struct Summarised {
+    /// Runs in the session.
+    pub runs: usize,
+    /// Every run's summary (the table's rows are computed over them all).
+    pub summaries: Vec<RunSummary>,
+    /// The prompts of the table, each JSON prompt with its twin.
+    pub prompts: Vec<TablePrompt>,
+    /// The limits seen.
+    pub limits: Vec<Option<u32>>,
+}
+
 /// The whole report.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -169,8 +185,8 @@ fn mean(n: usize, d: usize) -> f64 {
 /// limit, as the workbench's `t` and eval's twin rows pair them.
 fn twins(a: &RunInput, b: &RunInput) -> bool {
     let (ra, rb) = (&a.record, &b.record);
-    ra.response_type == "json"
-        && rb.response_type == "jsonl"
+    ra.response_type == ResponseType::Json
+        && rb.response_type == ResponseType::Jsonl
         && (a.twin.as_deref() == Some(rb.prompt_id.as_str()) || b.twin.as_deref() == Some(ra.prompt_id.as_str()))
         && ra.variables == rb.variables
         && ra.params.max_tokens == rb.params.max_tokens
@@ -202,7 +218,7 @@ fn sections(input: &Input, gold: &BTreeMap<String, Gold>) -> Vec<Section> {
             continue;
         };
         used[j] = true;
-        let (ji, li) = if a.record.response_type == "json" {
+        let (ji, li) = if a.record.response_type == ResponseType::Json {
             (i, j)
         } else {
             (j, i)
@@ -263,11 +279,11 @@ fn table(input: &Input, sections: &[Section], gold: &BTreeMap<String, Gold>) -> 
         .collect();
     let mut prompts: Vec<TablePrompt> = Vec::new();
     let present = |id: &str| runs.iter().any(|r| r.record.prompt_id == id);
-    let add = |id: &str, ty: &str, prompts: &mut Vec<TablePrompt>| {
+    let add = |id: &str, ty: ResponseType, prompts: &mut Vec<TablePrompt>| {
         if !prompts.iter().any(|p| p.id == id) {
             prompts.push(TablePrompt {
                 id: id.to_owned(),
-                response_type: ty.to_owned(),
+                response_type: ty,
                 twin: twin_of
                     .get(id)
                     .copied()
@@ -281,16 +297,16 @@ fn table(input: &Input, sections: &[Section], gold: &BTreeMap<String, Gold>) -> 
         if r.analysis.is_none() {
             continue;
         }
-        let own = (r.record.prompt_id.as_str(), r.record.response_type.as_str());
+        let own = (r.record.prompt_id.as_str(), r.record.response_type);
         let twin = twin_of
             .get(own.0)
             .copied()
             .flatten()
             .and_then(|t| runs.iter().find(|x| x.record.prompt_id == t && x.analysis.is_some()))
-            .map(|t| (t.record.prompt_id.as_str(), t.record.response_type.as_str()));
+            .map(|t| (t.record.prompt_id.as_str(), t.record.response_type));
         // The JSON prompt first, then its twin, whichever ran first.
         let order = match twin {
-            Some(t) if own.1 == "jsonl" && t.1 == "json" => [Some(t), Some(own)],
+            Some(t) if own.1 == ResponseType::Jsonl && t.1 == ResponseType::Json => [Some(t), Some(own)],
             t => [Some(own), t],
         };
         for (id, ty) in order.into_iter().flatten() {
@@ -387,9 +403,24 @@ fn limit_charts(rows: &[Row]) -> Vec<svg::Chart> {
 /// Analyse the input into the report.
 pub fn build(input: &Input) -> Report {
     let sections = sections(input, &input.gold);
-    let table = table(input, &sections, &input.gold);
+    let table = match &input.summarised {
+        Some(s) => eval::table(&s.prompts, &s.limits, &BTreeMap::new(), &s.summaries)
+            .into_iter()
+            .filter(|r| r.runs > 0)
+            .collect(),
+        None => table(input, &sections, &input.gold),
+    };
     let limit_charts = limit_charts(&table);
     let mut notes = input.notes.clone();
+    if let Some(s) = &input.summarised {
+        notes.push(format!(
+            "{} runs: the table and charts cover every one; cards are drawn for the {} worst (failed, cut with \
+             nothing kept, not parsed) and their twins; `cutline report {}#N` draws any other",
+            s.runs,
+            input.runs.iter().filter(|r| r.selected).count(),
+            input.session_id
+        ));
+    }
     for r in shown(&sections) {
         if let Some(p) = &r.problem {
             notes.push(format!("{}: not analysed: {p}", r.label(&input.session_id)));

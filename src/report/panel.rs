@@ -161,7 +161,9 @@ fn lines_and_summary(text: &str, analysis: &Analysis) -> (Vec<Line>, String) {
                     LineStatus::Ok { item } => mark(Some(true), format!("item {}", item + 1)),
                     LineStatus::Empty => continue,
                     LineStatus::Fence => mark(None, "fence".into()),
-                    LineStatus::InvalidJson { column, message } | LineStatus::TooDeep { column, message, .. } => {
+                    LineStatus::InvalidJson { column, message }
+                    | LineStatus::TooDeep { column, message, .. }
+                    | LineStatus::IntTooLong { column, message, .. } => {
                         mark(Some(false), format!("not JSON (column {column}): {message}"))
                     }
                     LineStatus::SchemaInvalid { errors } => {

@@ -217,13 +217,7 @@ pub async fn run(
         )?;
         let (how, kept) = asked(&plan, &stitched);
         stitched = format!("{kept}{}", o.record.text);
-        ids = ids
-            .filter(|_| how == How::Prefill)
-            .zip(exact_ids(&o.record))
-            .map(|(mut a, b)| {
-                a.extend(b);
-                a
-            });
+        ids = ids_after(ids, how, &o.record);
         token.clone_from(&o.record.continuation_token);
         let now = distinct(spec, &keys, &stitched)?;
         let added = now.len().saturating_sub(items.len());
@@ -262,6 +256,18 @@ pub fn exact_ids(r: &RunRecord) -> Option<Vec<u32>> {
     let kept = r.pieces.len() - r.pieces.iter().rev().take_while(|p| p.text.is_empty()).count();
     let text: String = r.pieces[..kept].iter().map(|p| p.text.as_str()).collect();
     (text == r.text).then(|| r.token_ids[..kept].to_vec())
+}
+
+/// The model's own token ids behind the answer stitched after a call set
+/// up by [`set_up`] and asked `how` (see [`asked`]): those of the answer it
+/// went on from (`kept`) followed by the call's own after a prefill; none
+/// after a follow-up or a native resume (the call did not go on from those
+/// tokens), nor when either side has none. The one rule for [`run`] and
+/// the workbench's `c`.
+pub fn ids_after(kept: Option<Vec<u32>>, how: How, call: &RunRecord) -> Option<Vec<u32>> {
+    let mut ids = kept.filter(|_| how == How::Prefill)?;
+    ids.extend(exact_ids(call)?);
+    Some(ids)
 }
 
 /// Whether a call ends the continuation, and why. An answer the provider

@@ -62,11 +62,11 @@ mod tests {
 
     fn record(text: &str, finish: FinishReason, raw: &str, tokens: u32, limit: u32) -> RunRecord {
         RunRecord {
-            kind: "run".into(),
+            kind: crate::session::RecordKind::Run,
             run_id: "r#1".into(),
             started_ms: 0,
             prompt_id: "p".into(),
-            response_type: "json".into(),
+            response_type: crate::prompt::ResponseType::Json,
             prompt: serde_json::json!({}),
             system: String::new(),
             rendered: String::new(),
@@ -93,7 +93,7 @@ mod tests {
             error: None,
             first_token_ms: None,
             total_ms: 0,
-            structured_path: "none".into(),
+            structured_path: crate::llm::structured::Path::None,
             adjustments: Vec::new(),
             checks: Vec::new(),
             prefill: String::new(),

@@ -22,12 +22,10 @@ use crate::llm::registry::Target;
 use crate::llm::structured::{self, Path};
 use crate::llm::{self, Event, EventStream, FinishReason, Transcript};
 use crate::llm::{adapt, learned};
-use crate::output::json::{self as json_out, JsonAnalysis, JsonSchemas};
-use crate::output::jsonl::{self, JsonlAnalysis};
-use crate::output::schema::CompiledSchema;
-use crate::prompt::{PromptConfig, ResponseType};
+use crate::prompt::PromptConfig;
 use crate::session::{Params, Recorder, RunRecord, now_ms};
 
+pub use crate::output::Analysis;
 pub use plan::{Plan, analysis_schema, plan};
 
 /// What to run.
@@ -45,6 +43,9 @@ pub struct Spec {
     /// What an undefined name does: empty as in TrustGraph (ibis), or an
     /// error (`--strict-vars`).
     pub undefined: crate::prompt::render::Undefined,
+    /// The Python TrustGraph's service runs on (`--tg-python`), whose
+    /// limits decide which responses fail whole.
+    pub tg_python: crate::output::tg::TgPython,
 }
 
 impl Spec {
@@ -56,6 +57,7 @@ impl Spec {
             cli: Layer::default(),
             headers: Vec::new(),
             undefined: crate::prompt::render::Undefined::default(),
+            tg_python: crate::output::tg::TgPython::default(),
         }
     }
 
@@ -64,85 +66,6 @@ impl Spec {
     pub fn limit(mut self, n: Option<u32>) -> Self {
         self.cli.max_tokens = n;
         self
-    }
-}
-
-/// The analysis of a response by its response type.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Analysis {
-    /// Text: nothing to parse.
-    Text,
-    /// A JSON response.
-    Json(Box<JsonAnalysis>),
-    /// A JSONL response.
-    Jsonl(JsonlAnalysis),
-}
-
-impl Analysis {
-    /// Analyse `text` as `kind` against `schema`.
-    pub fn of(
-        kind: ResponseType,
-        schema: Option<&Value>,
-        text: &str,
-    ) -> Result<Self, crate::output::schema::SchemaCompileError> {
-        Ok(match kind {
-            ResponseType::Text => Self::Text,
-            ResponseType::Json => Self::Json(Box::new(json_out::analyse(text, &JsonSchemas::compile(schema)?))),
-            ResponseType::Jsonl => {
-                let s = schema.map(CompiledSchema::compile).transpose()?;
-                Self::Jsonl(jsonl::analyse(text.as_bytes(), s.as_ref()))
-            }
-        })
-    }
-
-    /// Items kept under the response type's semantics.
-    pub fn items(&self) -> &[Value] {
-        match self {
-            Self::Text => &[],
-            Self::Json(a) => &a.items,
-            Self::Jsonl(a) => &a.items,
-        }
-    }
-
-    /// The analysis shaped like `parse`'s data: `items`, `lines`, `status`,
-    /// `salvaged`.
-    pub fn data(&self, text: &str) -> Value {
-        match self {
-            Self::Text => json!({"response_type": "text", "items": [text], "status": "ok"}),
-            Self::Json(a) => {
-                let mut v = serde_json::to_value(a.as_ref()).unwrap_or(Value::Null);
-                if let Value::Object(m) = &mut v {
-                    m.insert("response_type".into(), "json".into());
-                }
-                v
-            }
-            Self::Jsonl(a) => {
-                let status = if a.counts.invalid_json + a.counts.schema_invalid + a.counts.truncated == 0 {
-                    "ok"
-                } else if a.counts.truncated > 0 {
-                    "truncated"
-                } else {
-                    "has_errors"
-                };
-                let mut v = json!({"response_type": "jsonl", "status": status, "items": a.items, "lines": a.lines, "counts": a.counts, "salvaged": []});
-                if let Some(r) = a.raises {
-                    v["raises"] = json!(r);
-                }
-                v
-            }
-        }
-    }
-
-    /// A small summary for session records and tables.
-    pub fn summary(&self) -> Value {
-        match self {
-            Self::Text => json!({"response_type": "text"}),
-            Self::Json(a) => json!({
-                "response_type": "json", "status": a.status, "items": a.items.len(),
-                "salvaged": a.salvaged.len(), "truncated": a.error.as_ref().is_some_and(|e| e.truncated),
-            }),
-            Self::Jsonl(a) => json!({"response_type": "jsonl", "items": a.items.len(), "counts": a.counts}),
-        }
     }
 }
 
@@ -162,18 +85,11 @@ pub struct Outcome {
 }
 
 /// Why a run could not start.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StartError {
     /// The prompt does not render or its schema does not compile.
+    #[error("{0}")]
     Config(String),
-}
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Config(m) => f.write_str(m),
-        }
-    }
 }
 
 /// Snapshot of a prompt config for the session record.
@@ -405,8 +321,7 @@ pub fn finish(
 ) -> Result<Outcome, StartError> {
     let p = &spec.prompt;
     let schema = plan.analysis_schema(p.schema.as_ref());
-    let analysis = Analysis::of(p.response_type, schema.as_ref(), &t.text)
-        .map_err(|e| StartError::Config(format!("prompt {:?}: {e}", p.id)))?;
+    let analysis = Analysis::of_py(p.response_type, schema.as_ref(), &t.text, spec.tg_python);
     let (parsed, structured_error) = match (plan.path, &p.schema) {
         (Path::Native | Path::NativeWrapped | Path::Prompt, Some(schema)) if t.finish != Some(FinishReason::Error) => {
             match structured::check_on(plan.path, &t.text, schema) {
@@ -418,11 +333,11 @@ pub fn finish(
     };
     let req = &plan.request;
     let mut record = RunRecord {
-        kind: "run".into(),
+        kind: crate::session::RecordKind::Run,
         run_id: String::new(),
         started_ms,
         prompt_id: p.id.clone(),
-        response_type: p.response_type.to_string(),
+        response_type: p.response_type,
         prompt: snapshot(p),
         system: req.system.clone(),
         rendered: req.prompt.clone(),
@@ -444,7 +359,7 @@ pub fn finish(
         error: t.error.clone(),
         first_token_ms: t.first_token_ms,
         total_ms: t.total_ms,
-        structured_path: plan.path.as_str().into(),
+        structured_path: plan.path,
         adjustments: plan.adjustments.clone(),
         prefill: plan.request.prefill.clone(),
         token_ids: t.token_ids.clone(),

@@ -196,7 +196,7 @@ impl Plan {
                 prefill: rec.prefill.clone(),
                 ..Request::default()
             },
-            path: Path::parse(&rec.structured_path).unwrap_or(Path::None),
+            path: rec.structured_path,
             client_stop: Vec::new(),
             settings,
             adjustments: rec.adjustments.clone(),
@@ -207,7 +207,7 @@ impl Plan {
                 system: rec.system.clone(),
                 prompt: rec.rendered.clone(),
                 schema: rec.prompt_config().ok().and_then(|p| p.schema),
-                json_response: rec.response_type == "json",
+                json_response: rec.response_type == ResponseType::Json,
                 key: (String::new(), rec.provider.model.clone()),
             },
             learned: rec.adjustments.clone(),
@@ -217,11 +217,12 @@ impl Plan {
 
 /// The schema a response recorded on `path` is analysed against. A
 /// prompt schema that does not compile (a TrustGraph prompt loads with one)
-/// rejects every value, as TrustGraph's `validate` does at run time: it is
-/// analysed as `false`, and [`schema_problem`] says why.
+/// rejects every value, as TrustGraph's `validate` does at run time
+/// (`CompiledSchema::compile_python` keeps it broken), and
+/// [`schema_problem`] says why.
 pub fn analysis_schema(path: Path, prompt_schema: Option<&Value>) -> Option<Value> {
     if schema_problem(prompt_schema).is_some() {
-        return Some(Value::Bool(false));
+        return prompt_schema.cloned();
     }
     match (path, prompt_schema) {
         (Path::NativeWrapped, Some(s)) => Some(params::wrap(s)),
@@ -231,7 +232,9 @@ pub fn analysis_schema(path: Path, prompt_schema: Option<&Value>) -> Option<Valu
 
 /// Why a prompt's schema rejects every value, when it does not compile.
 pub fn schema_problem(prompt_schema: Option<&Value>) -> Option<String> {
-    let e = crate::output::schema::CompiledSchema::compile(prompt_schema?).err()?;
+    let e = crate::output::schema::CompiledSchema::compile_python(prompt_schema?)?
+        .broken()?
+        .clone();
     Some(format!(
         "{e}; every value is rejected, as TrustGraph rejects them at run time"
     ))

@@ -6,14 +6,17 @@
 //! writer names its file through [`file_for`], so a session id is a name,
 //! never a path, and every read is bounded by [`crate::limits`].
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+mod read;
+mod write;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::llm::{FinishReason, LlmError, Piece, ProviderInfo, Transcript, Usage};
+pub use read::{Scanned, SessionError, each_run, load, locate, resolve};
+pub use write::{Recorder, SessionFull, VERSION, is_full};
 
 /// The first line of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,12 +52,26 @@ pub struct Params {
     pub settings: Option<crate::llm::params::Settings>,
 }
 
+/// The record type a run line carries: one word, so a line is told from
+/// the header and the prompt snapshots by its `type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordKind {
+    /// A run.
+    #[default]
+    Run,
+}
+
+fn no_structured_path() -> crate::llm::structured::Path {
+    crate::llm::structured::Path::None
+}
+
 /// One recorded run: everything needed to reopen, re-analyse and replay it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// Always "run".
+    /// The line's record type (`"type": "run"`).
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: RecordKind,
     /// Run id, unique within the session.
     pub run_id: String,
     /// Unix time in ms when it started.
@@ -62,7 +79,7 @@ pub struct RunRecord {
     /// Prompt id.
     pub prompt_id: String,
     /// Response type of the prompt ("text", "json", "jsonl").
-    pub response_type: String,
+    pub response_type: crate::prompt::ResponseType,
     /// Snapshot of the prompt config (TrustGraph prompt object + extras).
     pub prompt: Value,
     /// Rendered system text.
@@ -94,10 +111,10 @@ pub struct RunRecord {
     pub first_token_ms: Option<u64>,
     /// Milliseconds for the whole run.
     pub total_ms: u64,
-    /// Structured-output path taken ("native", "native_wrapped", "prompt",
-    /// "none").
-    #[serde(default)]
-    pub structured_path: String,
+    /// Structured-output path taken (`native`, `native_wrapped`, `prompt`,
+    /// `grammar`, `none`; `none` when an old record has none).
+    #[serde(default = "no_structured_path")]
+    pub structured_path: crate::llm::structured::Path,
     /// What cutline changed to fit the model (parameters not sent or
     /// refused, client-side stop, wrapped schema), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -246,341 +263,6 @@ pub fn run_number(run: &RunRecord, index: usize) -> u64 {
         .unwrap_or(index as u64 + 1)
 }
 
-/// Take the session file's exclusive advisory lock, so two processes never
-/// append to one session (their run numbers would collide and an eval
-/// would repeat the other's runs). The OS drops it when the process ends,
-/// even on `kill -9`.
-fn lock(file: &File, path: &Path) -> std::io::Result<()> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(std::io::Error::new(
-            std::io::ErrorKind::WouldBlock,
-            format!(
-                "{}: another cutline process is recording into this session; wait for it or use another session id",
-                path.display()
-            ),
-        )),
-        Err(std::fs::TryLockError::Error(e)) => Err(e),
-    }
-}
-
-/// An open session file, appended to run by run; it holds the file's lock.
-#[derive(Debug)]
-pub struct Recorder {
-    path: PathBuf,
-    file: File,
-    id: String,
-    /// The highest run number on disk.
-    runs: u64,
-    /// The file's length: what [`Recorder::append`] weighs against the cap.
-    len: u64,
-}
-
-impl Recorder {
-    /// Create a new session file in `dir` named `<stem>.jsonl` (made unique).
-    pub fn create(dir: &Path, stem: &str) -> std::io::Result<Self> {
-        std::fs::create_dir_all(dir)?;
-        let safe = safe_stem(stem);
-        let mut n = 0;
-        let (path, file) = loop {
-            let id = if n == 0 { safe.clone() } else { format!("{safe}-{n}") };
-            let path = file_for(dir, &id);
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(f) => break (path, f),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => n += 1,
-                Err(e) => return Err(e),
-            }
-        };
-        lock(&file, &path)?;
-        let id = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut rec = Self {
-            path,
-            file,
-            id: id.clone(),
-            runs: 0,
-            len: 0,
-        };
-        let header = Header {
-            kind: "session".into(),
-            version: 1,
-            id,
-            created_ms: now_ms(),
-        };
-        rec.append(&serde_json::to_value(&header).unwrap_or(Value::Null))?;
-        Ok(rec)
-    }
-
-    /// Open an existing session file to append more runs to it. New runs
-    /// are numbered after the highest run number on disk, a torn run's
-    /// included.
-    pub fn open(path: &Path) -> std::io::Result<Self> {
-        let mut file = OpenOptions::new().append(true).read(true).open(path)?;
-        lock(&file, path)?;
-        let (existing, torn_max) = load_numbered(path)?;
-        // A torn last line (no newline) must not swallow the next record.
-        let len = file.metadata()?.len();
-        if len > 0 {
-            let mut last = [0u8];
-            file.seek(SeekFrom::Start(len - 1))?;
-            file.read_exact(&mut last)?;
-            if last[0] != b'\n' {
-                file.write_all(b"\n")?;
-            }
-        }
-        let len = file.metadata()?.len();
-        let runs = existing
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| run_number(r, i))
-            .max()
-            .unwrap_or(0)
-            .max(torn_max);
-        Ok(Self {
-            path: path.to_owned(),
-            file,
-            id: existing.header.id,
-            runs,
-            len,
-        })
-    }
-
-    /// Open the session `id` in `dir` to append to it, or create it: the
-    /// file is [`file_for`] (a name inside `dir`, never a path), and a
-    /// symlink there is never appended through.
-    pub fn open_or_create(dir: &Path, id: &str) -> std::io::Result<Self> {
-        let path = file_for(dir, id);
-        match std::fs::symlink_metadata(&path) {
-            Ok(m) if m.is_file() => Self::open(&path),
-            Ok(_) => Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!(
-                    "{}: not a regular file (a link is never appended through)",
-                    path.display()
-                ),
-            )),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::create(dir, id),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The session file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The session id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// A fresh run id for this session.
-    pub fn next_run_id(&mut self) -> String {
-        self.runs += 1;
-        format!("{}#{}", self.id, self.runs)
-    }
-
-    /// Append one record as one line, flushed and synced, so a crash loses at
-    /// most the line being written. A line that would take the file past
-    /// the cap cutline reads ([`crate::limits`]) is refused and nothing is
-    /// written (an error of kind `FileTooLarge`), so a session is never
-    /// written past what cutline can read back.
-    pub fn append(&mut self, record: &Value) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(record)?;
-        line.push(b'\n');
-        let cap = crate::limits::max_file_bytes();
-        let grown = self.len.saturating_add(line.len() as u64);
-        if grown > cap {
-            return Err(full(&self.path, line.len(), cap));
-        }
-        self.file.write_all(&line)?;
-        self.len = grown;
-        self.file.flush()?;
-        self.file.sync_data()
-    }
-
-    /// Append a run.
-    pub fn record(&mut self, run: &RunRecord) -> std::io::Result<()> {
-        self.append(&serde_json::to_value(run)?)
-    }
-}
-
-/// A session that cannot take the next record without passing the read
-/// cap (the error inside the `FileTooLarge` [`Recorder::append`] returns).
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "{path}: the session is full: this record ({bytes} bytes) would take it past the {mib} MiB cutline reads back \
-     ({env}), so it is not written and the session stays readable; record into another session or raise the limit"
-)]
-pub struct SessionFull {
-    path: String,
-    bytes: usize,
-    mib: u64,
-    env: &'static str,
-}
-
-/// Whether `e` is [`Recorder::append`] refusing a record at the read cap
-/// (not the OS refusing a write, which has the same kind).
-pub fn is_full(e: &std::io::Error) -> bool {
-    e.get_ref()
-        .is_some_and(<dyn std::error::Error + Send + Sync>::is::<SessionFull>)
-}
-
-/// The error for a record that would take the session at `path` past the
-/// read cap.
-fn full(path: &Path, bytes: usize, cap: u64) -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::FileTooLarge,
-        SessionFull {
-            path: path.display().to_string(),
-            bytes,
-            mib: cap >> 20,
-            env: crate::limits::MAX_FILE_ENV,
-        },
-    )
-}
-
-/// At most this many line warnings per file; the rest are counted in one.
-const MAX_LINE_WARNINGS: usize = 20;
-
-/// Load a session file. A torn or unreadable line is skipped with a warning
-/// that names the file and line; every good line is kept. A file whose
-/// first line is not a session header is not a session (an error, so a
-/// stray `.jsonl` costs one warning, not one per line), and a file over
-/// the read cap ([`crate::limits`]) is an error naming its size.
-pub fn load(path: &Path) -> std::io::Result<Session> {
-    load_numbered(path).map(|(s, _)| s)
-}
-
-/// The run number in a line cut short, when its run id arrived whole (a
-/// record's `run_id` is serialised right after its `type`).
-fn torn_run_number(line: &[u8]) -> Option<u64> {
-    let rest = line.strip_prefix(br#"{"type":"run","run_id":""#)?;
-    let id = &rest[..memchr::memchr(b'"', rest)?];
-    let n = &id[memchr::memrchr(b'#', id)? + 1..];
-    std::str::from_utf8(n).ok()?.parse().ok()
-}
-
-/// [`load`], plus the highest run number among lines that did not load.
-fn load_numbered(path: &Path) -> std::io::Result<(Session, u64)> {
-    let mut runs = Vec::new();
-    let (header, warnings, torn_max) = visit(path, &mut |r| runs.push(r))?;
-    let session = Session {
-        path: path.to_owned(),
-        header,
-        runs,
-        warnings,
-    };
-    Ok((session, torn_max))
-}
-
-/// What [`each_run`] found besides the runs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scanned {
-    /// Header line.
-    pub header: Header,
-    /// Problems met while reading, as [`Session::warnings`].
-    pub warnings: Vec<String>,
-}
-
-/// Read the session at `path` run by run, handing each to `each` in order
-/// (its index in the file's runs is its position in the calls), so a
-/// reader that needs one run, or one line about each, never holds them
-/// all (`cutline sessions`, finding a recording). The same checks and
-/// warnings as [`load`].
-pub fn each_run(path: &Path, each: &mut dyn FnMut(RunRecord)) -> std::io::Result<Scanned> {
-    visit(path, each).map(|(header, warnings, _)| Scanned { header, warnings })
-}
-
-/// The one reader of a session file: the header, each run handed on, the
-/// warnings, and the highest run number among lines that did not load.
-fn visit(path: &Path, each: &mut dyn FnMut(RunRecord)) -> std::io::Result<(Header, Vec<String>, u64)> {
-    let (file, cap) = crate::limits::open(path)?;
-    let mut reader = BufReader::new(file.take(cap + 1));
-    let label = path.display().to_string();
-    let mut header = None;
-    let mut seen_run = false;
-    let mut warnings = Vec::new();
-    let mut skipped = 0usize;
-    let mut warn = |w: String| {
-        if warnings.len() < MAX_LINE_WARNINGS {
-            warnings.push(w);
-        } else {
-            skipped += 1;
-        }
-    };
-    let mut torn_max = 0;
-    let mut lines = (&mut reader).split(b'\n').peekable();
-    let mut n = 0;
-    while let Some(line) = lines.next() {
-        n += 1;
-        let line = line?;
-        let last = lines.peek().is_none();
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let value: Value = match serde_json::from_slice(&line) {
-            Ok(v) => v,
-            Err(_) if header.is_none() && (seen_run || !last) => return Err(not_a_session()),
-            Err(e) => {
-                torn_max = torn_max.max(torn_run_number(&line).unwrap_or(0));
-                let what = if last && e.is_eof() {
-                    "torn last line (the writer was interrupted); skipped"
-                } else {
-                    "unreadable line; skipped"
-                };
-                warn(format!("{label}:{n}: {what}: {e}"));
-                continue;
-            }
-        };
-        match value.get("type").and_then(Value::as_str) {
-            Some("session") => match serde_json::from_value::<Header>(value) {
-                Ok(h) => header = Some(h),
-                Err(e) => warn(format!("{label}:{n}: bad session header: {e}")),
-            },
-            _ if header.is_none() => return Err(not_a_session()),
-            Some("run") => match serde_json::from_value::<RunRecord>(value) {
-                Ok(r) => {
-                    seen_run = true;
-                    each(r);
-                }
-                Err(e) => warn(format!("{label}:{n}: bad run record; skipped: {e}")),
-            },
-            _ => warn(format!("{label}:{n}: unknown record type; skipped")),
-        }
-    }
-    drop(lines);
-    if reader.get_ref().limit() == 0 {
-        return Err(crate::limits::over_cap(cap));
-    }
-    if skipped > 0 {
-        warnings.push(format!("{label}: {skipped} more bad line(s) skipped"));
-    }
-    let header = header.unwrap_or_else(|| {
-        warnings.push(format!("{label}: no session header"));
-        Header {
-            kind: "session".into(),
-            version: 1,
-            id: path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            created_ms: 0,
-        }
-    });
-    Ok((header, warnings, torn_max))
-}
-
-fn not_a_session() -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::InvalidData,
-        "not a session file (its first line is not a session header); skipped",
-    )
-}
-
 /// Every `*.jsonl` session in `dir`, sorted by file name; none when the
 /// directory cannot be read (see [`list_dir`] for the error).
 pub fn list(dir: &Path) -> Vec<PathBuf> {
@@ -600,62 +282,6 @@ pub fn list_dir(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Find a session by id or path: `dir/<id>.jsonl`, a path, or `id#run`.
-/// Returns the session and the run index the reference picks (default: last).
-pub fn resolve(reference: &str, dir: &Path) -> Result<(Session, usize), String> {
-    let (file_part, run_part) = match reference.rsplit_once('#') {
-        Some((f, r)) if r.chars().all(|c| c.is_ascii_digit()) && !r.is_empty() => (f, Some(r)),
-        _ => (reference, None),
-    };
-    let direct = PathBuf::from(file_part);
-    let path = if direct.is_file() {
-        direct
-    } else {
-        let p = dir.join(format!("{file_part}.jsonl"));
-        // Anything there that is not a regular file (a FIFO) is named by
-        // `load`'s error, not taken for a missing session.
-        if std::fs::symlink_metadata(&p).is_err() {
-            let known: Vec<String> = list(dir)
-                .iter()
-                .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                .collect();
-            return Err(format!(
-                "no session {file_part:?} in {} (known: {})",
-                dir.display(),
-                if known.is_empty() {
-                    "none".into()
-                } else {
-                    known.join(", ")
-                }
-            ));
-        }
-        p
-    };
-    let session = load(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if session.runs.is_empty() {
-        return Err(format!("{}: the session holds no runs", path.display()));
-    }
-    let idx = match run_part {
-        None => session.runs.len() - 1,
-        Some(r) => {
-            let k: u64 = r.parse().unwrap_or(0);
-            let numbers: Vec<u64> = (0..session.runs.len()).map(|i| session.number(i)).collect();
-            match numbers.iter().position(|&n| n == k) {
-                Some(i) => i,
-                None => {
-                    let listed: Vec<String> = numbers.iter().take(20).map(|n| format!("#{n}")).collect();
-                    let more = if numbers.len() > 20 { ", …" } else { "" };
-                    return Err(format!(
-                        "{}: no run #{k} in the session (recorded: {}{more})",
-                        path.display(),
-                        listed.join(", ")
-                    ));
-                }
-            }
-        }
-    };
-    Ok((session, idx))
-}
 /// A recorded run to replay for `prompt_id`: among every session in `dir`,
 /// the latest run of that prompt whose variables equal `vars` (any variables
 /// when `vars` is `None`), preferring runs that were not cut by their own

@@ -113,6 +113,11 @@ pub struct Args {
     /// recorded; the same command again resumes. See also `cutline batches`.
     #[command(flatten)]
     pub batch: batch::BatchArgs,
+    /// The Python TrustGraph's prompt service runs on (3.13 in its
+    /// containers, or 3.11): its nesting limits decide which responses fail
+    /// whole.
+    #[arg(long, default_value = "3.13")]
+    pub tg_python: crate::output::tg::TgPython,
 }
 
 /// Parsed `--strategy`.
@@ -164,6 +169,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         cli: args.sampling.layer(None, args.structured.map(StructuredArg::level)),
         headers: args.sampling.headers.clone(),
         limits: args.max_tokens.0.clone(),
+        tg_python: args.tg_python,
     });
     let batching = batch::prepare(args, &who)?;
     let io = |e: std::io::Error| io_err(&e);
@@ -445,27 +451,43 @@ fn finish<W: Write>(
     }
     out.record(&totals).map_err(io)?;
     out.pretty(&text).map_err(io)?;
-    let data = json!({
-        "session": session_ref,
-        "plan": plan_rec,
-        "runs": summaries,
-        "summary": rows,
-        "twins": twin_recs,
-        "totals": totals,
-    });
-    let detail = if out.format() == Format::Json {
-        data.clone()
-    } else {
-        totals
+    // Serialised straight from the summaries: 100,000 runs never become a
+    // `Value` tree (BENCHMARKS.md, "Sessions of 100,000 runs").
+    let data = Data {
+        session: session_ref,
+        plan: plan_rec,
+        runs: summaries,
+        summary: &rows,
+        twins: &twin_recs,
+        totals: &totals,
     };
     match exit(summaries, executed, recorder) {
         Some((category, message)) => {
             let mut err = CliError::new(category, message);
-            err.detail = Some(detail);
+            err.detail = Some(if out.format() == Format::Json {
+                serde_json::to_value(&data).unwrap_or(Value::Null)
+            } else {
+                totals.clone()
+            });
             Err(err)
         }
-        None => Ok(data),
+        None => {
+            out.envelope(&data);
+            Ok(Value::Null)
+        }
     }
+}
+
+/// The envelope's data: the session, the plan, every run's summary, the
+/// table, the twins and the totals.
+#[derive(serde::Serialize)]
+struct Data<'a> {
+    session: &'a Value,
+    plan: &'a Value,
+    runs: &'a [RunSummary],
+    summary: &'a [eval::Row],
+    twins: &'a [Value],
+    totals: &'a Value,
 }
 
 /// The summary and twin records of the table.
@@ -481,7 +503,7 @@ fn tables<W: Write>(
         .iter()
         .map(|p| TablePrompt {
             id: p.cfg.id.clone(),
-            response_type: p.cfg.response_type.to_string(),
+            response_type: p.cfg.response_type,
             twin: p.cfg.twin.clone().filter(|t| ids.contains(&t.as_str())),
         })
         .collect();

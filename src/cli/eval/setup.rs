@@ -41,25 +41,7 @@ pub(super) fn resolve_prompts(args: &Args, dir: &Path) -> Result<Vec<PromptConfi
 /// The gold set of `cfg`: `<dir>/<id>.jsonl`, else its twin's, annotating
 /// the prompt's first sample input.
 pub(super) fn gold_for(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<Gold>, CliError> {
-    let Some(first) = cfg.inputs.first() else {
-        return Ok(None);
-    };
-    let mut candidates = vec![cfg.id.clone()];
-    candidates.extend(cfg.twin.clone());
-    for id in candidates {
-        let path = dir.join(format!("{id}.jsonl"));
-        if path.is_file() {
-            let items = crate::cli::compare::read_gold(&path)?;
-            return Ok(Some(Gold::new(
-                path.display().to_string(),
-                items,
-                cfg,
-                &first.vars,
-                fields,
-            )));
-        }
-    }
-    Ok(None)
+    crate::eval::inputs::gold_of(cfg, dir, fields).map_err(|e| CliError::new(Category::InputError, e))
 }
 
 /// Who answers an eval: one target for the whole matrix (built now, no

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::{Args, Cli, StructuredArg, Who};
 use crate::cli::io_err;
 use crate::cli::out::{Category, CliError, Out};
-use crate::eval::cell::{Cell, Done, Shared, response_word, run_cell};
+use crate::eval::cell::{Cell, Done, Shared, run_cell};
 use crate::eval::strategy::{self, Strategy, StrategyRun};
 use crate::prompt::PromptConfig;
 use crate::run::continuation::Ended;
@@ -58,7 +58,7 @@ pub fn run<W: Write>(args: &Args, strategies: &[Strategy], cli: &Cli, out: &mut 
         .map(|p| {
             (
                 p.id.as_str(),
-                response_word(p),
+                p.response_type,
                 p.twin.as_deref().filter(|t| ids.contains(t)),
             )
         })

@@ -12,7 +12,6 @@ use serde_json::{Map, Value};
 use crate::eval::{self, Gold, Input, KeyParts, RunSummary};
 use crate::llm::params::Layer;
 use crate::llm::registry::Target;
-use crate::llm::structured::Path as Structured;
 use crate::prompt::PromptConfig;
 use crate::run::{Analysis, Spec};
 
@@ -56,6 +55,8 @@ pub struct Ask {
     pub headers: Vec<(String, String)>,
     /// The limits.
     pub limits: Vec<Option<u32>>,
+    /// The Python TrustGraph's service runs on (`--tg-python`).
+    pub tg_python: crate::output::tg::TgPython,
 }
 
 impl Ask {
@@ -64,6 +65,7 @@ impl Ask {
         let mut spec = Spec::new(cfg.clone(), vars.clone());
         spec.cli = self.cli.clone();
         spec.headers.clone_from(&self.headers);
+        spec.tg_python = self.tg_python;
         spec.limit(limit)
     }
 }
@@ -76,6 +78,8 @@ pub struct Matrix {
     pub planned: Vec<Planned>,
     /// Run key → index in `planned`.
     pub index: HashMap<String, usize>,
+    /// The Python TrustGraph's service runs on, for recorded runs' verdicts.
+    pub tg_python: crate::output::tg::TgPython,
 }
 
 impl Matrix {
@@ -95,9 +99,9 @@ impl Matrix {
         let key = eval::record_key(r);
         let p = &self.planned[*self.index.get(&key)?];
         let plan = &self.plans[p.prompt];
-        let path = Structured::parse(&r.structured_path).unwrap_or(Structured::None);
+        let path = r.structured_path;
         let schema = crate::run::analysis_schema(path, plan.cfg.schema.as_ref());
-        let analysis = Analysis::of(plan.cfg.response_type, schema.as_ref(), &r.text).ok()?;
+        let analysis = Analysis::of_py(plan.cfg.response_type, schema.as_ref(), &r.text, self.tg_python);
         let s = eval::summarise(
             key.clone(),
             &plan.inputs[p.input].id,
@@ -190,6 +194,7 @@ pub fn plan(prompts: Vec<PromptPlan>, ask: &Ask) -> Result<(Matrix, Vec<String>)
             plans: prompts,
             planned,
             index,
+            tg_python: ask.tg_python,
         },
         warnings,
     ))

@@ -16,8 +16,10 @@ use tokio::sync::mpsc;
 pub use read::{BodyError, LineReader, Sse, SseReader};
 pub use retry::{RetryPolicy, retry_info};
 
-use super::wire::ApiKey;
+pub mod key;
+
 use super::{ErrorKind, Event, EventStream, LlmError, Timeouts};
+use key::ApiKey;
 
 /// Largest response body cutline reads before giving up on a stream.
 pub const MAX_BODY_BYTES: usize = 64 << 20;

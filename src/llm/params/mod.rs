@@ -17,7 +17,7 @@ mod adjust;
 mod fit;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use adjust::Adjustment;
 pub use fit::Fitted;
@@ -182,46 +182,19 @@ pub fn structured_path(s: &Settings, schema: Option<&Value>, json_response: bool
     }
 }
 
-/// The property a wrapped schema puts the value under.
-pub const WRAP_KEY: &str = "items";
-
 /// Whether a schema's root is an object (what OpenAI and Anthropic need).
 pub fn is_object_root(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
-/// `schema` as the one required property of a closed object, with its
-/// `$defs` / `definitions` moved to the new root so `#/$defs/…` references
-/// still resolve.
-pub fn wrap(schema: &Value) -> Value {
-    let mut inner = schema.clone();
-    let mut root = json!({
-        "type": "object",
-        "properties": {},
-        "required": [WRAP_KEY],
-        "additionalProperties": false,
-    });
-    if let Some(obj) = inner.as_object_mut() {
-        for key in ["$defs", "definitions"] {
-            if let Some(defs) = obj.remove(key) {
-                root[key] = defs;
-            }
-        }
-        obj.remove("$schema");
-    }
-    root["properties"][WRAP_KEY] = inner;
-    root
-}
-
-/// The value a wrapped answer holds (`None` when it is not wrapped).
-pub fn unwrap(value: &Value) -> Option<&Value> {
-    value.as_object().filter(|o| o.len() == 1).and_then(|o| o.get(WRAP_KEY))
-}
+pub use super::structured::{WRAP_KEY, unwrap, wrap};
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
-    use crate::llm::config::Kind;
+    use crate::llm::kind::Kind;
     use crate::llm::profile::{Param, lookup};
 
     fn layer(t: Option<f32>, max: Option<u32>) -> Layer {

@@ -14,7 +14,7 @@ pub mod table;
 use enumset::EnumSet;
 use serde::{Deserialize, Serialize};
 
-use super::config::Kind;
+use super::kind::Kind;
 pub use crate::prompt::params::Effort;
 
 /// How a model takes a native response schema.

@@ -7,7 +7,7 @@
 use enumset::{EnumSet, enum_set};
 
 use super::{Api, Effort, Native, Profile, ThinkingForm, TokenField};
-use crate::llm::config::Kind;
+use crate::llm::kind::Kind;
 
 /// One row: wire kinds, model-id prefixes (lower case; "" matches any
 /// model), and the profile.

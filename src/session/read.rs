@@ -1,0 +1,367 @@
+//! Reading a session: line by line, each line bounded by the read cap
+//! (`CUTLINE_MAX_FILE_MIB`), never the whole file at once, so a session of
+//! 100,000 runs is read in memory proportional to what the reader keeps.
+//! A prompt snapshot written once (`{"type": "prompt", "ref", "prompt"}`,
+//! version 2) is put back into every run that refers to it.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{Header, RunRecord, Session, list, run_number};
+
+/// At most this many line warnings per file; the rest are counted in one.
+const MAX_LINE_WARNINGS: usize = 20;
+
+/// Load a session file whole (a reader that shows every run). A torn or
+/// unreadable line is skipped with a warning that names the file and line;
+/// every good line is kept. A file whose first line is not a session
+/// header is not a session (an error, so a stray `.jsonl` costs one
+/// warning, not one per line).
+pub fn load(path: &Path) -> std::io::Result<Session> {
+    let mut runs = Vec::new();
+    let seen = visit(path, &mut |r| runs.push(r))?;
+    Ok(Session {
+        path: path.to_owned(),
+        header: seen.header,
+        runs,
+        warnings: seen.warnings,
+    })
+}
+
+/// The run number in a line cut short, when its run id arrived whole (a
+/// record's `run_id` is serialised right after its `type`).
+fn torn_run_number(line: &[u8]) -> Option<u64> {
+    let rest = line.strip_prefix(br#"{"type":"run","run_id":""#)?;
+    let id = &rest[..memchr::memchr(b'"', rest)?];
+    let n = &id[memchr::memrchr(b'#', id)? + 1..];
+    std::str::from_utf8(n).ok()?.parse().ok()
+}
+
+/// What [`each_run`] found besides the runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scanned {
+    /// Header line.
+    pub header: Header,
+    /// Problems met while reading, as [`Session::warnings`].
+    pub warnings: Vec<String>,
+}
+
+/// Read the session at `path` run by run, handing each to `each` in order
+/// (its index in the file's runs is its position in the calls), so a
+/// reader that needs one run, or one line about each, never holds them
+/// all. The same checks and warnings as [`load`].
+pub fn each_run(path: &Path, each: &mut dyn FnMut(RunRecord)) -> std::io::Result<Scanned> {
+    visit(path, each).map(|s| Scanned {
+        header: s.header,
+        warnings: s.warnings,
+    })
+}
+
+/// Everything a reading of the file found besides its runs.
+pub(super) struct Seen {
+    pub(super) header: Header,
+    pub(super) warnings: Vec<String>,
+    /// The highest run number among lines that did not load.
+    pub(super) torn_max: u64,
+    /// The highest run number among runs that loaded.
+    pub(super) run_max: u64,
+    /// The prompt snapshots written, by ref.
+    pub(super) prompts: HashMap<String, Value>,
+}
+
+/// One line as read.
+enum Line {
+    /// A whole line (without its newline) in the buffer.
+    Whole,
+    /// The file's last line (with or without a newline after it).
+    Last,
+    /// A line longer than the cap: skipped whole, its length.
+    TooLong(u64),
+}
+
+/// The next line into `buf`, at most `cap` bytes; `Ok(None)` at the end.
+fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>, cap: usize) -> std::io::Result<Option<Line>> {
+    buf.clear();
+    let mut skipped: u64 = 0;
+    loop {
+        let avail = r.fill_buf()?;
+        if avail.is_empty() {
+            return Ok(match (skipped, buf.is_empty()) {
+                (0, true) => None,
+                (0, false) => Some(Line::Last),
+                (n, _) => Some(Line::TooLong(n)),
+            });
+        }
+        let (take, done) = match memchr::memchr(b'\n', avail) {
+            Some(i) => (i, true),
+            None => (avail.len(), false),
+        };
+        if skipped > 0 || buf.len() + take > cap {
+            skipped += (buf.len() + take) as u64;
+            buf.clear();
+        } else {
+            buf.extend_from_slice(&avail[..take]);
+        }
+        r.consume(take + usize::from(done));
+        if done {
+            return Ok(Some(if skipped > 0 {
+                Line::TooLong(skipped)
+            } else if r.fill_buf()?.is_empty() {
+                Line::Last
+            } else {
+                Line::Whole
+            }));
+        }
+    }
+}
+
+/// The one reader of a session file: the header, each run handed on (its
+/// prompt snapshot put back), the warnings, what [`Seen`] counts.
+pub(super) fn visit(path: &Path, each: &mut dyn FnMut(RunRecord)) -> std::io::Result<Seen> {
+    let file = crate::limits::open_regular(path)?;
+    let cap = usize::try_from(crate::limits::max_file_bytes()).unwrap_or(usize::MAX);
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let label = path.display().to_string();
+    let mut header = None;
+    let mut seen_run = false;
+    let mut warnings = Vec::new();
+    let mut skipped = 0usize;
+    let mut warn = |w: String| {
+        if warnings.len() < MAX_LINE_WARNINGS {
+            warnings.push(w);
+        } else {
+            skipped += 1;
+        }
+    };
+    let (mut torn_max, mut run_max) = (0, 0);
+    let mut prompts: HashMap<String, Value> = HashMap::new();
+    let mut buf = Vec::new();
+    let (mut n, mut index) = (0, 0);
+    while let Some(kind) = next_line(&mut reader, &mut buf, cap)? {
+        n += 1;
+        let last = matches!(kind, Line::Last);
+        if let Line::TooLong(len) = kind {
+            let e = too_long(len, cap);
+            if header.is_none() {
+                return Err(e);
+            }
+            warn(format!("{label}:{n}: {e}; skipped"));
+            continue;
+        }
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let value: Value = match serde_json::from_slice(&buf) {
+            Ok(v) => v,
+            Err(_) if header.is_none() && (seen_run || !last) => return Err(not_a_session()),
+            Err(e) => {
+                torn_max = torn_max.max(torn_run_number(&buf).unwrap_or(0));
+                let what = if last && e.is_eof() {
+                    "torn last line (the writer was interrupted); skipped"
+                } else {
+                    "unreadable line; skipped"
+                };
+                warn(format!("{label}:{n}: {what}: {e}"));
+                continue;
+            }
+        };
+        match value.get("type").and_then(Value::as_str) {
+            Some("session") => match serde_json::from_value::<Header>(value) {
+                Ok(h) => header = Some(h),
+                Err(e) => warn(format!("{label}:{n}: bad session header: {e}")),
+            },
+            _ if header.is_none() => return Err(not_a_session()),
+            Some("prompt") => match (value.get("ref").and_then(Value::as_str), value.get("prompt")) {
+                (Some(r), Some(p)) => {
+                    prompts.insert(r.to_owned(), p.clone());
+                }
+                _ => warn(format!("{label}:{n}: bad prompt snapshot; skipped")),
+            },
+            Some("run") => match run_of(value, &prompts) {
+                Ok(r) => {
+                    seen_run = true;
+                    run_max = run_max.max(run_number(&r, index));
+                    index += 1;
+                    each(r);
+                }
+                Err(e) => warn(format!("{label}:{n}: bad run record; skipped: {e}")),
+            },
+            _ => warn(format!("{label}:{n}: unknown record type; skipped")),
+        }
+    }
+    if skipped > 0 {
+        warnings.push(format!("{label}: {skipped} more bad line(s) skipped"));
+    }
+    let header = header.unwrap_or_else(|| {
+        warnings.push(format!("{label}: no session header"));
+        Header {
+            kind: "session".into(),
+            version: 1,
+            id: path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            created_ms: 0,
+        }
+    });
+    Ok(Seen {
+        header,
+        warnings,
+        torn_max,
+        run_max,
+        prompts,
+    })
+}
+
+/// A run line as a record, its prompt snapshot put back from its ref.
+fn run_of(mut value: Value, prompts: &HashMap<String, Value>) -> Result<RunRecord, String> {
+    if let Some(obj) = value.as_object_mut()
+        && let Some(Value::String(r)) = obj.remove("prompt_ref")
+    {
+        let p = prompts
+            .get(&r)
+            .ok_or_else(|| format!("its prompt snapshot {r} is not in the session"))?;
+        obj.insert("prompt".into(), p.clone());
+    }
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
+/// A line of `len` bytes over the `cap` a line may take.
+fn too_long(len: u64, cap: usize) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::FileTooLarge,
+        format!(
+            "a line of {len} bytes, over the {} MiB a line may take (set {} to raise it)",
+            cap >> 20,
+            crate::limits::MAX_FILE_ENV
+        ),
+    )
+}
+
+fn not_a_session() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "not a session file (its first line is not a session header); skipped",
+    )
+}
+
+/// Why a session reference could not be followed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// No file for the reference, with the sessions that do exist.
+    #[error("no session {reference:?} in {} (known: {})", dir.display(), if known.is_empty() { "none".to_owned() } else { known.join(", ") })]
+    NotFound {
+        /// The reference as given.
+        reference: String,
+        /// The sessions directory searched.
+        dir: PathBuf,
+        /// The ids found there.
+        known: Vec<String>,
+    },
+    /// The file could not be read as a session.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The session file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The session holds no run at all.
+    #[error("{}: the session holds no runs", path.display())]
+    NoRuns {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// The run asked for is not recorded.
+    #[error("{}: no run #{wanted} in the session (recorded: {}{})", path.display(), recorded.iter().map(|n| format!("#{n}")).collect::<Vec<_>>().join(", "), if *more { ", …" } else { "" })]
+    NoRun {
+        /// The session file.
+        path: PathBuf,
+        /// The run number asked for.
+        wanted: u64,
+        /// The first run numbers recorded (at most 20).
+        recorded: Vec<u64>,
+        /// Whether more are recorded.
+        more: bool,
+    },
+}
+
+/// Find a session by id or path: `dir/<id>.jsonl`, a path, or `id#run`.
+/// Returns the session holding only the run the reference picks (default:
+/// the last), read run by run so a session of any size costs one run.
+pub fn resolve(reference: &str, dir: &Path) -> Result<(Session, usize), SessionError> {
+    let (file_part, run_part) = match reference.rsplit_once('#') {
+        Some((f, r)) if r.chars().all(|c| c.is_ascii_digit()) && !r.is_empty() => (f, Some(r)),
+        _ => (reference, None),
+    };
+    let path = session_path(file_part, dir)?;
+    let wanted: Option<u64> = run_part.map(|r| r.parse().unwrap_or(0));
+    let mut picked: Option<RunRecord> = None;
+    let mut numbers: Vec<u64> = Vec::new();
+    let mut i = 0;
+    let seen = visit(&path, &mut |r| {
+        let number = run_number(&r, i);
+        i += 1;
+        if numbers.len() < 21 {
+            numbers.push(number);
+        }
+        if wanted.is_none_or(|w| w == number) {
+            picked = Some(r);
+        }
+    });
+    let seen = match seen {
+        Ok(s) => s,
+        Err(source) => return Err(SessionError::Read { path, source }),
+    };
+    let Some(run) = picked else {
+        if i == 0 {
+            return Err(SessionError::NoRuns { path });
+        }
+        let more = numbers.len() > 20;
+        numbers.truncate(20);
+        return Err(SessionError::NoRun {
+            path,
+            wanted: wanted.unwrap_or(0),
+            recorded: numbers,
+            more,
+        });
+    };
+    let session = Session {
+        path,
+        header: seen.header,
+        runs: vec![run],
+        warnings: seen.warnings,
+    };
+    Ok((session, 0))
+}
+
+/// The file a session reference names: a path, or `dir/<id>.jsonl`
+/// (`#…` after it is the caller's).
+pub fn locate(file_part: &str, dir: &Path) -> Result<PathBuf, SessionError> {
+    session_path(file_part, dir)
+}
+
+/// The file a session reference names: a path, or `dir/<id>.jsonl`.
+fn session_path(file_part: &str, dir: &Path) -> Result<PathBuf, SessionError> {
+    let direct = PathBuf::from(file_part);
+    if direct.is_file() {
+        return Ok(direct);
+    }
+    let p = dir.join(format!("{file_part}.jsonl"));
+    // Anything there that is not a regular file (a FIFO) is named by the
+    // reader's error, not taken for a missing session.
+    if std::fs::symlink_metadata(&p).is_ok() {
+        return Ok(p);
+    }
+    Err(SessionError::NotFound {
+        reference: file_part.to_owned(),
+        dir: dir.to_owned(),
+        known: list(dir)
+            .iter()
+            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .collect(),
+    })
+}
