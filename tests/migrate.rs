@@ -458,8 +458,12 @@ fn cli_prints_records_and_writes_atomically() {
         tg_path.to_str().unwrap(),
     ]);
     assert!(out.status.success());
+    // A TOML prompt deploys as a bundle of the whole workspace: the twelve
+    // bundled prompts, the migration in place of the old twin.
     let (loaded, _) = prompt::load_bytes("m.json", &std::fs::read(&tg_path).unwrap()).unwrap();
-    assert_eq!(loaded[0].id, "extract-topics-jsonl");
+    assert_eq!(loaded.len(), 12);
+    assert_eq!(loaded.last().unwrap().id, "extract-topics-jsonl");
+    assert_eq!(loaded.iter().filter(|p| p.id == "extract-topics-jsonl").count(), 1);
 }
 
 #[test]
@@ -695,4 +699,52 @@ fn common_array_wording_becomes_jsonl_wording() {
         "Find things in {{text}}.\nReturn JSONL: one JSON object per line with `a`.\nOutput only the JSON lines, one object per line.\nOutput only the JSON lines, one object per line, nothing else.\n"
     );
     assert_eq!(m.flags, vec![]);
+}
+
+/// TrustGraph's `schema-selection` answers with schema names: an array of
+/// strings. Its lines are strings, so the wording says so and a flag on the
+/// schema tells the author, rather than "one JSON object per line".
+#[test]
+fn items_that_are_not_objects_are_named_and_flagged() {
+    let src = json_prompt(
+        json!({"type": "array", "items": {"type": "string"}}),
+        "Pick schemas for {{question}}.\nOutput only the array, e.g. [\"a\", \"b\"].",
+    );
+    let m = migrate(&src, None).unwrap();
+    assert_eq!(
+        m.config.template,
+        "Pick schemas for {{question}}.\nOutput only the JSON lines, one string per line, e.g. \"a\"\n\"b\"."
+    );
+    assert_eq!(m.config.schema, Some(json!({"type": "string"})));
+    assert_eq!(m.flags.len(), 1, "{:?}", m.flags);
+    let flag = &m.flags[0];
+    assert_eq!((flag.part, flag.line), ("schema", 0));
+    assert!(
+        flag.message
+            .starts_with("the items are not objects: each line will be one JSON string"),
+        "{}",
+        flag.message
+    );
+
+    // Objects stay objects, unflagged; mixed types are "values".
+    let objects = migrate(
+        &json_prompt(
+            json!({"type": "array", "items": {"properties": {"a": {}}}}),
+            "Output a JSON array.",
+        ),
+        None,
+    )
+    .unwrap();
+    assert_eq!(objects.config.template, "Output JSONL: one JSON object per line.");
+    assert!(objects.flags.is_empty(), "{:?}", objects.flags);
+    let mixed = migrate(
+        &json_prompt(
+            json!({"type": "array", "items": {"type": ["string", "integer"]}}),
+            "Output a JSON array.",
+        ),
+        None,
+    )
+    .unwrap();
+    assert_eq!(mixed.config.template, "Output JSONL: one JSON value per line.");
+    assert_eq!(mixed.flags[0].part, "schema");
 }
