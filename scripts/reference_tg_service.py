@@ -23,6 +23,10 @@ Each case is one of
       -> load_config with that template (and system), then render("p", vars).
          Out: {"rendered"} | {"load_error"} | {"render_error"}, each error as
          "Type: message".
+  {"kind": "load", "config": {key: JSON-encoded string}}
+      -> load_config(config), as a config store holding that bundle.
+         Out: {"ids", "system", "prompts": {id: {"prompt", "response-type",
+         "schema"}}} | {"load_error"}.
 
 Stack: invoke runs under asyncio.run in the main thread with Python's default
 recursion limit (1000) and thread stack, as TrustGraph's service process
@@ -129,9 +133,26 @@ def run_render(case):
         return {"render_error": f"{type(e).__name__}: {e}"}
 
 
+def run_load(case):
+    """What load_config keeps of a config-store bundle (every value a JSON string)."""
+    m = pm.PromptManager()
+    try:
+        m.load_config(case["config"])
+    except BaseException as e:  # noqa: BLE001
+        return {"load_error": f"{type(e).__name__}: {e}"}
+    prompts = {
+        k: {"prompt": v.template, "response-type": v.response_type, "schema": v.schema}
+        for k, v in m.prompts.items()
+    }
+    return {"ids": list(m.prompts), "system": m.config.system_template, "prompts": prompts}
+
+
+RUNNERS = {"render": run_render, "load": run_load}
+
+
 def verdicts(cases):
     """Each case's verdict, all made at the same stack depth."""
-    return [run_render(c) if c["kind"] == "render" else run_response(c) for c in cases]
+    return [RUNNERS.get(c["kind"], run_response)(c) for c in cases]
 
 
 def corpus():

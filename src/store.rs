@@ -12,18 +12,120 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::prompt::trustgraph::{put_in_bundle, to_trustgraph_prompt};
-use crate::prompt::{ConfigError, PromptConfig, SourceFormat, Warning, load_bytes, to_toml};
+use crate::prompt::{ConfigError, PromptConfig, SourceFormat, TgLoader, Warning, load_bytes_for, to_toml};
 
 /// The suffix of a TrustGraph-format prompt file's sample-input sidecar:
 /// `config.json` has its inputs in `config.inputs.json`.
 pub const SIDECAR_SUFFIX: &str = ".inputs.json";
 
+/// A prompts directory as one TrustGraph workspace: the loader of the
+/// TrustGraph version it is deployed to, and the workspace's system prompt,
+/// which a single TrustGraph prompt (one template, no system of its own)
+/// renders with there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Workspace {
+    /// The prompts directory.
+    pub dir: PathBuf,
+    /// Which `template.*` keys of a bundle TrustGraph loads.
+    pub loader: TgLoader,
+    /// The workspace system from `--system FILE`: (label, text). Without it,
+    /// single prompts take the system of the directory's bundles when they
+    /// agree on one.
+    pub system: Option<(String, String)>,
+}
+
+impl Workspace {
+    /// The directory read as the current TrustGraph reads it, with no
+    /// system given.
+    pub fn at(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            loader: TgLoader::default(),
+            system: None,
+        }
+    }
+
+    /// Every prompt of the directory (see [`load_dir`]), single prompts
+    /// with the workspace system.
+    pub fn load(&self) -> (Vec<PromptConfig>, Vec<ConfigError>, Vec<Warning>) {
+        let (mut prompts, errors, mut warnings) = load_dir_for(&self.dir, self.loader);
+        let system = self.system.clone().or_else(|| bundle_system(&prompts));
+        for p in &mut prompts {
+            give_system(p, system.as_ref(), &mut warnings);
+        }
+        (prompts, errors, warnings)
+    }
+
+    /// Resolve a prompt reference (see [`resolve`]) in this workspace.
+    pub fn resolve(&self, reference: &str) -> Result<PromptConfig, ConfigError> {
+        let mut p = resolve_for(reference, &self.dir, self.loader)?;
+        if is_bare_single(&p) {
+            let system = self.system.clone().or_else(|| {
+                let (prompts, _, _) = load_dir_for(&self.dir, self.loader);
+                bundle_system(&prompts)
+            });
+            give_system(&mut p, system.as_ref(), &mut Vec::new());
+        }
+        Ok(p)
+    }
+}
+
+/// A single TrustGraph prompt whose file gives no system.
+fn is_bare_single(p: &PromptConfig) -> bool {
+    p.origin.format == SourceFormat::TrustgraphPrompt && p.system.is_empty()
+}
+
+/// The one system the directory's bundles share, labelled by the first
+/// bundle's file; none when there is no bundle or they disagree.
+fn bundle_system(prompts: &[PromptConfig]) -> Option<(String, String)> {
+    let mut bundled = prompts.iter().filter(|p| {
+        matches!(
+            p.origin.format,
+            SourceFormat::TrustgraphBundle | SourceFormat::TrustgraphConfig
+        )
+    });
+    let first = bundled.next()?;
+    bundled
+        .all(|p| p.system == first.system)
+        .then(|| (first.origin.file.clone(), first.system.clone()))
+}
+
+/// Give a bare single prompt the workspace system, or say that it renders
+/// without one where TrustGraph would use its workspace's.
+fn give_system(p: &mut PromptConfig, system: Option<&(String, String)>, warnings: &mut Vec<Warning>) {
+    if !is_bare_single(p) {
+        return;
+    }
+    match system {
+        Some((from, text)) => {
+            p.system.clone_from(text);
+            p.origin.system_from = Some(from.clone());
+        }
+        None => warnings.push(Warning {
+            file: p.origin.file.clone(),
+            line: None,
+            message: format!(
+                "`{}` is a single TrustGraph prompt with no system: TrustGraph renders it with its workspace's \
+                 system ({:?} when the workspace has none); cutline renders it with none. Pass --system FILE \
+                 or keep a bundle with the workspace's `system` beside it",
+                p.id,
+                crate::prompt::DEFAULT_SYSTEM
+            ),
+        }),
+    }
+}
+
 /// Load every prompt of one file, with the sample inputs of its sidecar
 /// (a `.json` file only: TOML prompts hold their own `[[input]]`s).
 pub fn load_file(path: &Path) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
+    load_file_for(path, TgLoader::default())
+}
+
+/// [`load_file`] as the given TrustGraph loader reads bundles.
+fn load_file_for(path: &Path, loader: TgLoader) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
     let label = path.display().to_string();
     let bytes = crate::limits::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
-    let (mut prompts, mut warnings) = load_bytes(&label, &bytes)?;
+    let (mut prompts, mut warnings) = load_bytes_for(&label, &bytes, loader)?;
     let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
     if let Some(sidecar) = is_json.then(|| sidecar_of(path)).flatten()
         && sidecar.is_file()
@@ -67,6 +169,10 @@ fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, ConfigError> {
 /// A prompt whose id an earlier file already has is reported as an error
 /// and left out, so an id always names one prompt.
 pub fn load_dir(dir: &Path) -> (Vec<PromptConfig>, Vec<ConfigError>, Vec<Warning>) {
+    Workspace::at(dir).load()
+}
+
+fn load_dir_for(dir: &Path, loader: TgLoader) -> (Vec<PromptConfig>, Vec<ConfigError>, Vec<Warning>) {
     let mut prompts: Vec<PromptConfig> = Vec::new();
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -75,7 +181,7 @@ pub fn load_dir(dir: &Path) -> (Vec<PromptConfig>, Vec<ConfigError>, Vec<Warning
         Err(e) => return (prompts, vec![e], warnings),
     };
     for path in files {
-        match load_file(&path) {
+        match load_file_for(&path, loader) {
             Ok((ps, ws)) => {
                 warnings.extend(ws);
                 for p in ps {
@@ -127,8 +233,12 @@ fn pick(file: &str, mut prompts: Vec<PromptConfig>, id: Option<&str>) -> Result<
 /// When no prompt has the id but a file named after it failed to load, that
 /// file's error is returned: it says why the prompt is missing.
 pub fn resolve(reference: &str, dir: &Path) -> Result<PromptConfig, ConfigError> {
+    Workspace::at(dir).resolve(reference)
+}
+
+fn resolve_for(reference: &str, dir: &Path, loader: TgLoader) -> Result<PromptConfig, ConfigError> {
     let as_file = |path: &Path, id: Option<&str>| -> Result<PromptConfig, ConfigError> {
-        let (prompts, _) = load_file(path)?;
+        let (prompts, _) = load_file_for(path, loader)?;
         pick(&path.display().to_string(), prompts, id)
     };
     let path = Path::new(reference);
@@ -159,7 +269,7 @@ pub fn resolve(reference: &str, dir: &Path) -> Result<PromptConfig, ConfigError>
         }
         return Err(ConfigError::new(reference, "no such file"));
     }
-    let (mut prompts, errors, _) = load_dir(dir);
+    let (mut prompts, errors, _) = load_dir_for(dir, loader);
     if let Some(i) = prompts.iter().position(|p| p.id == reference) {
         return Ok(prompts.swap_remove(i));
     }
@@ -249,11 +359,9 @@ pub fn save(p: &PromptConfig) -> Result<(), ConfigError> {
             if let Value::Object(fields) = to_trustgraph_prompt(p) {
                 obj.extend(fields);
             }
-            set_or_clear(
-                &mut obj,
-                "system",
-                (!p.system.is_empty()).then(|| Value::String(p.system.clone())),
-            );
+            // A workspace system is the workspace's, not the file's.
+            let own_system = p.origin.system_from.is_none() && !p.system.is_empty();
+            set_or_clear(&mut obj, "system", own_system.then(|| Value::String(p.system.clone())));
             set_or_clear(
                 &mut obj,
                 "stop",

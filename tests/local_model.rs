@@ -336,7 +336,7 @@ async fn the_workbench_continues_from_the_exact_tokens() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut runner = Runner::new(
         tx,
-        "prompts".into(),
+        cutline::store::Workspace::at(std::path::Path::new("prompts")),
         sessions.path().to_owned(),
         std::time::Instant::now(),
     );

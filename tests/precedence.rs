@@ -487,7 +487,7 @@ async fn every_parameter_at_every_level_reaches_the_body_from_the_workbench() {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let mut runner = Runner::new(
             tx,
-            dir.path().join("prompts"),
+            cutline::store::Workspace::at(&dir.path().join("prompts")),
             dir.path().join("sessions"),
             Instant::now(),
         )
@@ -503,6 +503,7 @@ async fn every_parameter_at_every_level_reaches_the_body_from_the_workbench() {
             source: Source::Prompt(Box::new(spec)),
             schemas: Arc::new(cutline::tui::run::schemas_for(&prompt).unwrap()),
             max_tokens: limit,
+            tg_python: cutline::output::tg::TgPython::default(),
             sessions_dir: dir.path().join("sessions"),
         })));
         loop {

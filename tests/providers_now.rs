@@ -979,7 +979,7 @@ async fn the_workbench_runs_todays_models_and_says_what_it_learned() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut runner = Runner::new(
         tx,
-        prompts.clone(),
+        cutline::store::Workspace::at(&prompts),
         dir.path().join("sessions"),
         std::time::Instant::now(),
     )
@@ -997,6 +997,7 @@ async fn the_workbench_runs_todays_models_and_says_what_it_learned() {
             source: Source::Prompt(Box::new(spec)),
             schemas: Arc::new(cutline::tui::run::schemas_for(&prompt).unwrap()),
             max_tokens: Some(3000),
+            tg_python: cutline::output::tg::TgPython::default(),
             sessions_dir: dir.path().join("sessions"),
         })));
     };

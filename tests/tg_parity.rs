@@ -342,3 +342,76 @@ fn cutline_reads_templates_as_ibis() {
     );
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// A TOML prompt migrated and exported for TrustGraph deploys as a bundle
+/// of the whole workspace: TrustGraph's own loader keeps every prompt with
+/// the workspace's system (nothing blanked), and the index that TrustGraph
+/// 2.8.11 and older read lists the same prompts, each with its key.
+#[test]
+fn an_exported_workspace_bundle_loads_every_prompt_in_trustgraph() {
+    let Some(python) = python_or_skip(runtime()) else {
+        return; // skip: python_or_skip said why
+    };
+    let prompts = tempfile::tempdir().unwrap();
+    let system = "You extract facts. Answer tersely.";
+    for (id, kind) in [("facts", "json"), ("topics", "text"), ("names", "jsonl")] {
+        let schema = match kind {
+            "json" => {
+                r#"schema = '{"type": "array", "items": {"type": "object", "properties": {"fact": {"type": "string"}}}}'"#
+            }
+            "jsonl" => r#"schema = '{"type": "object"}'"#,
+            _ => "",
+        };
+        std::fs::write(
+            prompts.path().join(format!("{id}.toml")),
+            format!(
+                "id = \"{id}\"\nresponse-type = \"{kind}\"\nsystem = \"{system}\"\nprompt = \"\"\"\nList the {id} in {{{{text}}}} as a JSON array.\n\"\"\"\n{schema}"
+            ),
+        )
+        .unwrap();
+    }
+    let out = assert_cmd::Command::cargo_bin("cutline")
+        .unwrap()
+        .env_remove("CUTLINE_PROMPTS")
+        .args([
+            "migrate",
+            "facts",
+            "--format",
+            "trustgraph",
+            "--output",
+            "json",
+            "--prompts",
+        ])
+        .arg(prompts.path())
+        .output()
+        .unwrap();
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["ok"], true, "{envelope}");
+    let bundle: Value = serde_json::from_str(envelope["data"]["trustgraph"].as_str().unwrap()).unwrap();
+    let want = ["facts", "names", "topics", "facts-jsonl"];
+    // Encoded as TrustGraph's tools encode (Python's `json.dumps`).
+    assert_eq!(
+        bundle["template-index"], r#"["facts", "names", "topics", "facts-jsonl"]"#,
+        "{bundle}"
+    );
+
+    let tg = &reference(&python, &[json!({"kind": "load", "config": bundle})])[0];
+    let mut kept: Vec<&str> = tg["ids"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    kept.sort_unstable();
+    assert_eq!(kept, ["facts", "facts-jsonl", "names", "topics"], "{tg}");
+    assert_eq!(tg["system"], system);
+    assert_eq!(tg["prompts"]["facts-jsonl"]["response-type"], "jsonl");
+    assert_eq!(
+        tg["prompts"]["facts-jsonl"]["schema"],
+        json!({"type": "object", "properties": {"fact": {"type": "string"}}})
+    );
+
+    let text = bundle.to_string();
+    for loader in [cutline::prompt::TgLoader::Prefix, cutline::prompt::TgLoader::Indexed] {
+        let (loaded, warnings) = cutline::prompt::load_bytes_for("b.json", text.as_bytes(), loader).unwrap();
+        let ids: Vec<&str> = loaded.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, want, "{loader:?}");
+        assert!(warnings.is_empty(), "{loader:?}: {warnings:?}");
+        assert!(loaded.iter().all(|p| p.system == system), "{loader:?}");
+    }
+}

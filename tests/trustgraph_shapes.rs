@@ -530,3 +530,89 @@ fn json_response_type_says_which_exception_escapes() {
         "{w}"
     );
 }
+
+/// A single TrustGraph prompt has no system: TrustGraph renders it with its
+/// workspace's. cutline takes that from `--system FILE`, else from the
+/// bundle beside it, else renders without one and says so.
+#[test]
+fn single_prompts_render_with_the_workspace_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    fs::create_dir(&prompts).unwrap();
+    let single = prompts.join("plan.json");
+    fs::write(&single, r#"{"prompt": "Plan {{q}}.", "response-type": "text"}"#).unwrap();
+    let system_file = dir.path().join("system.txt");
+    fs::write(&system_file, "The workspace's own system.").unwrap();
+    let render = |extra: &[&str]| {
+        let mut args = vec![
+            "render",
+            single.to_str().unwrap(),
+            "--var",
+            "q=tea",
+            "--prompts",
+            prompts.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        envelope(&args)
+    };
+
+    let (v, code) = render(&[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["system"], "");
+    let (v, _) = envelope(&["prompts", "--prompts", prompts.to_str().unwrap()]);
+    let warnings: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("`plan` is a single TrustGraph prompt with no system")),
+        "{v}"
+    );
+
+    let (v, code) = render(&["--system", system_file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["system"], "The workspace's own system.");
+    assert_eq!(v["data"]["prompt"], "Plan tea.");
+
+    fs::write(prompts.join("config.json"), tg_support::show_config_text(true)).unwrap();
+    let (v, code) = render(&[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["system"], tg_support::SYSTEM, "the bundle's system");
+    let (v, _) = render(&["--system", system_file.to_str().unwrap()]);
+    assert_eq!(v["data"]["system"], "The workspace's own system.", "--system wins");
+
+    fs::write(&system_file, b"ok\xff\xfe").unwrap();
+    let (v, code) = render(&["--system", system_file.to_str().unwrap()]);
+    assert_eq!(code, 3, "{v}");
+    assert_eq!(
+        v["error"]["message"],
+        format!(
+            "{}: --system: the file is not UTF-8 (invalid byte at offset 2)",
+            system_file.display()
+        )
+    );
+}
+
+/// `--tg-loader index` reads bundles as TrustGraph 2.8.11 and older do:
+/// only what `template-index` lists, so a 2.8 bundle without one loads
+/// nothing there.
+#[test]
+fn the_loader_switch_reads_bundles_as_old_trustgraph() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("config.json"), tg_support::show_config_text(false)).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (v, code) = envelope(&["prompts", "--prompts", d]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["prompts"].as_array().unwrap().len(), 24);
+    let (v, _) = envelope(&["prompts", "--prompts", d, "--tg-loader", "index"]);
+    assert_eq!(v["data"]["prompts"], serde_json::json!([]), "{v}");
+    let errors = v["data"]["errors"].to_string();
+    assert!(
+        errors.contains("no `template-index`: TrustGraph 2.8.11 and older load only the ids the index lists"),
+        "{v}"
+    );
+}

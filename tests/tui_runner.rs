@@ -4,9 +4,11 @@
 
 mod tui_support;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cutline::llm::FinishReason;
+use cutline::store::Workspace;
 use cutline::tui::event::{Effect, Event};
 use cutline::tui::run::Phase;
 use cutline::tui::runner::Runner;
@@ -96,7 +98,12 @@ async fn replay_streams_through_the_runner_and_sweeps() {
     let dir = tempfile::tempdir().unwrap();
     record_session(dir.path());
     let (tx, mut rx) = unbounded_channel();
-    let mut runner = Runner::new(tx, dir.path().join("prompts"), dir.path().to_owned(), Instant::now());
+    let mut runner = Runner::new(
+        tx,
+        Workspace::at(&dir.path().join("prompts")),
+        dir.path().to_owned(),
+        Instant::now(),
+    );
     let mut s = state();
     s.sessions_dir = dir.path().to_owned();
     // An `object-schema` (TrustGraph ignores it) that wants a confidence.
@@ -171,7 +178,7 @@ async fn replay_streams_through_the_runner_and_sweeps() {
 async fn no_recording_fails_the_run_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();
     let (tx, mut rx) = unbounded_channel();
-    let mut runner = Runner::new(tx, dir.path().to_owned(), dir.path().to_owned(), Instant::now());
+    let mut runner = Runner::new(tx, Workspace::at(dir.path()), dir.path().to_owned(), Instant::now());
     let mut s = state();
     s.sessions_dir = dir.path().to_owned();
     let fx = send(&mut s, [ch('r')]);
@@ -200,7 +207,7 @@ async fn edits_are_saved_to_the_prompt_file() {
     )
     .unwrap();
     let (tx, mut rx) = unbounded_channel();
-    let mut runner = Runner::new(tx, prompts.clone(), dir.path().to_owned(), Instant::now());
+    let mut runner = Runner::new(tx, Workspace::at(&prompts), dir.path().to_owned(), Instant::now());
     let mut s = state();
     s.prompts_dir = prompts;
     drive(&mut s, &mut runner, &mut rx, vec![Effect::LoadPrompts], |s| {
@@ -257,7 +264,7 @@ text = "Ada met Alan."
     )
     .unwrap();
     let (tx, mut rx) = unbounded_channel();
-    let mut runner = Runner::new(tx, prompts.clone(), dir.path().to_owned(), Instant::now());
+    let mut runner = Runner::new(tx, Workspace::at(&prompts), dir.path().to_owned(), Instant::now());
     let mut s = state();
     s.prompts_dir = prompts.clone();
     drive(&mut s, &mut runner, &mut rx, vec![Effect::LoadPrompts], |s| {
@@ -314,7 +321,7 @@ async fn the_gold_set_of_the_pair_is_found_and_scored() {
     )
     .unwrap();
     let (tx, mut rx) = unbounded_channel();
-    let mut runner = Runner::new(tx, prompts.clone(), dir.path().to_owned(), Instant::now());
+    let mut runner = Runner::new(tx, Workspace::at(&prompts), dir.path().to_owned(), Instant::now());
     let mut s = state();
     s.shown = Some(cutline::tui::run::Shown::Twins {
         json: Box::new(finished(1, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Length)),
@@ -357,7 +364,7 @@ schema = '{"type": "array", "items": {"type": "object", "properties": {"name": {
     )
     .unwrap();
     let (tx, mut rx) = unbounded_channel();
-    let mut runner = Runner::new(tx, prompts.clone(), dir.path().to_owned(), Instant::now());
+    let mut runner = Runner::new(tx, Workspace::at(&prompts), dir.path().to_owned(), Instant::now());
     let mut s = state();
     s.prompts_dir = prompts.clone();
     drive(&mut s, &mut runner, &mut rx, vec![Effect::LoadPrompts], |s| {
@@ -440,7 +447,8 @@ async fn the_compare_tab_runs_each_strategy_as_eval_does() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy("sessions/demo.jsonl", dir.path().join("demo.jsonl")).unwrap();
     let (tx, mut rx) = unbounded_channel();
-    let mut runner = Runner::new(tx, "prompts".into(), dir.path().to_owned(), Instant::now());
+    let ws = Workspace::at(Path::new("prompts"));
+    let mut runner = Runner::new(tx, ws, dir.path().to_owned(), Instant::now());
     let mut s = state();
     s.sessions_dir = dir.path().to_owned();
     let first = cutline::store::resolve("extract-definitions", std::path::Path::new("prompts"))

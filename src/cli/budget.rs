@@ -135,7 +135,9 @@ fn before(mut t: Transcript, end: usize) -> Transcript {
 
 /// Run `budget`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let cfg = crate::store::resolve(&args.prompt, &cli.prompts)
+    let cfg = cli
+        .workspace()?
+        .resolve(&args.prompt)
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
     let jsonl = cfg.response_type == ResponseType::Jsonl;
     let schemas = SweepSchemas::of_response(jsonl, cfg.schema.as_ref())

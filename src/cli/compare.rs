@@ -66,7 +66,9 @@ fn line_schema(kind: ResponseType, schema: Option<&Value>) -> Option<Value> {
 fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliError> {
     let compile = |e: crate::output::schema::SchemaCompileError| CliError::new(Category::ConfigInvalid, e.to_string());
     if let Some(p) = prompt {
-        let cfg = crate::store::resolve(p, &cli.prompts)
+        let cfg = cli
+            .workspace()?
+            .resolve(p)
             .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
         let bytes = input::read_all(reference)?;
         let (text, _) = input::lossy(reference, &bytes);

@@ -90,13 +90,66 @@ pub enum MigrateFormat {
     /// TrustGraph, in the source's shape: a single prompt stays a single
     /// prompt; a prompt from a bundle (config store or configurator) gives
     /// the whole bundle with the prompt added or replaced in place; a TOML
-    /// prompt gives a config-store bundle holding it.
+    /// prompt gives a config-store bundle of the whole workspace (see
+    /// [`workspace_bundle`]).
     Trustgraph,
 }
 
-/// The TrustGraph export of `m` in `src`'s shape (see [`MigrateFormat::Trustgraph`]).
-fn trustgraph_export(src: &crate::prompt::PromptConfig, m: &crate::prompt::PromptConfig) -> Result<String, CliError> {
+/// The config-store bundle a TOML prompt's migration deploys as: every
+/// prompt of the workspace with `m` added (or replacing its id), so that
+/// merged into a live config store it serves both loaders — current
+/// TrustGraph reads the `template.<id>` keys, 2.8.11 and older read a
+/// `template-index` that lists every prompt and names only keys the bundle
+/// carries (a bundle of one would un-index every other prompt there).
+/// TrustGraph has one system per workspace: `m`'s, or the workspace's when
+/// `m` has none; the warnings say what did not fit.
+fn workspace_bundle(ws: &crate::store::Workspace, m: &crate::prompt::PromptConfig) -> (Value, Vec<String>) {
+    let (mut prompts, errors, _) = ws.load();
+    let mut warnings: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{e}: not in the exported bundle"))
+        .collect();
+    prompts.retain(|p| p.id != m.id);
+    let system = if m.system.is_empty() {
+        prompts
+            .iter()
+            .map(|p| p.system.clone())
+            .find(|s| !s.is_empty())
+            .unwrap_or_default()
+    } else {
+        m.system.clone()
+    };
+    let others: Vec<&str> = prompts
+        .iter()
+        .filter(|p| !p.system.is_empty() && p.system != system)
+        .map(|p| p.id.as_str())
+        .collect();
+    if !others.is_empty() {
+        warnings.push(format!(
+            "TrustGraph has one system prompt per workspace: the bundle carries {}, and {} other prompt(s) ({}) had \
+             another",
+            if m.system.is_empty() {
+                "the workspace's"
+            } else {
+                "the migrated prompt's"
+            },
+            others.len(),
+            others.join(", ")
+        ));
+    }
+    prompts.push(m.clone());
+    (crate::prompt::to_trustgraph_bundle(&prompts, &system), warnings)
+}
+
+/// The TrustGraph export of `m` in `src`'s shape (see [`MigrateFormat::Trustgraph`]),
+/// with what the caller must warn about.
+fn trustgraph_export(
+    src: &crate::prompt::PromptConfig,
+    m: &crate::prompt::PromptConfig,
+    ws: &crate::store::Workspace,
+) -> Result<(String, Vec<String>), CliError> {
     use crate::prompt::SourceFormat;
+    let mut warnings = Vec::new();
     let value = match src.origin.format {
         SourceFormat::TrustgraphPrompt => crate::prompt::to_trustgraph_prompt(m),
         SourceFormat::TrustgraphBundle | SourceFormat::TrustgraphConfig => {
@@ -114,11 +167,15 @@ fn trustgraph_export(src: &crate::prompt::PromptConfig, m: &crate::prompt::Promp
                 .map_err(|e| CliError::new(Category::ConfigInvalid, format!("{file}: cannot export: {e}")))?;
             root
         }
-        SourceFormat::Toml => crate::prompt::to_trustgraph_bundle(std::slice::from_ref(m), &m.system),
+        SourceFormat::Toml => {
+            let (bundle, w) = workspace_bundle(ws, m);
+            warnings = w;
+            bundle
+        }
     };
     let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();
     s.push('\n');
-    Ok(s)
+    Ok((s, warnings))
 }
 
 /// An `unconvertible` error when the schema's root has no per-line form
@@ -142,9 +199,32 @@ fn refuse_unconvertible(src: &crate::prompt::PromptConfig, m: &crate::prompt::Mi
     Err(err)
 }
 
+/// The migrated prompt in `format`: its key in the envelope and its text;
+/// what an export could not keep is warned about.
+fn migrated_text<W: Write>(
+    format: MigrateFormat,
+    src: &crate::prompt::PromptConfig,
+    m: &crate::prompt::PromptConfig,
+    ws: &crate::store::Workspace,
+    out: &mut Out<W>,
+) -> Result<(&'static str, String), CliError> {
+    match format {
+        MigrateFormat::Toml => Ok(("toml", crate::prompt::to_toml(m))),
+        MigrateFormat::Trustgraph => {
+            let (text, warnings) = trustgraph_export(src, m, ws)?;
+            for w in warnings {
+                out.warn(&w).map_err(|e| io_err(&e))?;
+            }
+            Ok(("trustgraph", text))
+        }
+    }
+}
+
 /// Run `migrate`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let src = crate::store::resolve(&args.prompt, &cli.prompts)
+    let ws = cli.workspace()?;
+    let src = ws
+        .resolve(&args.prompt)
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
     if let Some(id) = &args.id {
         crate::prompt::check_id(id).map_err(|e| CliError::new(Category::Usage, format!("--id: {e}")))?;
@@ -153,10 +233,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     if !args.force {
         refuse_unconvertible(&src, &m)?;
     }
-    let (key, text) = match args.format {
-        MigrateFormat::Toml => ("toml", crate::prompt::to_toml(&m.config)),
-        MigrateFormat::Trustgraph => ("trustgraph", trustgraph_export(&src, &m.config)?),
-    };
+    let (key, text) = migrated_text(args.format, &src, &m.config, &ws, out)?;
     let bundled = matches!(
         src.origin.format,
         crate::prompt::SourceFormat::TrustgraphBundle | crate::prompt::SourceFormat::TrustgraphConfig

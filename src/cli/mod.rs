@@ -78,6 +78,22 @@ pub struct Cli {
     /// Machine output is never translated.
     #[arg(long, global = true, value_name = "LANG")]
     pub lang: Option<String>,
+    /// The workspace's system prompt, for single TrustGraph prompts (one
+    /// template, no system of their own), which TrustGraph renders with
+    /// their workspace's. Without it: the system the prompts directory's
+    /// bundles share.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub system: Option<PathBuf>,
+    /// Which TrustGraph loader reads bundles: `prefix` (after 2.8.11: every
+    /// `template.<id>` key) or `index` (2.8.11 and older: only the ids in
+    /// `template-index`).
+    #[arg(long, global = true, value_enum, default_value_t = TgLoaderArg::Prefix)]
+    pub tg_loader: TgLoaderArg,
+    /// The Python TrustGraph's prompt service runs on (3.13 in its
+    /// containers, or 3.11): its nesting limits decide which responses fail
+    /// whole, in every verdict cutline gives, the workbench's included.
+    #[arg(long, global = true, default_value = "3.13")]
+    pub tg_python: crate::output::tg::TgPython,
     /// The subcommand; none opens the workbench.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -87,6 +103,50 @@ impl Cli {
     /// The effective output format (`--no-stream` means `json`).
     pub fn format(&self) -> Format {
         if self.no_stream { Format::Json } else { self.output }
+    }
+
+    /// The prompts directory as the TrustGraph workspace the options
+    /// describe; a `--system` file that cannot be read or is not UTF-8 is an
+    /// error naming it.
+    pub fn workspace(&self) -> Result<crate::store::Workspace, CliError> {
+        let system = match &self.system {
+            None => None,
+            Some(path) => {
+                let label = path.display().to_string();
+                let bytes = input::read_all(&label)?;
+                let text = String::from_utf8(bytes).map_err(|e| {
+                    let at = e.utf8_error().valid_up_to();
+                    CliError::new(
+                        Category::ConfigInvalid,
+                        format!("{label}: --system: the file is not UTF-8 (invalid byte at offset {at})"),
+                    )
+                })?;
+                Some((label, text))
+            }
+        };
+        Ok(crate::store::Workspace {
+            dir: self.prompts.clone(),
+            loader: self.tg_loader.into(),
+            system,
+        })
+    }
+}
+
+/// `--tg-loader`: the TrustGraph release whose loader reads bundles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TgLoaderArg {
+    /// TrustGraph after 2.8.11 (the current releases): every `template.<id>` key.
+    Prefix,
+    /// TrustGraph 2.8.11 and older: the ids `template-index` lists.
+    Index,
+}
+
+impl From<TgLoaderArg> for crate::prompt::TgLoader {
+    fn from(a: TgLoaderArg) -> Self {
+        match a {
+            TgLoaderArg::Prefix => Self::Prefix,
+            TgLoaderArg::Index => Self::Indexed,
+        }
     }
 }
 
@@ -323,8 +383,16 @@ pub const COMMAND_NAMES: [&str; 16] = [
 ];
 
 fn workbench(cli: &Cli) -> i32 {
+    let workspace = match cli.workspace() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("cutline: {}", e.message);
+            return e.category.exit_code();
+        }
+    };
     crate::tui::main(crate::tui::TuiOptions {
-        prompts_dir: cli.prompts.clone(),
+        workspace,
+        tg_python: cli.tg_python,
         sessions_dir: cli.sessions.clone(),
         provider: cli.provider.clone(),
     })

@@ -37,11 +37,6 @@ pub struct Args {
     /// Prompt id (from the prompts dir) or path, for its response type and schema.
     #[arg(long)]
     pub prompt: Option<String>,
-    /// The Python TrustGraph's prompt service runs on (3.13 in its
-    /// containers, or 3.11): its nesting limits decide which responses fail
-    /// whole.
-    #[arg(long, default_value = "3.13")]
-    pub tg_python: TgPython,
 }
 
 /// Response types on the command line.
@@ -78,7 +73,9 @@ pub fn kind_and_schema(
     cli: &Cli,
 ) -> Result<Reading, CliError> {
     if let Some(p) = prompt {
-        let cfg = crate::store::resolve(p, &cli.prompts)
+        let cfg = cli
+            .workspace()?
+            .resolve(p)
             .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
         let kind = as_.unwrap_or_else(|| cfg.response_type.into());
         return Ok((
@@ -136,8 +133,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             out.pretty(&text).map_err(|e| io_err(&e))?;
             Ok(json!({"response_type": "text", "items": [text]}))
         }
-        As::Json => parse_json(args, schema.as_ref(), &origin, label, out),
-        As::Jsonl => parse_jsonl(args, schema.as_ref(), &origin, object_schema.as_ref(), out),
+        As::Json => parse_json(args, schema.as_ref(), cli.tg_python, label, out),
+        As::Jsonl => parse_jsonl(args, schema.as_ref(), cli.tg_python, object_schema.as_ref(), out),
     }
 }
 
@@ -147,11 +144,10 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
 fn parse_json<W: Write>(
     args: &Args,
     schema: Option<&Value>,
-    origin: &str,
+    py: TgPython,
     label: &str,
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
-    let _ = origin;
     let schemas = JsonSchemas::compile_python(schema);
     let (text, warn) = input::into_text(label, input::read_all(&args.file)?);
     if let Some(w) = warn {
@@ -164,7 +160,7 @@ fn parse_json<W: Write>(
     }
     let outline = json_out::outline(text.as_bytes(), &schemas);
     let rejected = outline.status == crate::output::json::JsonStatus::SchemaInvalid;
-    let raises = crate::output::tg::json_raises(&text, schemas.whole.as_ref(), args.tg_python, rejected);
+    let raises = crate::output::tg::json_raises(&text, schemas.whole.as_ref(), py, rejected);
     if let Some(r) = &raises {
         out.warn(r.verdict()).map_err(|e| io_err(&e))?;
     }
@@ -189,16 +185,15 @@ fn parse_json<W: Write>(
 fn parse_jsonl<W: Write>(
     args: &Args,
     schema: Option<&Value>,
-    origin: &str,
+    py: TgPython,
     object_schema: Option<&Value>,
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
-    let _ = origin;
     let compiled = schema.and_then(CompiledSchema::compile_python);
     let ignored = object_schema.and_then(|s| CompiledSchema::compile(s).ok());
     if out.format() == Format::Json {
         let bytes = input::read_all(&args.file)?;
-        let analysis = jsonl::analyse_py(&bytes, compiled.as_ref(), args.tg_python);
+        let analysis = jsonl::analyse_py(&bytes, compiled.as_ref(), py);
         let rejects = ignored.as_ref().map(|s| object_schema_rejects(&analysis, s));
         if let Some(r) = &rejects {
             out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
@@ -221,7 +216,7 @@ fn parse_jsonl<W: Write>(
         });
         return Ok(Value::Null);
     }
-    let (analysis, rejects, tail) = stream_jsonl(&args.file, compiled.as_ref(), ignored.as_ref(), args.tg_python, out)?;
+    let (analysis, rejects, tail) = stream_jsonl(&args.file, compiled.as_ref(), ignored.as_ref(), py, out)?;
     let looped = loop_in(&tail.bytes, tail.offset, analysis.counts.truncated > 0);
     if out.format() == Format::Pretty {
         out.pretty(&pretty_jsonl(&analysis)).map_err(|e| io_err(&e))?;

@@ -48,8 +48,12 @@ fn record(cfg: &PromptConfig) -> Value {
 
 /// Run `prompts`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let dir = args.dir.as_ref().unwrap_or(&cli.prompts);
-    let (prompts, errors, warnings) = crate::store::load_dir(dir);
+    let mut ws = cli.workspace()?;
+    if let Some(d) = &args.dir {
+        ws.dir.clone_from(d);
+    }
+    let dir = &ws.dir;
+    let (prompts, errors, warnings) = ws.load();
     // A directory that cannot be read is an input error, not an empty list.
     if let [e] = errors.as_slice()
         && prompts.is_empty()

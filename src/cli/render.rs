@@ -38,7 +38,9 @@ pub struct Args {
 
 /// Run `render`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let cfg = crate::store::resolve(&args.prompt, &cli.prompts)
+    let cfg = cli
+        .workspace()?
+        .resolve(&args.prompt)
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
     let vars = super::input::vars(&cfg, args.input.as_deref(), &args.vars, args.vars_file.as_deref())?;
     let undefined = if args.strict_vars {

@@ -22,11 +22,6 @@ pub struct Args {
     /// Cut the recording at this many tokens (default: as recorded).
     #[arg(long)]
     pub max_tokens: Option<u32>,
-    /// The Python TrustGraph's prompt service runs on (3.13 in its
-    /// containers, or 3.11): its nesting limits decide which responses fail
-    /// whole.
-    #[arg(long, default_value = "3.13")]
-    pub tg_python: crate::output::tg::TgPython,
 }
 
 /// The prompt a run was recorded with, rebuilt from its snapshot.
@@ -76,7 +71,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         .map_err(|e| io_err(&e))?;
     }
     let mut spec = Spec::new(prompt, rec.variables.clone()).limit(max_tokens);
-    spec.tg_python = args.tg_python;
+    spec.tg_python = cli.tg_python;
     let target = crate::run::target::replay_of(rec, source.clone());
     let mut plan = crate::run::Plan::recorded(rec, max_tokens);
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -65,11 +65,6 @@ pub struct Args {
     /// empty, and every one touched is a warning).
     #[arg(long)]
     pub strict_vars: bool,
-    /// The Python TrustGraph's prompt service runs on (3.13 in its
-    /// containers, or 3.11): its nesting limits decide which responses fail
-    /// whole.
-    #[arg(long, default_value = "3.13")]
-    pub tg_python: crate::output::tg::TgPython,
 }
 
 /// `--structured` values.
@@ -126,7 +121,9 @@ pub fn llm_err(e: &LlmError) -> CliError {
 
 /// Run `run`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let cfg = crate::store::resolve(&args.prompt, &cli.prompts)
+    let cfg = cli
+        .workspace()?
+        .resolve(&args.prompt)
         .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
     let vars = super::input::vars(&cfg, args.input.as_deref(), &args.vars, args.vars_file.as_deref())?;
     let mut spec = Spec::new(cfg, vars);
@@ -137,7 +134,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     if args.strict_vars {
         spec.undefined = crate::prompt::render::Undefined::Strict;
     }
-    spec.tg_python = args.tg_python;
+    spec.tg_python = cli.tg_python;
     let target = target_for(&args.provider, &spec, &cli.sessions)?;
     let mut recorder = if args.no_record {
         None

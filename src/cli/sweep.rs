@@ -64,7 +64,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         from_prompt(cfg.response_type, cfg.schema.as_ref())
             .map_err(|e| input::compile_err(&format!("prompt {:?}", cfg.id), &e))?
     } else if let Some(p) = &args.prompt {
-        let cfg = crate::store::resolve(p, &cli.prompts)
+        let cfg = cli
+            .workspace()?
+            .resolve(p)
             .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
         from_prompt(cfg.response_type, cfg.schema.as_ref())
             .map_err(|e| input::compile_err(&format!("prompt {:?}", cfg.id), &e))?

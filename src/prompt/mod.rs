@@ -102,6 +102,12 @@ pub struct Origin {
     /// (TrustGraph ≤ 2.7) or not (2.8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed: Option<bool>,
+    /// For a single TrustGraph prompt, which carries no system of its own:
+    /// where the workspace system it renders with came from (`--system
+    /// FILE`, or the bundle beside it). Saving never writes that system into
+    /// the prompt's file: it is the workspace's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_from: Option<String>,
 }
 
 /// A named sample input: variables to render the prompt with.

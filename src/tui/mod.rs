@@ -73,8 +73,10 @@ pub use view::draw;
 /// How the workbench starts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TuiOptions {
-    /// Directory of prompt configs.
-    pub prompts_dir: PathBuf,
+    /// The prompts directory, as the TrustGraph workspace it is read as.
+    pub workspace: crate::store::Workspace,
+    /// The Python whose limits TrustGraph's verdict follows (`--tg-python`).
+    pub tg_python: crate::output::tg::TgPython,
     /// Directory of recorded sessions (replays come from here; local runs
     /// are recorded here).
     pub sessions_dir: PathBuf,
@@ -87,8 +89,9 @@ pub struct TuiOptions {
 /// `NO_COLOR`, provider chosen. `local_installed` says whether the local
 /// model is installed.
 pub fn initial_state(opts: &TuiOptions, keymap: Keymap, theme: theme::Theme, local_installed: bool) -> State {
-    let mut s = State::new(opts.prompts_dir.clone(), opts.sessions_dir.clone(), keymap, theme);
+    let mut s = State::new(opts.workspace.dir.clone(), opts.sessions_dir.clone(), keymap, theme);
     s.local_installed = Some(local_installed);
+    s.tg_python = opts.tg_python;
     s.provider = match opts.provider.as_deref() {
         Some("local") => ProviderChoice::Local,
         Some("replay") => ProviderChoice::Replay,
@@ -398,7 +401,7 @@ async fn event_loop(
     let own_tx = tx.clone();
     spawn_signals(sig_tx);
     spawn_ticks(tx.clone(), start);
-    let mut runner = runner::Runner::new(tx, opts.prompts_dir.clone(), opts.sessions_dir.clone(), start);
+    let mut runner = runner::Runner::new(tx, opts.workspace.clone(), opts.sessions_dir.clone(), start);
     let size = terminal.size()?;
     state.size = (size.width, size.height);
     runner.apply(Effect::LoadPrompts);

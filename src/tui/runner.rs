@@ -19,6 +19,7 @@ use super::remember::effects as remember;
 /// Runs effects; results come back on the channel it was given.
 pub struct Runner {
     tx: UnboundedSender<Event>,
+    workspace: crate::store::Workspace,
     prompts_dir: PathBuf,
     sessions_dir: PathBuf,
     tasks: HashMap<u64, AbortHandle>,
@@ -31,10 +32,16 @@ pub struct Runner {
 
 impl Runner {
     /// A runner sending events on `tx`.
-    pub fn new(tx: UnboundedSender<Event>, prompts_dir: PathBuf, sessions_dir: PathBuf, start: Instant) -> Self {
+    pub fn new(
+        tx: UnboundedSender<Event>,
+        workspace: crate::store::Workspace,
+        sessions_dir: PathBuf,
+        start: Instant,
+    ) -> Self {
         Self {
             tx,
-            prompts_dir,
+            prompts_dir: workspace.dir.clone(),
+            workspace,
             sessions_dir,
             tasks: HashMap::new(),
             recorder: Arc::new(Mutex::new(None)),
@@ -83,7 +90,7 @@ impl Runner {
                 self.abort_all();
                 return false;
             }
-            Effect::LoadPrompts => super::prompts::spawn_load(self.tx.clone(), self.prompts_dir.clone()),
+            Effect::LoadPrompts => super::prompts::spawn_load(self.tx.clone(), self.workspace.clone()),
             Effect::LoadSessions => super::sessions::spawn_load(self.tx.clone(), self.sessions_dir.clone()),
             Effect::Start(job) => {
                 self.tasks.retain(|_, h| !h.is_finished());

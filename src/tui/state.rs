@@ -192,6 +192,9 @@ pub struct State {
     pub structured: Option<StructuredPath>,
     /// Max-token limit (`None`: no limit).
     pub max_tokens: Option<u32>,
+    /// The Python TrustGraph's service runs on (`--tg-python`): its limits
+    /// decide which responses the verdict fails whole.
+    pub tg_python: crate::output::tg::TgPython,
     /// Step of `-` / `+`.
     pub limit_step: u32,
     /// The run(s) on show.
@@ -247,6 +250,7 @@ impl State {
             local_installed: None,
             structured: None,
             max_tokens: None,
+            tg_python: crate::output::tg::TgPython::default(),
             limit_step: 16,
             shown: None,
             focus: OutPane::Json,

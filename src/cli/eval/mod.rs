@@ -113,11 +113,6 @@ pub struct Args {
     /// recorded; the same command again resumes. See also `cutline batches`.
     #[command(flatten)]
     pub batch: batch::BatchArgs,
-    /// The Python TrustGraph's prompt service runs on (3.13 in its
-    /// containers, or 3.11): its nesting limits decide which responses fail
-    /// whole.
-    #[arg(long, default_value = "3.13")]
-    pub tg_python: crate::output::tg::TgPython,
 }
 
 /// Parsed `--strategy`.
@@ -169,7 +164,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         cli: args.sampling.layer(None, args.structured.map(StructuredArg::level)),
         headers: args.sampling.headers.clone(),
         limits: args.max_tokens.0.clone(),
-        tg_python: args.tg_python,
+        tg_python: cli.tg_python,
     });
     let batching = batch::prepare(args, &who)?;
     let io = |e: std::io::Error| io_err(&e);
@@ -259,7 +254,7 @@ fn prompt_plans<W: Write>(args: &Args, cli: &Cli, who: &Who, out: &mut Out<W>) -
     let (raw_inputs, overlay) = loaded(args)?;
     let gold_dir = args.gold.clone().unwrap_or_else(|| cli.prompts.join("gold"));
     let mut plans = Vec::new();
-    for cfg in resolve_prompts(args, &cli.prompts)? {
+    for cfg in resolve_prompts(args, &cli.workspace()?)? {
         let inputs = inputs_of(&cfg, raw_inputs.as_deref(), overlay.as_ref())?;
         if let Some(w) = crate::run::plan::schema_problem(cfg.schema.as_ref()) {
             out.warn(format!("prompt {:?}: {w}", cfg.id)).map_err(|e| io_err(&e))?;

@@ -15,14 +15,14 @@ use crate::llm::registry::{Choice, Target};
 use crate::prompt::PromptConfig;
 
 /// The prompts named, plus their twins, each once, in the order given.
-pub(super) fn resolve_prompts(args: &Args, dir: &Path) -> Result<Vec<PromptConfig>, CliError> {
+pub(super) fn resolve_prompts(args: &Args, ws: &crate::store::Workspace) -> Result<Vec<PromptConfig>, CliError> {
     let mut out: Vec<PromptConfig> = Vec::new();
     for reference in &args.prompt {
         let reference = reference.trim();
         if reference.is_empty() {
             return Err(CliError::new(Category::Usage, "--prompt: an empty prompt id"));
         }
-        let cfg = crate::store::resolve(reference, dir).map_err(config_err)?;
+        let cfg = ws.resolve(reference).map_err(config_err)?;
         let twin = cfg.twin.clone();
         if !out.iter().any(|p| p.id == cfg.id) {
             out.push(cfg);
@@ -30,7 +30,8 @@ pub(super) fn resolve_prompts(args: &Args, dir: &Path) -> Result<Vec<PromptConfi
         if let (false, Some(t)) = (args.no_twins, twin)
             && !out.iter().any(|p| p.id == t)
         {
-            let tcfg = crate::store::resolve(&t, dir)
+            let tcfg = ws
+                .resolve(&t)
                 .map_err(|e| config_err(format!("twin {t:?} of {reference:?}: {e} (or pass --no-twins)")))?;
             out.push(tcfg);
         }

@@ -113,7 +113,7 @@ type Planned = (Vec<Cell>, Vec<Arc<PromptConfig>>, bool);
 
 /// Plan the cells.
 fn cells(args: &Args, cli: &Cli) -> Result<Planned, CliError> {
-    let prompts = super::setup::resolve_prompts(args, &cli.prompts)?;
+    let prompts = super::setup::resolve_prompts(args, &cli.workspace()?)?;
     let (raw, overlay) = super::setup::loaded(args)?;
     let Who {
         shared,

@@ -1,16 +1,15 @@
 //! The runner's part of the Prompts tab: loading the prompts directory.
 
-use std::path::PathBuf;
-
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::tui::event::Event;
 
-/// Load every prompt file under `dir` off the UI task (a bad file does not
-/// hide the others) and send [`Event::PromptsLoaded`].
-pub(in crate::tui) fn spawn_load(tx: UnboundedSender<Event>, dir: PathBuf) {
+/// Load every prompt file of the workspace off the UI task (a bad file does
+/// not hide the others) and send [`Event::PromptsLoaded`].
+pub(in crate::tui) fn spawn_load(tx: UnboundedSender<Event>, workspace: crate::store::Workspace) {
     tokio::task::spawn_blocking(move || {
-        let (prompts, errors, warnings) = crate::store::load_dir(&dir);
+        let dir = &workspace.dir;
+        let (prompts, errors, warnings) = workspace.load();
         tracing::info!(
             "loaded {} prompts, {} errors from {}",
             prompts.len(),

@@ -184,7 +184,8 @@ fn planned(
                 id: record.prompt_id.clone(),
                 ..crate::prompt::PromptConfig::default()
             });
-            let spec = crate::run::Spec::new(prompt, record.variables.clone()).limit(job.max_tokens);
+            let mut spec = crate::run::Spec::new(prompt, record.variables.clone()).limit(job.max_tokens);
+            spec.tg_python = job.tg_python;
             (spec, crate::run::Plan::recorded(record, job.max_tokens))
         }
     };

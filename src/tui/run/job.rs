@@ -108,6 +108,8 @@ pub struct RunJob {
     pub schemas: Arc<SweepSchemas>,
     /// Max-token limit.
     pub max_tokens: Option<u32>,
+    /// The Python whose limits TrustGraph's verdict follows.
+    pub tg_python: crate::output::tg::TgPython,
     /// Where to record local runs.
     pub sessions_dir: PathBuf,
     /// A continuation (`c`): the answer so far, which the run goes on from

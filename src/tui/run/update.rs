@@ -65,6 +65,7 @@ pub(in crate::tui) fn new_job(
         source,
         schemas,
         max_tokens: s.max_tokens,
+        tg_python: s.tg_python,
         sessions_dir: s.sessions_dir.clone(),
         prefill: Prefill::default(),
     };
@@ -73,6 +74,7 @@ pub(in crate::tui) fn new_job(
 
 pub(in crate::tui) fn spec(s: &State, prompt: PromptConfig, vars: serde_json::Map<String, serde_json::Value>) -> Spec {
     let mut spec = Spec::new(prompt, vars).limit(s.max_tokens);
+    spec.tg_python = s.tg_python;
     spec.cli.structured = s.structured.map(|p| match p {
         StructuredPath::Native | StructuredPath::NativeWrapped | StructuredPath::Grammar => Structured::Native,
         StructuredPath::Prompt => Structured::Prompt,

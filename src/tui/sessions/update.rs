@@ -74,7 +74,8 @@ pub(in crate::tui) fn view_of_record(s: &mut State, si: usize, ri: usize) -> Res
     v.token_ids = crate::run::continuation::exact_ids(&rec);
     // Run again (by each strategy, `S`) on the workbench's provider, from
     // the recorded prompt and variables.
-    let spec = Spec::new(prompt.clone(), rec.variables.clone()).limit(rec.params.max_tokens);
+    let mut spec = Spec::new(prompt.clone(), rec.variables.clone()).limit(rec.params.max_tokens);
+    spec.tg_python = s.tg_python;
     v.origin = Some(Arc::new(Origin {
         provider: s.provider.clone(),
         source: Source::Prompt(Box::new(spec)),
