@@ -23,8 +23,10 @@ Each case is one of
       -> load_config with that template (and system), then render("p", vars).
          Out: {"rendered"} | {"load_error"} | {"render_error"}, each error as
          "Type: message".
-  {"kind": "load", "config": {key: JSON-encoded string}}
-      -> load_config(config), as a config store holding that bundle.
+  {"kind": "load", "config": {key: JSON-encoded string}, "release"?: "2.8.11"}
+      -> load_config(config), as a config store holding that bundle, by the
+         installed release or by 2.8.11's loader (which reads only
+         `template-index`; its prompt_manager.py is unpacked beside the venv).
          Out: {"ids", "system", "prompts": {id: {"prompt", "response-type",
          "schema"}}} | {"load_error"}.
 
@@ -133,9 +135,28 @@ def run_render(case):
         return {"render_error": f"{type(e).__name__}: {e}"}
 
 
+OLD_RELEASE = "2.8.11"
+
+
+def old_prompt_manager():
+    """trustgraph-flow 2.8.11's prompt_manager.py, unpacked beside the venv by
+    setup-tg-reference.sh: the last loader that reads only `template-index`."""
+    import importlib.util
+    import pathlib
+
+    path = (pathlib.Path(sys.prefix).parent / "old" / f"trustgraph_flow-{OLD_RELEASE}"
+            / "trustgraph" / "template" / "prompt_manager.py")
+    spec = importlib.util.spec_from_file_location("prompt_manager_" + OLD_RELEASE.replace(".", "_"), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_load(case):
-    """What load_config keeps of a config-store bundle (every value a JSON string)."""
-    m = pm.PromptManager()
+    """What load_config keeps of a config-store bundle (every value a JSON
+    string), in the current release or, with "release": "2.8.11", the old one."""
+    module = old_prompt_manager() if case.get("release") == OLD_RELEASE else pm
+    m = module.PromptManager()
     try:
         m.load_config(case["config"])
     except BaseException as e:  # noqa: BLE001

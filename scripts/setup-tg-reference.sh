@@ -19,11 +19,16 @@
 # from it, to choose structured output for the LLM call, never to judge.
 # Python: 3.13 (what TrustGraph's containers run) from pyenv or PATH; 3.11
 # when 3.13 is absent or asked for with --python 3.11.
+# Beside the venv, the sdist of trustgraph-flow==$OLD_VERSION is unpacked
+# (not installed) under old/: the last release whose loader reads only
+# `template-index`; the reference script loads its prompt_manager.py by path
+# to check exports against the old loader too.
 set -euo pipefail
 
 TG_VERSION=2.11.1
 IBIS_VERSION=3.3.0
 JSONSCHEMA_VERSION=4.26.0
+OLD_VERSION=2.8.11
 WANT="${TG_PYTHON:-3.13}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -54,7 +59,22 @@ fi
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/cutline/tg/$TG_VERSION-py$WANT"
 STAMP="$CACHE/ready"
 VPY="$CACHE/venv/bin/python"
+OLD_PM="$CACHE/old/trustgraph_flow-$OLD_VERSION/trustgraph/template/prompt_manager.py"
+
+# The old release's prompt manager, unpacked beside the venv (idempotent).
+unpack_old() {
+  [ -f "$OLD_PM" ] && return 0
+  mkdir -p "$CACHE/old"
+  if ! ls "$CACHE"/old/trustgraph_flow-"$OLD_VERSION".tar.gz >/dev/null 2>&1; then
+    "$PY" -m pip -q --disable-pip-version-check download "trustgraph-flow==$OLD_VERSION" --no-deps \
+      --no-binary :all: -d "$CACHE/old" >&2
+  fi
+  tar -xzf "$CACHE/old/trustgraph_flow-$OLD_VERSION.tar.gz" -C "$CACHE/old" \
+    "trustgraph_flow-$OLD_VERSION/trustgraph/template/prompt_manager.py"
+}
+
 if [ -f "$STAMP" ] && [ -x "$VPY" ] && "$VPY" -c "import ibis, jsonschema" 2>/dev/null; then
+  unpack_old
   echo "$VPY"
   exit 0
 fi
@@ -73,5 +93,6 @@ import importlib.metadata as m
 assert m.version("trustgraph-flow") == "$TG_VERSION", m.version("trustgraph-flow")
 print("trustgraph-flow", m.version("trustgraph-flow"), "ibis", m.version("ibis"), "jsonschema", m.version("jsonschema"))
 EOF
+unpack_old
 echo "trustgraph-flow $TG_VERSION, python $("$VPY" -c 'import sys; print(sys.version.split()[0])')" >"$STAMP"
 echo "$VPY"

@@ -176,7 +176,7 @@ fn json_difference(case: &Case, reference: &Value, py: TgPython) -> Option<Strin
     let schema = case.schema.as_ref().and_then(CompiledSchema::compile_python);
     let got = tg::json_verdict(&case.response, schema.as_ref(), py);
     // What `run` and `parse` report: the analysis carries the same exception.
-    let analysis = cutline::run::Analysis::of_py(
+    let analysis = cutline::run::Analysis::of(
         cutline::prompt::ResponseType::Json,
         case.schema.as_ref(),
         &case.response,
@@ -406,6 +406,11 @@ fn an_exported_workspace_bundle_loads_every_prompt_in_trustgraph() {
         json!({"type": "object", "properties": {"fact": {"type": "string"}}})
     );
 
+    // TrustGraph 2.8.11 reads only the index: every prompt is there too.
+    let old = &reference(&python, &[json!({"kind": "load", "config": bundle, "release": "2.8.11"})])[0];
+    assert_eq!(old["ids"], json!(want), "{old}");
+    assert_eq!(old["system"], system);
+
     let text = bundle.to_string();
     for loader in [cutline::prompt::TgLoader::Prefix, cutline::prompt::TgLoader::Indexed] {
         let (loaded, warnings) = cutline::prompt::load_bytes_for("b.json", text.as_bytes(), loader).unwrap();
@@ -413,5 +418,66 @@ fn an_exported_workspace_bundle_loads_every_prompt_in_trustgraph() {
         assert_eq!(ids, want, "{loader:?}");
         assert!(warnings.is_empty(), "{loader:?}: {warnings:?}");
         assert!(loaded.iter().all(|p| p.system == system), "{loader:?}");
+    }
+}
+
+/// A config-store bundle of `ids` (each a small text template), with
+/// `index` as its `template-index` when given.
+fn store_bundle(ids: &[&str], index: Option<&[&str]>) -> Value {
+    let mut m = Map::new();
+    m.insert("system".into(), json!(json!("Be brief.").to_string()));
+    if let Some(ix) = index {
+        m.insert("template-index".into(), json!(json!(ix).to_string()));
+    }
+    for id in ids {
+        let entry = json!({"id": id, "prompt": format!("{id}: {{{{text}}}}"), "response-type": "text"});
+        m.insert(format!("template.{id}"), json!(entry.to_string()));
+    }
+    Value::Object(m)
+}
+
+/// cutline's two loaders read bundles as the two TrustGraph releases do:
+/// `--tg-loader prefix` as 2.11.1 (every `template.<id>` key) and
+/// `--tg-loader index` as 2.8.11 (only the index; a listed id without its
+/// key fails the whole load, no index loads nothing), both run here.
+#[test]
+fn the_loaders_read_bundles_as_both_releases_do() {
+    use cutline::prompt::TgLoader;
+    let Some(python) = python_or_skip(runtime()) else {
+        return; // skip: python_or_skip said why
+    };
+    let cases = [
+        ("indexed", store_bundle(&["a", "b", "c"], Some(&["c", "a", "b"]))),
+        ("no index", store_bundle(&["a", "b"], None)),
+        ("index leaves one out", store_bundle(&["a", "b", "c"], Some(&["b", "a"]))),
+        ("index names a missing key", store_bundle(&["a"], Some(&["a", "z"]))),
+    ];
+    for (name, bundle) in &cases {
+        for (loader, release) in [(TgLoader::Prefix, None), (TgLoader::Indexed, Some("2.8.11"))] {
+            let mut case = json!({"kind": "load", "config": bundle});
+            if let Some(r) = release {
+                case["release"] = json!(r);
+            }
+            let tg = &reference(&python, &[case])[0];
+            let theirs: Option<Vec<String>> = match &tg["ids"] {
+                Value::Array(ids) => {
+                    let mut v: Vec<String> = ids.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+                    v.sort();
+                    Some(v)
+                }
+                _ => None,
+            };
+            let ours = cutline::prompt::load_bytes_for("b.json", bundle.to_string().as_bytes(), loader)
+                .ok()
+                .map(|(ps, _)| {
+                    let mut v: Vec<String> = ps.into_iter().map(|p| p.id).collect();
+                    v.sort();
+                    v
+                });
+            // cutline refuses a bundle that loads nothing; TrustGraph loads
+            // zero prompts: the same outcome.
+            let theirs = theirs.filter(|v| !v.is_empty());
+            assert_eq!(ours, theirs, "{name}, {loader:?}: TrustGraph said {tg}");
+        }
     }
 }
