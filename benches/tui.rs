@@ -49,6 +49,7 @@ fn state(lines: usize) -> State {
         &text,
         Some(&pieces),
         FinishReason::Stop,
+        cutline::output::tg::TgPython::default(),
     );
     let mut s = State::new(
         PathBuf::from("prompts"),

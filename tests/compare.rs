@@ -42,7 +42,7 @@ fn gold(name: &str) -> Vec<Value> {
 }
 
 fn analyse(kind: ResponseType, schema: &Value, text: &str) -> Analysis {
-    Analysis::of(kind, Some(schema), text).unwrap()
+    Analysis::of(kind, Some(schema), text, cutline::output::tg::TgPython::default())
 }
 
 fn close(a: Option<f64>, b: f64) {

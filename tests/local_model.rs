@@ -241,7 +241,12 @@ fn migrate_check_runs_both_prompts_on_the_real_model() {
     // Each side's kept count is what its own recorded text yields.
     for (run, side) in session.runs.iter().zip(["a", "b"]) {
         let kind = run.response_type;
-        let a = Analysis::of(kind, run.prompt.get("schema"), &run.text).expect("analysis");
+        let a = Analysis::of(
+            kind,
+            run.prompt.get("schema"),
+            &run.text,
+            cutline::output::tg::TgPython::default(),
+        );
         assert_eq!(input["report"][side]["kept"], a.items().len(), "{side}");
     }
 }

@@ -506,7 +506,7 @@ fn unit_backward_compatibility_text_and_json_prompts_unchanged() {
     use cutline::run::Analysis;
     // text: as is.
     let raw = "  Any *text* at all, ```json [1] ``` included.\n";
-    let a = Analysis::of(ResponseType::Text, None, raw).unwrap();
+    let a = Analysis::of(ResponseType::Text, None, raw, cutline::output::tg::TgPython::default());
     assert_eq!(a, Analysis::Text);
     assert_eq!(a.data(raw)["items"], json!([raw]));
     // json: the whole text, stripped, when there is no fence.

@@ -544,3 +544,37 @@ fn a_failed_run_and_a_snapshot_that_does_not_load_are_shown_not_fatal() {
         html.contains("<p class=\"verdict\">JSONL: 0 items kept; 0 invalid JSON, 0 schema-invalid, 0 truncated</p>")
     );
 }
+
+/// The report says what TrustGraph's service returns for each run, on the
+/// Python `--tg-python` names: a JSONL line 990 deep is kept on 3.13 and
+/// fails the whole response on 3.11, which the run's summary says first.
+#[test]
+fn the_report_gives_trustgraphs_verdict_on_the_chosen_python() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    definitions_prompts(dir.path());
+    // Valid against the schema (a rejected value this deep would fail on
+    // 3.13 too, in the warning's pretty-print).
+    let deep = format!(
+        "{{\"entity\": \"deep\", \"definition\": \"nested\", \"x\": {}{}}}",
+        "[".repeat(990),
+        "]".repeat(990)
+    );
+    session_from_demo(dir.path(), "deep", &[3, 4], |v| {
+        if v["response_type"] == "jsonl" {
+            let t = v["text"].as_str().expect("text").to_owned();
+            v["text"] = format!("{t}\n{deep}\n").into();
+            v["prompt"]["schema"]["additionalProperties"] = true.into();
+        }
+    });
+    let verdict = "TrustGraph: the service fails this whole response: RecursionError";
+    for (py, fails) in [("3.13", false), ("3.11", true)] {
+        let out = cutline()
+            .current_dir(dir.path())
+            .args(["report", "deep", "-o", "d.html", "--tg-python", py])
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let html = std::fs::read_to_string(dir.path().join("d.html")).expect("written");
+        assert_eq!(html.contains(verdict), fails, "{py}");
+    }
+}

@@ -616,3 +616,51 @@ fn the_loader_switch_reads_bundles_as_old_trustgraph() {
         "{v}"
     );
 }
+
+/// `--tg-python` is global: `compare` judges on the chosen Python too. A
+/// line 990 deep is an item on 3.13 and a line past the limit on 3.11.
+#[test]
+fn compare_follows_the_chosen_python() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    fs::create_dir(&prompts).unwrap();
+    fs::write(
+        prompts.join("p.toml"),
+        "id = \"p\"\nresponse-type = \"jsonl\"\nprompt = \"x\"\n",
+    )
+    .unwrap();
+    let a = dir.path().join("a.txt");
+    let b = dir.path().join("b.txt");
+    fs::write(&a, "{\"a\": 1}\n{\"b\": 2}\n").unwrap();
+    let deep = format!("{}{}", "[".repeat(990), "]".repeat(990));
+    fs::write(&b, format!("{{\"a\": 1}}\n{{\"b\": 2}}\n{deep}\n")).unwrap();
+    let compare = |py: &str| {
+        let out = cutline()
+            .args([
+                "compare",
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+                "--prompt-a",
+                "p",
+                "--prompt-b",
+                "p",
+            ])
+            .args([
+                "--prompts",
+                prompts.to_str().unwrap(),
+                "--tg-python",
+                py,
+                "--output",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        // The deep item nests past serde_json's default limit.
+        let mut de = serde_json::Deserializer::from_slice(&out.stdout);
+        de.disable_recursion_limit();
+        let v: Value = serde::Deserialize::deserialize(&mut de).unwrap();
+        (v["data"]["b"]["kept"].clone(), v["data"]["b"]["judged"].clone())
+    };
+    assert_eq!(compare("3.13"), (serde_json::json!(3), serde_json::json!(3)));
+    assert_eq!(compare("3.11"), (serde_json::json!(2), serde_json::json!(3)));
+}

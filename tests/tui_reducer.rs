@@ -1590,7 +1590,7 @@ fn x_writes_the_report_of_the_recorded_runs_on_show() {
     send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter)]);
     let fx = send(&mut s, [ch('x')]);
     match fx.as_slice() {
-        [Effect::WriteReport { session, runs }] => {
+        [Effect::WriteReport { session, runs, .. }] => {
             assert_eq!(session, "demo");
             assert_eq!(runs, &[1]);
         }
@@ -1612,7 +1612,7 @@ fn x_writes_the_report_of_the_recorded_runs_on_show() {
     });
     let fx = send(&mut s, [ch('x')]);
     assert!(
-        matches!(fx.as_slice(), [Effect::WriteReport { session, runs }] if session == "w-1" && runs == &[3, 4]),
+        matches!(fx.as_slice(), [Effect::WriteReport { session, runs, .. }] if session == "w-1" && runs == &[3, 4]),
         "{fx:?}"
     );
 }
@@ -1632,7 +1632,14 @@ fn the_report_file_is_written_beside_the_sessions() {
     text.push('\n');
     session.path = sessions.join("demo.jsonl");
     std::fs::write(&session.path, text).unwrap();
-    let said = cutline::tui::report::write_report(&sessions, &dir.path().join("prompts"), "demo", &[1]).unwrap();
+    let said = cutline::tui::report::write_report(
+        &sessions,
+        &dir.path().join("prompts"),
+        "demo",
+        &[1],
+        cutline::output::tg::TgPython::default(),
+    )
+    .unwrap();
     let page = std::fs::read_to_string(sessions.join("demo-1.html")).unwrap();
     assert!(
         said.starts_with(&format!("report: {} (", sessions.join("demo-1.html").display())),
@@ -1649,7 +1656,14 @@ fn the_report_file_is_written_beside_the_sessions() {
         !page.contains("http://") && !page.contains("https://"),
         "nothing outside the file"
     );
-    let missing = cutline::tui::report::write_report(&sessions, dir.path(), "nope", &[1]).unwrap_err();
+    let missing = cutline::tui::report::write_report(
+        &sessions,
+        dir.path(),
+        "nope",
+        &[1],
+        cutline::output::tg::TgPython::default(),
+    )
+    .unwrap_err();
     assert!(missing.contains("nope"), "{missing}");
 }
 

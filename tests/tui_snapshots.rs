@@ -595,3 +595,19 @@ fn edit_restored() {
     );
     assert_snapshot!("edit_restored", screen(&s, 100, 24));
 }
+
+/// A JSON answer with an integer past Python's 4300 digits: TrustGraph's
+/// `json.loads` raises `ValueError` and the service fails the whole
+/// response; the JSON pane says so above cutline's own reading.
+#[test]
+fn run_json_the_service_fails() {
+    let mut s = state();
+    let text = format!(
+        "[{{\"entity\": \"leaf\", \"definition\": \"a green part\", \"n\": {}}}]",
+        "7".repeat(4301)
+    );
+    show(&mut s, finished(1, &json_prompt(), &text, FinishReason::Stop));
+    let out = screen(&s, 110, 24);
+    assert!(out.contains("✗ TrustGraph raises ValueError: 0 items"), "{out}");
+    assert_snapshot!("run_json_service_fails", out);
+}

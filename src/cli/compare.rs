@@ -64,7 +64,6 @@ fn line_schema(kind: ResponseType, schema: Option<&Value>) -> Option<Value> {
 }
 
 fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliError> {
-    let compile = |e: crate::output::schema::SchemaCompileError| CliError::new(Category::ConfigInvalid, e.to_string());
     if let Some(p) = prompt {
         let cfg = cli
             .workspace()?
@@ -73,7 +72,7 @@ fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliE
         let bytes = input::read_all(reference)?;
         let (text, _) = input::lossy(reference, &bytes);
         let schema = crate::run::analysis_schema(crate::llm::structured::Path::None, cfg.schema.as_ref());
-        let analysis = Analysis::of(cfg.response_type, schema.as_ref(), &text).map_err(compile)?;
+        let analysis = Analysis::of(cfg.response_type, schema.as_ref(), &text, cli.tg_python);
         return Ok(Loaded {
             label: reference.to_owned(),
             analysis,
@@ -86,7 +85,7 @@ fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliE
     let run = &session.runs[idx];
     let kind = run.response_type;
     let schema = run.prompt.get("schema").filter(|s| !s.is_null());
-    let analysis = Analysis::of(kind, schema, &run.text).map_err(compile)?;
+    let analysis = Analysis::of(kind, schema, &run.text, cli.tg_python);
     Ok(Loaded {
         label: session.reference(idx),
         analysis,

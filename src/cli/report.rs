@@ -101,7 +101,7 @@ fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Opt
         }
         Ok(report::load::Pick::Runs(picked))
     };
-    let input = report::load::from_file(&path, &cli.prompts, |n| {
+    let input = report::load::from_file(&path, &cli.prompts, cli.tg_python, |n| {
         decide(n).inspect_err(|e| usage = Some(e.clone()))
     })
     .map_err(|e| match &usage {

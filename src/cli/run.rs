@@ -305,8 +305,7 @@ fn stitched<W: Write>(
     }
     let p = &spec.prompt;
     let schema = crate::run::analysis_schema(crate::llm::structured::Path::None, p.schema.as_ref());
-    let analysis = crate::run::Analysis::of(p.response_type, schema.as_ref(), &c.text)
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let analysis = crate::run::Analysis::of(p.response_type, schema.as_ref(), &c.text, spec.tg_python);
     let mut a = analysis.data(&c.text);
     a["items"] = serde_json::to_value(&c.items).unwrap_or(Value::Null);
     data["analysis"] = a;

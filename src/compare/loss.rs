@@ -263,7 +263,12 @@ mod tests {
 
     fn loss_of(text: &str, cut: bool, gold: &[Value], reference: Option<&[Value]>) -> Loss {
         let s = schema();
-        let a = Analysis::of(ResponseType::Jsonl, Some(&s), text).unwrap();
+        let a = Analysis::of(
+            ResponseType::Jsonl,
+            Some(&s),
+            text,
+            crate::output::tg::TgPython::default(),
+        );
         of(
             Run {
                 analysis: &a,

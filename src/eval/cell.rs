@@ -50,6 +50,8 @@ pub struct Shared {
     pub layer: Layer,
     /// Extra request headers.
     pub headers: Vec<(String, String)>,
+    /// The Python whose limits TrustGraph's verdict follows.
+    pub tg_python: crate::output::tg::TgPython,
 }
 
 /// The first call, then each strategy on it.
@@ -58,6 +60,7 @@ pub async fn run_cell(cell: &Cell, common: &Shared) -> Result<Done, StartError> 
     spec.cli.clone_from(&common.layer);
     spec.cli.max_tokens = cell.limit;
     spec.headers.clone_from(&common.headers);
+    spec.tg_python = common.tg_python;
     let first = crate::run::execute(&cell.target, &spec, None, |_, _| {}).await?;
     let mut records = vec![first.record.clone()];
     let mut got: Vec<Got> = Vec::new();
@@ -83,7 +86,7 @@ pub async fn run_cell(cell: &Cell, common: &Shared) -> Result<Done, StartError> 
             }
             Strategy::Continue => {
                 let c = continuation::run(&cell.target, &spec, &first, common.continue_calls, None).await?;
-                let fin = Final::stitched(&cell.prompt, &c)?;
+                let fin = Final::stitched(&spec, &c);
                 (c.calls, c.ended, fin, c.records)
             }
         };
@@ -182,16 +185,16 @@ impl Final {
         }
     }
 
-    fn stitched(p: &PromptConfig, c: &continuation::Continued) -> Result<Self, StartError> {
+    fn stitched(spec: &crate::run::Spec, c: &continuation::Continued) -> Self {
+        let p = &spec.prompt;
         let schema = crate::run::analysis_schema(crate::llm::structured::Path::None, p.schema.as_ref());
-        let analysis =
-            Analysis::of(p.response_type, schema.as_ref(), &c.text).map_err(|e| StartError::Config(e.to_string()))?;
-        Ok(Self {
+        let analysis = Analysis::of(p.response_type, schema.as_ref(), &c.text, spec.tg_python);
+        Self {
             items: c.items.clone(),
             cut: c.ended != Ended::Finished,
             analysis,
             text: c.text.clone(),
-        })
+        }
     }
 
     fn loss(&self, gold: &Gold, reference: Option<&[serde_json::Value]>) -> Loss {

@@ -64,21 +64,24 @@ pub enum Analysis {
 }
 
 impl Analysis {
-    /// Analyse `text` as `kind` against `schema`, as TrustGraph's service
-    /// on its default Python does.
-    pub fn of(
-        kind: ResponseType,
-        schema: Option<&Value>,
-        text: &str,
-    ) -> Result<Self, super::schema::SchemaCompileError> {
-        Ok(Self::of_py(kind, schema, text, super::tg::TgPython::default()))
+    /// TrustGraph's verdict when its service fails the whole response (an
+    /// exception escapes `invoke`), in words: the one sentence `parse`,
+    /// `run`, the report and the workbench all show; `None` when the
+    /// service returns what the analysis keeps.
+    pub fn service_fails(&self) -> Option<String> {
+        match self {
+            Self::Text => None,
+            Self::Json(a) => a.raises.as_ref().map(super::tg::JsonRaises::verdict),
+            Self::Jsonl(a) => a.raises.map(|r| r.verdict(a.counts.ok)),
+        }
     }
 
     /// Analyse `text` as `kind` against `schema` (read as Python's
     /// `jsonschema` reads it: a falsy schema validates nothing, one that
     /// does not compile rejects everything), for TrustGraph's service on
-    /// `py`.
-    pub fn of_py(kind: ResponseType, schema: Option<&Value>, text: &str, py: super::tg::TgPython) -> Self {
+    /// `py`. It never fails: a schema that does not compile is TrustGraph's
+    /// verdict too (every value rejected), not an error.
+    pub fn of(kind: ResponseType, schema: Option<&Value>, text: &str, py: super::tg::TgPython) -> Self {
         match kind {
             ResponseType::Text => Self::Text,
             ResponseType::Json => {

@@ -34,10 +34,15 @@ pub struct JsonlStream<'s> {
 impl<'s> JsonlStream<'s> {
     /// A new analyser checking each line against `schema`.
     pub fn new(schema: Option<&'s CompiledSchema>) -> Self {
+        Self::with_python(schema, crate::output::tg::TgPython::default())
+    }
+
+    /// A new analyser judging lines as TrustGraph's service on `py` does.
+    pub fn with_python(schema: Option<&'s CompiledSchema>, py: crate::output::tg::TgPython) -> Self {
         Self {
             buf: Vec::new(),
             line_start: 0,
-            judge: LineJudge::new(schema),
+            judge: LineJudge::with_python(schema, py),
             analysis: JsonlAnalysis::default(),
         }
     }

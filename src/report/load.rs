@@ -21,7 +21,7 @@ use crate::session::Session;
 /// (numbers as in `session#N`), with what `prompts` says about each prompt.
 /// Problems (torn lines, unknown prompts, bad gold sets) become notes on
 /// the page.
-pub fn input(session: Session, picked: &[usize], prompts: &Path) -> Input {
+pub fn input(session: Session, picked: &[usize], prompts: &Path, py: crate::output::tg::TgPython) -> Input {
     let numbers: Vec<usize> = (0..session.runs.len())
         .map(|i| usize::try_from(session.number(i)).unwrap_or(i + 1))
         .collect();
@@ -82,6 +82,7 @@ pub fn input(session: Session, picked: &[usize], prompts: &Path) -> Input {
         runs,
         gold,
         summarised: None,
+        py,
     }
 }
 
@@ -122,6 +123,7 @@ fn hash_of(v: &serde_json::Map<String, Value>) -> u64 {
 pub fn from_file(
     path: &Path,
     prompts: &Path,
+    py: crate::output::tg::TgPython,
     decide: impl FnOnce(&[usize]) -> Result<Pick, String>,
 ) -> Result<Input, String> {
     let label = |e: std::io::Error| format!("{}: {e}", path.display());
@@ -146,7 +148,7 @@ pub fn from_file(
         Pick::Last => (vec![*numbers.last().unwrap_or(&1)], None),
         Pick::All if numbers.len() <= CARDS_MAX => (numbers.clone(), None),
         Pick::All => {
-            let (s, worst) = summarise(path, &by_id, prompts).map_err(label)?;
+            let (s, worst) = summarise(path, &by_id, prompts, py).map_err(label)?;
             (worst, Some(s))
         }
     };
@@ -180,7 +182,7 @@ pub fn from_file(
         runs,
         warnings: scanned.warnings,
     };
-    let mut out = input(session, &shown, prompts);
+    let mut out = input(session, &shown, prompts, py);
     out.summarised = summarised;
     Ok(out)
 }
@@ -196,6 +198,7 @@ fn summarise(
     path: &Path,
     by_id: &BTreeMap<&str, &PromptConfig>,
     prompts: &Path,
+    py: crate::output::tg::TgPython,
 ) -> std::io::Result<(Summarised, Vec<usize>)> {
     let mut configs: HashMap<String, Option<PromptConfig>> = HashMap::new();
     let mut gold: BTreeMap<String, Option<Gold>> = BTreeMap::new();
@@ -209,9 +212,7 @@ fn summarise(
         let h = crate::eval::prompt_hash(&r.prompt);
         let cfg = configs.entry(h).or_insert_with(|| r.prompt_config().ok());
         let Some(cfg) = cfg.as_ref() else { return };
-        let Ok(analysis) = crate::run::Analysis::of(cfg.response_type, cfg.schema.as_ref(), &r.text) else {
-            return;
-        };
+        let analysis = crate::run::Analysis::of(cfg.response_type, cfg.schema.as_ref(), &r.text, py);
         let g = gold.entry(cfg.id.clone()).or_insert_with(|| {
             by_id.get(cfg.id.as_str()).and_then(|c| {
                 crate::eval::inputs::gold_of(c, &prompts.join("gold"), &[])

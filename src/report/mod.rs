@@ -61,6 +61,8 @@ pub struct Input {
     /// A session too large to draw run by run: its table over every run,
     /// while `runs` holds only the worst ones and their twins.
     pub summarised: Option<Summarised>,
+    /// The Python whose limits TrustGraph's verdict on each run follows.
+    pub py: crate::output::tg::TgPython,
 }
 
 /// A JSON-array run and its JSONL twin on the same input and limit.
@@ -214,7 +216,7 @@ fn sections(input: &Input, gold: &BTreeMap<String, Gold>) -> Vec<Section> {
         });
         used[i] = true;
         let Some(j) = partner else {
-            out.push(Section::Single(Box::new(panel(a))));
+            out.push(Section::Single(Box::new(panel(a, input.py))));
             continue;
         };
         used[j] = true;
@@ -223,13 +225,18 @@ fn sections(input: &Input, gold: &BTreeMap<String, Gold>) -> Vec<Section> {
         } else {
             (j, i)
         };
-        out.push(Section::Pair(Box::new(pair(&input.runs[ji], &input.runs[li], gold))));
+        out.push(Section::Pair(Box::new(pair(
+            &input.runs[ji],
+            &input.runs[li],
+            gold,
+            input.py,
+        ))));
     }
     out
 }
 
-fn pair(json: &RunInput, jsonl: &RunInput, gold: &BTreeMap<String, Gold>) -> Pair {
-    let (pj, pl) = (panel(json), panel(jsonl));
+fn pair(json: &RunInput, jsonl: &RunInput, gold: &BTreeMap<String, Gold>, py: crate::output::tg::TgPython) -> Pair {
+    let (pj, pl) = (panel(json, py), panel(jsonl, py));
     let line_schema = [jsonl, json]
         .iter()
         .find_map(|r| r.prompt.as_ref().ok().and_then(|(c, _)| eval::item_schema(c)));

@@ -187,11 +187,17 @@ fn lines_and_summary(text: &str, analysis: &Analysis) -> (Vec<Line>, String) {
             )
         }
     };
+    // TrustGraph's verdict on the whole response goes first, where a
+    // reader sees it before any line.
+    let summary = match analysis.service_fails() {
+        Some(v) => format!("TrustGraph: {v}. {summary}"),
+        None => summary,
+    };
     (lines, summary)
 }
 
 /// Analyse one run: verdict, marked lines and the sweep over its cuts.
-pub fn panel(run: &RunInput) -> RunPanel {
+pub fn panel(run: &RunInput, py: crate::output::tg::TgPython) -> RunPanel {
     let rec = &run.record;
     let plain = |problem: String| RunPanel {
         number: run.number,
@@ -208,10 +214,7 @@ pub fn panel(run: &RunInput) -> RunPanel {
         Ok(x) => x,
         Err(e) => return plain(e.clone()),
     };
-    let analysis = match Analysis::of(cfg.response_type, cfg.schema.as_ref(), &rec.text) {
-        Ok(a) => a,
-        Err(e) => return plain(format!("prompt {:?}: {e}", cfg.id)),
-    };
+    let analysis = Analysis::of(cfg.response_type, cfg.schema.as_ref(), &rec.text, py);
     let token_pieces = !rec.pieces.is_empty() && rec.pieces.iter().all(|p| !p.delta);
     let cuts = if token_pieces {
         let pieces: Vec<&str> = rec.pieces.iter().map(|p| p.text.as_str()).collect();

@@ -140,12 +140,12 @@ pub fn follow_up(prompt: &str, kept: &str) -> String {
 }
 
 /// The distinct items of a stitched answer, in order, by the schema's keys.
-fn distinct(spec: &Spec, keys: &Keys, text: &str) -> Result<Vec<Value>, StartError> {
+fn distinct(spec: &Spec, keys: &Keys, text: &str) -> Vec<Value> {
     let p = &spec.prompt;
     let schema = super::analysis_schema(crate::llm::structured::Path::None, p.schema.as_ref());
-    let a = Analysis::of(p.response_type, schema.as_ref(), text).map_err(|e| StartError::Config(e.to_string()))?;
+    let a = Analysis::of(p.response_type, schema.as_ref(), text, spec.tg_python);
     let mut seen = std::collections::HashSet::new();
-    Ok(a.items().iter().filter(|i| seen.insert(keys.key(i))).cloned().collect())
+    a.items().iter().filter(|i| seen.insert(keys.key(i))).cloned().collect()
 }
 
 /// Set `plan` up to go on from `kept` (the answer so far): with the
@@ -192,7 +192,7 @@ pub async fn run(
 ) -> Result<Continued, StartError> {
     let keys = Keys::of(spec.prompt.schema.as_ref(), &[]);
     let mut stitched = first.record.text.clone();
-    let mut items = distinct(spec, &keys, &stitched)?;
+    let mut items = distinct(spec, &keys, &stitched);
     let dup = first.analysis.items().len().saturating_sub(items.len());
     let mut calls = vec![Call::of(How::First, first, items.len(), dup)];
     let continuable = spec.prompt.response_type == ResponseType::Jsonl;
@@ -219,10 +219,10 @@ pub async fn run(
         stitched = format!("{kept}{}", o.record.text);
         ids = ids_after(ids, how, &o.record);
         token.clone_from(&o.record.continuation_token);
-        let now = distinct(spec, &keys, &stitched)?;
+        let now = distinct(spec, &keys, &stitched);
         let added = now.len().saturating_sub(items.len());
         // With prefill the cut line's rest counts with the new lines.
-        let produced = distinct(spec, &keys, complete_lines(&o.record.text))?.len();
+        let produced = distinct(spec, &keys, complete_lines(&o.record.text)).len();
         calls.push(Call::of(how, &o, added, produced.saturating_sub(added)));
         items = now;
         records.push(o.record.clone());

@@ -106,7 +106,12 @@ mod tests {
     }
 
     fn json(text: &str) -> Analysis {
-        Analysis::of(crate::prompt::ResponseType::Json, None, text).unwrap()
+        Analysis::of(
+            crate::prompt::ResponseType::Json,
+            None,
+            text,
+            crate::output::tg::TgPython::default(),
+        )
     }
 
     #[test]

@@ -321,7 +321,7 @@ pub fn finish(
 ) -> Result<Outcome, StartError> {
     let p = &spec.prompt;
     let schema = plan.analysis_schema(p.schema.as_ref());
-    let analysis = Analysis::of_py(p.response_type, schema.as_ref(), &t.text, spec.tg_python);
+    let analysis = Analysis::of(p.response_type, schema.as_ref(), &t.text, spec.tg_python);
     let (parsed, structured_error) = match (plan.path, &p.schema) {
         (Path::Native | Path::NativeWrapped | Path::Prompt, Some(schema)) if t.finish != Some(FinishReason::Error) => {
             match structured::check_on(plan.path, &t.text, schema) {

@@ -136,6 +136,8 @@ pub enum Effect {
         session: String,
         /// The runs' numbers (`session#N`).
         runs: Vec<usize>,
+        /// The Python whose limits the report's verdicts follow.
+        py: crate::output::tg::TgPython,
     },
     /// Read what the last session kept ([`Event::Remembered`]).
     LoadRemembered,

@@ -124,9 +124,9 @@ impl Runner {
             // Written at once: it comes just before the workbench exits.
             Effect::Remember(r) => remember::remember(&self.sessions_dir, &r),
             Effect::LoadRemembered => self.spawn_blocking(move |dir| remember::remembered(&dir).map(Event::Remembered)),
-            Effect::WriteReport { session, runs } => {
+            Effect::WriteReport { session, runs, py } => {
                 let dirs = (self.sessions_dir.clone(), self.prompts_dir.clone());
-                super::report::spawn(self.tx.clone(), dirs.0, dirs.1, session, runs);
+                super::report::spawn(self.tx.clone(), dirs.0, dirs.1, session, runs, py);
             }
             Effect::SaveModel(job) => self.spawn_blocking(move |_| {
                 let r = super::providers::save_model(&job);

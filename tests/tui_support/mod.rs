@@ -160,7 +160,15 @@ pub fn pieces(text: &str, n: usize) -> Vec<String> {
 pub fn finished(id: u64, prompt: &PromptConfig, text: &str, finish: FinishReason) -> RunView {
     let schemas = Arc::new(schemas_for(prompt).unwrap());
     let p = pieces(text, 4);
-    let mut v = RunView::from_text(id, prompt, schemas, text, Some(&p), finish);
+    let mut v = RunView::from_text(
+        id,
+        prompt,
+        schemas,
+        text,
+        Some(&p),
+        finish,
+        cutline::output::tg::TgPython::default(),
+    );
     v.provider = "replay".into();
     v.max_tokens = Some(u32::try_from(p.len()).unwrap());
     v.elapsed_ms = 1234;
@@ -177,7 +185,7 @@ pub fn show(s: &mut State, v: RunView) {
 /// then its end.
 pub fn stream(prompt: &PromptConfig, text: &str, n: usize, finish: FinishReason) -> (Vec<RunMsg>, RunMsg) {
     let schemas = schemas_for(prompt).unwrap();
-    let mut an = Analysers::new(&schemas);
+    let mut an = Analysers::new(&schemas, cutline::output::tg::TgPython::default());
     let ps = pieces(text, n);
     let msgs = ps.iter().map(|p| an.feed(p, std::slice::from_ref(p))).collect();
     let (json, jsonl) = an.finish();

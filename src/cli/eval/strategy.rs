@@ -42,6 +42,7 @@ pub fn run<W: Write>(args: &Args, strategies: &[Strategy], cli: &Cli, out: &mut 
         continue_calls: args.continue_calls,
         layer: args.sampling.layer(None, args.structured.map(StructuredArg::level)),
         headers: args.sampling.headers.clone(),
+        tg_python: cli.tg_python,
     };
     let concurrency = args.concurrency.map_or(if is_local { 1 } else { 4 }, |c| c as usize);
     let mut written = Written::default();

@@ -101,7 +101,7 @@ impl Matrix {
         let plan = &self.plans[p.prompt];
         let path = r.structured_path;
         let schema = crate::run::analysis_schema(path, plan.cfg.schema.as_ref());
-        let analysis = Analysis::of_py(plan.cfg.response_type, schema.as_ref(), &r.text, self.tg_python);
+        let analysis = Analysis::of(plan.cfg.response_type, schema.as_ref(), &r.text, self.tg_python);
         let s = eval::summarise(
             key.clone(),
             &plan.inputs[p.input].id,

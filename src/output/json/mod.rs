@@ -76,7 +76,7 @@ pub struct JsonAnalysis {
     pub status: JsonStatus,
     /// An exception TrustGraph's service fails the whole response with
     /// (`ValueError`, `RecursionError`), set by callers that know the
-    /// runtime (`run::Analysis::of_py`).
+    /// runtime (`run::Analysis::of`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raises: Option<crate::output::tg::JsonRaises>,
     /// The strict value, when it parsed.

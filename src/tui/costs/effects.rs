@@ -78,6 +78,7 @@ async fn side(
         continue_calls: CONTINUE_CALLS,
         layer: spec.cli.clone(),
         headers: spec.headers.clone(),
+        tg_python: spec.tg_python,
     };
     let done = run_cell(&cell, &shared).await.map_err(|e| e.to_string())?;
     // Calls on a model are recorded, as the workbench's runs are.

@@ -14,9 +14,10 @@ pub(in crate::tui) fn spawn(
     prompts: PathBuf,
     session: String,
     runs: Vec<usize>,
+    py: crate::output::tg::TgPython,
 ) {
     tokio::task::spawn_blocking(move || {
-        let r = write_report(&sessions, &prompts, &session, &runs);
+        let r = write_report(&sessions, &prompts, &session, &runs, py);
         tracing::info!("report of {session} {runs:?}: {r:?}");
         let _ = tx.send(Event::ReportWritten(r));
     });
@@ -24,12 +25,18 @@ pub(in crate::tui) fn spawn(
 
 /// Write the HTML report of `runs` (numbers) of session `session` beside
 /// the sessions, as `cutline report` would; what the status says.
-pub fn write_report(sessions: &Path, prompts: &Path, session: &str, runs: &[usize]) -> Result<String, String> {
+pub fn write_report(
+    sessions: &Path,
+    prompts: &Path,
+    session: &str,
+    runs: &[usize],
+    py: crate::output::tg::TgPython,
+) -> Result<String, String> {
     // The same loader as `cutline report`: run by run, keeping the runs
     // picked and their twins.
     let path = crate::session::locate(session, sessions).map_err(|e| e.to_string())?;
     let picked = runs.to_vec();
-    let input = crate::report::load::from_file(&path, prompts, |_| Ok(crate::report::load::Pick::Runs(picked)))?;
+    let input = crate::report::load::from_file(&path, prompts, py, |_| Ok(crate::report::load::Pick::Runs(picked)))?;
     let page = crate::report::html::page(&crate::report::build(&input));
     let numbers: Vec<String> = runs.iter().map(ToString::to_string).collect();
     let name = format!(

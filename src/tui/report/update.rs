@@ -32,7 +32,11 @@ pub(in crate::tui) fn write(s: &mut State) -> Vec<Effect> {
     }
     let runs: Vec<usize> = refs.into_iter().map(|(_, n)| n).collect();
     s.info(rust_i18n::t!("tui.status.report_writing").into_owned());
-    vec![Effect::WriteReport { session, runs }]
+    vec![Effect::WriteReport {
+        session,
+        runs,
+        py: s.tg_python,
+    }]
 }
 
 /// `session#N` as its parts.

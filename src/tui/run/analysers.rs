@@ -17,16 +17,19 @@ pub struct Analysers<'s> {
     jsonl: JsonlStream<'s>,
     schemas: &'s SweepSchemas,
     elements: usize,
+    py: crate::output::tg::TgPython,
 }
 
 impl<'s> Analysers<'s> {
-    /// New analysers checking against `schemas`.
-    pub fn new(schemas: &'s SweepSchemas) -> Self {
+    /// New analysers checking against `schemas`, judging as TrustGraph's
+    /// service on `py`.
+    pub fn new(schemas: &'s SweepSchemas, py: crate::output::tg::TgPython) -> Self {
         Self {
             json: JsonStream::new(&schemas.json),
-            jsonl: JsonlStream::new(schemas.line.as_ref()),
+            jsonl: JsonlStream::with_python(schemas.line.as_ref(), py),
             schemas,
             elements: 0,
+            py,
         }
     }
 
@@ -61,8 +64,18 @@ impl<'s> Analysers<'s> {
     pub fn finish(self) -> (JsonAnalysis, JsonlAnalysis) {
         let mut rest = Vec::new();
         let jsonl = self.jsonl.finish(&mut rest);
-        (self.json.finish(&mut rest), jsonl)
+        let text = String::from_utf8_lossy(self.json.text()).into_owned();
+        let mut json = self.json.finish(&mut rest);
+        with_raises(&mut json, &text, self.schemas, self.py);
+        (json, jsonl)
     }
+}
+
+/// Add to a JSON analysis whether TrustGraph's service on `py` fails the
+/// whole response (the streaming parser reads as cutline does).
+pub fn with_raises(json: &mut JsonAnalysis, text: &str, schemas: &SweepSchemas, py: crate::output::tg::TgPython) {
+    let rejected = json.status == crate::output::json::JsonStatus::SchemaInvalid;
+    json.raises = crate::output::tg::json_raises(text, schemas.json.whole.as_ref(), py, rejected);
 }
 
 fn validate_element(

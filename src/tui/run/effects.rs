@@ -118,7 +118,7 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
     });
     let started_ms = crate::session::now_ms();
     let schemas = schemas_of(&plan, &spec, &job)?;
-    let mut an = Analysers::new(&schemas);
+    let mut an = Analysers::new(&schemas, job.tg_python);
     // A continuation shows the answer so far first, then what follows.
     if !feed.is_empty() {
         let _ = tx.send(Event::Run {

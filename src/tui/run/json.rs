@@ -29,6 +29,13 @@ pub struct JsonData<'a> {
 
 fn header(d: &JsonData<'_>, theme: Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
+    // The verdict that overrides the whole response goes first.
+    if let Some(r) = d.analysis.and_then(|a| a.raises.as_ref()) {
+        out.push(Line::styled(
+            rust_i18n::t!("tui.pane.tg_fails", exception = r.exception, reason = r.reason).into_owned(),
+            theme.bad(),
+        ));
+    }
     match d.analysis {
         None if d.live => out.push(Line::styled(
             rust_i18n::t!("tui.pane.strict_pending").into_owned(),

@@ -59,6 +59,8 @@ pub struct RunView {
     pub note: Option<String>,
     /// The max-token limit asked for.
     pub max_tokens: Option<u32>,
+    /// The Python whose limits TrustGraph's verdict on the run follows.
+    pub tg_python: crate::output::tg::TgPython,
     /// The text received so far.
     pub text: String,
     /// Start of every line of `text` (only visible lines are drawn).
@@ -123,6 +125,7 @@ impl RunView {
             provider: provider.to_owned(),
             note: None,
             max_tokens,
+            tg_python: crate::output::tg::TgPython::default(),
             text: String::new(),
             line_starts: vec![0],
             boundaries: vec![0],
@@ -152,8 +155,10 @@ impl RunView {
         text: &str,
         pieces: Option<&[String]>,
         finish: FinishReason,
+        py: crate::output::tg::TgPython,
     ) -> Self {
         let mut v = Self::starting(id, prompt, schemas, "fixed", None);
+        v.tg_python = py;
         text.clone_into(&mut v.text);
         v.line_starts = text::line_starts(text);
         match pieces {
@@ -172,10 +177,11 @@ impl RunView {
 
     /// Analyse the whole text and mark the run done with `finish`.
     pub fn completion(&mut self, finish: FinishReason) {
-        let j = json::analyse(&self.text, &self.schemas.json);
+        let mut j = json::analyse(&self.text, &self.schemas.json);
+        super::analysers::with_raises(&mut j, &self.text, &self.schemas, self.tg_python);
         self.elements.clone_from(&j.elements);
         self.json = Some(j);
-        self.jsonl = jsonl::analyse(self.text.as_bytes(), self.schemas.line.as_ref());
+        self.jsonl = jsonl::analyse_py(self.text.as_bytes(), self.schemas.line.as_ref(), self.tg_python);
         self.finish = Some(finish);
         self.phase = Phase::Done;
     }

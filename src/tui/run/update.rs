@@ -54,6 +54,7 @@ pub(in crate::tui) fn new_job(
         Source::Prompt(_) => s.provider.clone(),
     };
     let mut view = RunView::starting(id, prompt, schemas.clone(), provider.label(), s.max_tokens);
+    view.tg_python = s.tg_python;
     view.started_ms = s.clock_ms;
     view.origin = Some(Arc::new(Origin {
         provider: provider.clone(),

@@ -63,6 +63,7 @@ pub(in crate::tui) fn view_of_record(s: &mut State, si: usize, ri: usize) -> Res
         &rec.text,
         t.has_token_pieces().then_some(pieces.as_slice()),
         rec.finish,
+        s.tg_python,
     );
     v.provider.clone_from(&rec.provider.name);
     v.max_tokens = rec.params.max_tokens;
