@@ -35,10 +35,38 @@ pub struct Fitted {
     pub moved: Vec<String>,
 }
 
+/// Why a schema cannot go to `output_config` as it is: the caller then
+/// takes the forced-tool path, naming the node in its reason.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitError {
+    /// A node that is not a JSON object.
+    #[error("the schema at {at} is not an object")]
+    NotAnObject {
+        /// The node, as `#/pointer`.
+        at: String,
+    },
+    /// A `type` that is not a single type name the decoder takes (a list,
+    /// say).
+    #[error("`type` {ty} at {at} is not one type the decoder takes")]
+    BadType {
+        /// The `type` as written.
+        ty: Value,
+        /// The node, as `#/pointer`.
+        at: String,
+    },
+    /// A node the decoder could not constrain: no `type`, union, `const`
+    /// or `enum`.
+    #[error("the schema at {at} has no `type`, `anyOf`, `oneOf`, `allOf`, `const` or `enum`")]
+    Unconstrained {
+        /// The node, as `#/pointer`.
+        at: String,
+    },
+}
+
 /// `schema` fitted for `output_config`, or why it cannot be (a node with no
 /// `type`, `anyOf`, `oneOf`, `allOf`, `const` or `enum`): the caller then
 /// takes the forced-tool path.
-pub fn fit(schema: &Value) -> Result<Fitted, String> {
+pub fn fit(schema: &Value) -> Result<Fitted, FitError> {
     let mut moved = Vec::new();
     let schema = node(schema, "#", &mut moved)?;
     Ok(Fitted { schema, moved })
@@ -48,9 +76,9 @@ fn primitive(v: &Value) -> bool {
     !matches!(v, Value::Array(_) | Value::Object(_))
 }
 
-fn node(schema: &Value, at: &str, moved: &mut Vec<String>) -> Result<Value, String> {
+fn node(schema: &Value, at: &str, moved: &mut Vec<String>) -> Result<Value, FitError> {
     let Some(src) = schema.as_object() else {
-        return Err(format!("the schema at {at} is not an object"));
+        return Err(FitError::NotAnObject { at: at.to_owned() });
     };
     let mut rest = src.clone();
     let mut out = Map::new();
@@ -71,7 +99,10 @@ fn node(schema: &Value, at: &str, moved: &mut Vec<String>) -> Result<Value, Stri
     if let Some(t) = &ty {
         let ok = t.as_str().is_some_and(|t| TYPES.contains(&t));
         if !ok {
-            return Err(format!("`type` {t} at {at} is not one type the decoder takes"));
+            return Err(FitError::BadType {
+                ty: t.clone(),
+                at: at.to_owned(),
+            });
         }
     }
     for key in ["enum", "const"] {
@@ -100,9 +131,7 @@ fn node(schema: &Value, at: &str, moved: &mut Vec<String>) -> Result<Value, Stri
             .collect::<Result<Vec<_>, _>>()?;
         out.insert(name.into(), Value::Array(fitted));
     } else if !out.contains_key("type") && !out.contains_key("enum") && !out.contains_key("const") {
-        return Err(format!(
-            "the schema at {at} has no `type`, `anyOf`, `oneOf`, `allOf`, `const` or `enum`"
-        ));
+        return Err(FitError::Unconstrained { at: at.to_owned() });
     }
     for key in ["description", "title"] {
         if let Some(v) = rest.shift_remove(key) {
@@ -140,7 +169,7 @@ fn object(
     out: &mut Map<String, Value>,
     at: &str,
     moved: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), FitError> {
     if let Some(props) = rest.shift_remove("properties") {
         let mut fitted = Map::new();
         for (k, v) in props.as_object().into_iter().flatten() {
