@@ -407,7 +407,10 @@ fn an_exported_workspace_bundle_loads_every_prompt_in_trustgraph() {
     );
 
     // TrustGraph 2.8.11 reads only the index: every prompt is there too.
-    let old = &reference(&python, &[json!({"kind": "load", "config": bundle, "release": "2.8.11"})])[0];
+    let old = &reference(
+        &python,
+        &[json!({"kind": "load", "config": bundle, "release": "2.8.11"})],
+    )[0];
     assert_eq!(old["ids"], json!(want), "{old}");
     assert_eq!(old["system"], system);
 
@@ -449,7 +452,10 @@ fn the_loaders_read_bundles_as_both_releases_do() {
     let cases = [
         ("indexed", store_bundle(&["a", "b", "c"], Some(&["c", "a", "b"]))),
         ("no index", store_bundle(&["a", "b"], None)),
-        ("index leaves one out", store_bundle(&["a", "b", "c"], Some(&["b", "a"]))),
+        (
+            "index leaves one out",
+            store_bundle(&["a", "b", "c"], Some(&["b", "a"])),
+        ),
         ("index names a missing key", store_bundle(&["a"], Some(&["a", "z"]))),
     ];
     for (name, bundle) in &cases {

@@ -52,7 +52,7 @@ fn parse_target(s: &str) -> Result<f64, String> {
 /// The inputs to budget for.
 fn inputs_of(args: &Args, cfg: &crate::prompt::PromptConfig) -> Result<Vec<Input>, CliError> {
     if let Some(path) = &args.inputs {
-        let raw = crate::eval::inputs::load(path).map_err(|e| CliError::new(Category::InputError, e))?;
+        let raw = crate::eval::inputs::load(path).map_err(CliError::from)?;
         return Ok(raw.iter().map(|r| r.for_prompt(cfg)).collect());
     }
     let all: Vec<Input> = cfg

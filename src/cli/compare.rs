@@ -98,7 +98,7 @@ fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliE
 /// Read a gold set: one JSON item per line, blank lines skipped; a bad line
 /// is an `input_error` naming `file:line`.
 pub fn read_gold(path: &std::path::Path) -> Result<Vec<Value>, CliError> {
-    crate::eval::inputs::read_gold(path).map_err(|e| CliError::new(Category::InputError, e))
+    crate::eval::inputs::read_gold(path).map_err(CliError::from)
 }
 
 /// A JSONL record: `type` first, then `head`, then the fields of `body`.

@@ -108,6 +108,12 @@ impl From<crate::session::SessionError> for CliError {
     }
 }
 
+impl From<crate::eval::inputs::InputsError> for CliError {
+    fn from(e: crate::eval::inputs::InputsError) -> Self {
+        Self::new(Category::InputError, e.to_string())
+    }
+}
+
 /// A line for people on stderr, `prefix: message`, the message sanitised
 /// for the terminal ([`crate::term::clean_text`]): an error body's escape
 /// sequences are shown, never acted on.

@@ -65,17 +65,59 @@ impl RawInput {
     }
 }
 
-fn utf8(label: &str, bytes: Vec<u8>) -> Result<String, String> {
+/// Why inputs or a gold set cannot be read: the file, where in it, and
+/// the cause. Displayed `file[:line[:column]]: cause`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {cause}", at(*.line, *.column))]
+pub struct InputsError {
+    /// The file (or directory).
+    pub file: String,
+    /// 1-based line, when the cause has one.
+    pub line: Option<usize>,
+    /// 1-based column on that line, when known.
+    pub column: Option<usize>,
+    /// What is wrong.
+    pub cause: String,
+}
+
+fn at(line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(":{l}:{c}"),
+        (Some(l), None) => format!(":{l}"),
+        _ => String::new(),
+    }
+}
+
+impl InputsError {
+    fn new(file: impl Into<String>, cause: impl Into<String>) -> Self {
+        Self {
+            file: file.into(),
+            line: None,
+            column: None,
+            cause: cause.into(),
+        }
+    }
+
+    fn at(mut self, line: usize, column: Option<usize>) -> Self {
+        self.line = Some(line);
+        self.column = column;
+        self
+    }
+}
+
+/// `bytes` as text; invalid UTF-8 is an error at its line and column
+/// (counted from `first_line`, the text's first line in the file).
+fn utf8(label: &str, first_line: usize, bytes: Vec<u8>) -> Result<String, InputsError> {
     String::from_utf8(bytes).map_err(|e| {
         let (line, col) = crate::output::position::line_col(e.as_bytes(), e.utf8_error().valid_up_to());
-        format!("{label}:{line}:{col}: invalid UTF-8")
+        InputsError::new(label, "invalid UTF-8").at(first_line + line - 1, Some(col))
     })
 }
 
 /// Read `path`: a directory of `.txt` / `.json` files, or a `.jsonl` file.
-pub fn load(path: &Path) -> Result<Vec<RawInput>, String> {
+pub fn load(path: &Path) -> Result<Vec<RawInput>, InputsError> {
     let label = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| format!("{label}: {e}"))?;
+    let meta = std::fs::metadata(path).map_err(|e| InputsError::new(&label, e.to_string()))?;
     if meta.is_dir() {
         load_dir(path)
     } else {
@@ -83,10 +125,10 @@ pub fn load(path: &Path) -> Result<Vec<RawInput>, String> {
     }
 }
 
-fn load_dir(dir: &Path) -> Result<Vec<RawInput>, String> {
+fn load_dir(dir: &Path) -> Result<Vec<RawInput>, InputsError> {
     let label = dir.display().to_string();
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{label}: {e}"))?
+        .map_err(|e| InputsError::new(&label, e.to_string()))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
@@ -97,7 +139,7 @@ fn load_dir(dir: &Path) -> Result<Vec<RawInput>, String> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!("{label}: no .txt or .json inputs in the directory"));
+        return Err(InputsError::new(&label, "no .txt or .json inputs in the directory"));
     }
     let mut out: Vec<RawInput> = Vec::new();
     for f in files {
@@ -107,30 +149,27 @@ fn load_dir(dir: &Path) -> Result<Vec<RawInput>, String> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         if let Some(prev) = out.iter().find(|i| i.id == id) {
-            return Err(format!(
-                "{flabel}: input id {:?} is already taken by another file in {label} ({})",
-                prev.id, "a .txt and a .json with the same stem"
+            return Err(InputsError::new(
+                &flabel,
+                format!(
+                    "input id {:?} is already taken by another file in {label} (a .txt and a .json with the same stem)",
+                    prev.id
+                ),
             ));
         }
-        let bytes = crate::limits::read(&f).map_err(|e| format!("{flabel}: {e}"))?;
-        let text = utf8(&flabel, bytes)?;
+        let bytes = crate::limits::read(&f).map_err(|e| InputsError::new(&flabel, e.to_string()))?;
+        let text = utf8(&flabel, 1, bytes)?;
         let is_json = f.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
         let source = if is_json {
             match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(m)) => Source::Vars(m),
                 Ok(other) => {
-                    return Err(format!(
-                        "{flabel}: expected a JSON object of variables, got {}",
-                        kind_of(&other)
-                    ));
+                    let cause = format!("expected a JSON object of variables, got {}", kind_of(&other));
+                    return Err(InputsError::new(&flabel, cause));
                 }
                 Err(e) => {
-                    return Err(format!(
-                        "{flabel}:{}:{}: bad JSON: {}",
-                        e.line(),
-                        e.column(),
-                        crate::output::json::strip_position(&e.to_string())
-                    ));
+                    let cause = format!("bad JSON: {}", crate::output::json::strip_position(&e.to_string()));
+                    return Err(InputsError::new(&flabel, cause).at(e.line(), Some(e.column())));
                 }
             }
         } else {
@@ -141,15 +180,15 @@ fn load_dir(dir: &Path) -> Result<Vec<RawInput>, String> {
     Ok(out)
 }
 
-fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
+fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, InputsError> {
     let label = path.display().to_string();
-    let file = crate::limits::open_regular(path).map_err(|e| format!("{label}: {e}"))?;
+    let file = crate::limits::open_regular(path).map_err(|e| InputsError::new(&label, e.to_string()))?;
     let mut out: Vec<RawInput> = Vec::new();
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
         let n = i + 1;
-        let bytes = line.map_err(|e| format!("{label}:{n}: {e}"))?;
-        let text = utf8(&format!("{label}:{n}"), bytes).map_err(|e| e.replacen(":1:", ":", 1))?;
+        let bytes = line.map_err(|e| InputsError::new(&label, e.to_string()).at(n, None))?;
+        let text = utf8(&label, n, bytes)?;
         let t = text.trim();
         if t.is_empty() {
             continue;
@@ -157,17 +196,12 @@ fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
         let mut vars = match serde_json::from_str::<Value>(t) {
             Ok(Value::Object(m)) => m,
             Ok(other) => {
-                return Err(format!(
-                    "{label}:{n}: expected a JSON object of variables, got {}",
-                    kind_of(&other)
-                ));
+                let cause = format!("expected a JSON object of variables, got {}", kind_of(&other));
+                return Err(InputsError::new(&label, cause).at(n, None));
             }
             Err(e) => {
-                return Err(format!(
-                    "{label}:{n}:{}: bad JSON: {}",
-                    e.column(),
-                    crate::output::json::strip_position(&e.to_string())
-                ));
+                let cause = format!("bad JSON: {}", crate::output::json::strip_position(&e.to_string()));
+                return Err(InputsError::new(&label, cause).at(n, Some(e.column())));
             }
         };
         let id = match vars.remove("id") {
@@ -175,14 +209,13 @@ fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
             Some(Value::String(s)) if !s.trim().is_empty() => s,
             Some(Value::Number(x)) => x.to_string(),
             Some(other) => {
-                return Err(format!(
-                    "{label}:{n}: `id` must be a non-empty string or a number, got {}",
-                    kind_of(&other)
-                ));
+                let cause = format!("`id` must be a non-empty string or a number, got {}", kind_of(&other));
+                return Err(InputsError::new(&label, cause).at(n, None));
             }
         };
         if let Some(prev) = seen.insert(id.clone(), n) {
-            return Err(format!("{label}:{n}: input id {id:?} is already used on line {prev}"));
+            let cause = format!("input id {id:?} is already used on line {prev}");
+            return Err(InputsError::new(&label, cause).at(n, None));
         }
         out.push(RawInput {
             id,
@@ -190,7 +223,10 @@ fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
         });
     }
     if out.is_empty() {
-        return Err(format!("{label}: no inputs (the file holds no JSON object lines)"));
+        return Err(InputsError::new(
+            &label,
+            "no inputs (the file holds no JSON object lines)",
+        ));
     }
     Ok(out)
 }
@@ -202,16 +238,17 @@ fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, String> {
 /// # Errors
 /// The file cannot be read (`file: cause`) or a line is not JSON
 /// (`file:line: bad JSON: cause`).
-pub fn read_gold(path: &Path) -> Result<Vec<Value>, String> {
-    let label = path.display();
-    let bytes = crate::limits::read(path).map_err(|e| format!("{label}: {e}"))?;
+pub fn read_gold(path: &Path) -> Result<Vec<Value>, InputsError> {
+    let label = path.display().to_string();
+    let bytes = crate::limits::read(path).map_err(|e| InputsError::new(&label, e.to_string()))?;
     let text = String::from_utf8_lossy(&bytes);
     let mut items = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line).map_err(|e| format!("{label}:{}: bad JSON: {e}", i + 1))?;
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| InputsError::new(&label, format!("bad JSON: {e}")).at(i + 1, None))?;
         items.push(v);
     }
     Ok(items)
@@ -220,7 +257,7 @@ pub fn read_gold(path: &Path) -> Result<Vec<Value>, String> {
 /// The gold set for the first of `ids` that has one: `<dir>/<id>.jsonl`
 /// (a prompt's own id, then its twin's), with the file's name. The one
 /// lookup `eval`, `report` and the workbench's Compare tab share.
-pub fn find_gold(dir: &Path, ids: &[String]) -> Result<Option<(String, Vec<Value>)>, String> {
+pub fn find_gold(dir: &Path, ids: &[String]) -> Result<Option<(String, Vec<Value>)>, InputsError> {
     for id in ids {
         let path = dir.join(format!("{id}.jsonl"));
         if path.is_file() {
@@ -232,7 +269,7 @@ pub fn find_gold(dir: &Path, ids: &[String]) -> Result<Option<(String, Vec<Value
 
 /// The gold set of `cfg` ([`find_gold`] over its id and twin), annotating
 /// its first sample input; `fields` are the `--key` fields, if any.
-pub fn gold_of(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<super::Gold>, String> {
+pub fn gold_of(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<super::Gold>, InputsError> {
     let Some(first) = cfg.inputs.first() else {
         return Ok(None);
     };
@@ -247,23 +284,26 @@ mod tests {
     #[test]
     fn jsonl_errors_name_file_and_line() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("in.jsonl");
+        // A name holding `:1:` is kept as it is (the position is a field).
+        let p = dir.path().join("in:1:put.jsonl");
+        let file = p.display().to_string();
         std::fs::write(&p, "{\"text\":\"a\"}\n\n{\"text\": \"b\",}\n").unwrap();
         let e = load(&p).unwrap_err();
-        assert!(e.starts_with(&format!("{}:3:", p.display())), "{e}");
-        assert!(e.contains("bad JSON"), "{e}");
+        assert_eq!((e.file.as_str(), e.line, e.column), (file.as_str(), Some(3), Some(14)));
+        assert!(e.to_string().starts_with(&format!("{file}:3:14: bad JSON")), "{e}");
         std::fs::write(&p, "{\"id\":\"x\",\"text\":\"a\"}\n[1]\n").unwrap();
         let e = load(&p).unwrap_err();
-        assert!(
-            e.ends_with(":2: expected a JSON object of variables, got an array"),
-            "{e}"
+        assert_eq!(
+            e.to_string(),
+            format!("{file}:2: expected a JSON object of variables, got an array")
         );
         std::fs::write(&p, "{\"id\":\"x\"}\n{\"id\":\"x\"}\n").unwrap();
-        assert!(
-            load(&p)
-                .unwrap_err()
-                .ends_with(":2: input id \"x\" is already used on line 1")
+        assert_eq!(
+            load(&p).unwrap_err().to_string(),
+            format!("{file}:2: input id \"x\" is already used on line 1")
         );
+        std::fs::write(&p, b"{\"text\":\"a\"}\n{\"text\":\"\xff\"}\n").unwrap();
+        assert_eq!(load(&p).unwrap_err().to_string(), format!("{file}:2:10: invalid UTF-8"));
         std::fs::write(&p, "{\"id\":\"x\",\"text\":\"a\"}\n{\"text\":\"b\"}\n").unwrap();
         let ok = load(&p).unwrap();
         assert_eq!(ok[0].id, "x");

@@ -42,7 +42,7 @@ pub(super) fn resolve_prompts(args: &Args, ws: &crate::store::Workspace) -> Resu
 /// The gold set of `cfg`: `<dir>/<id>.jsonl`, else its twin's, annotating
 /// the prompt's first sample input.
 pub(super) fn gold_for(cfg: &PromptConfig, dir: &Path, fields: &[String]) -> Result<Option<Gold>, CliError> {
-    crate::eval::inputs::gold_of(cfg, dir, fields).map_err(|e| CliError::new(Category::InputError, e))
+    crate::eval::inputs::gold_of(cfg, dir, fields).map_err(CliError::from)
 }
 
 /// Who answers an eval: one target for the whole matrix (built now, no
@@ -138,6 +138,6 @@ pub(super) fn loaded(args: &Args) -> Result<Loaded, CliError> {
         .as_deref()
         .map(inputs::load)
         .transpose()
-        .map_err(|e| CliError::new(Category::InputError, e))?;
+        .map_err(CliError::from)?;
     Ok((raw, overlay))
 }

@@ -18,5 +18,5 @@ pub(in crate::tui) fn spawn_load_gold(tx: UnboundedSender<Event>, dir: PathBuf, 
 /// The first gold set `dir/<id>.jsonl` among `ids`: its file and items,
 /// `None` when there is none, or where it is malformed (`file:line: cause`).
 pub fn load_gold(dir: &Path, ids: &[String]) -> Result<Option<(String, Vec<serde_json::Value>)>, String> {
-    crate::eval::inputs::find_gold(dir, ids)
+    crate::eval::inputs::find_gold(dir, ids).map_err(|e| e.to_string())
 }
