@@ -282,24 +282,27 @@ fn push_blank(text: &[u8], from: usize, count: usize, out: &mut Vec<Span>) -> us
     a
 }
 
+/// Where a value starts in the text and how far its readings reach.
+#[derive(Debug, Clone, Copy)]
+struct ValueAt {
+    /// Its first byte.
+    v0: usize,
+    /// Cuts from here on are not read (unless `tail`).
+    limit: usize,
+    /// Read cuts past `limit` too.
+    tail: bool,
+    /// A value followed by ```` ``` ```` (and nothing else) also reads as
+    /// the value: the JSONL reference strips a trailing fence.
+    fence: bool,
+}
+
 /// Spans of cuts `c` at which the prefix `text[v0..c]` reads as one complete
 /// value (stripped), for cuts before `limit` — or after it too, with `tail`.
 /// `count(bytes)` judges a reading of `text[v0..x]`; it is called once for
 /// the whole value and once per cut inside a number or literal (whose
-/// prefixes are other numbers: `12` of `123`). With `fence`, a value
-/// followed by ```` ``` ```` (and nothing else) also reads as the value: the
-/// JSONL reference strips a trailing fence.
-#[allow(clippy::too_many_arguments)]
-fn prefix_spans(
-    text: &[u8],
-    v0: usize,
-    limit: usize,
-    tail: bool,
-    fence: bool,
-    cuts: Cuts<'_>,
-    count: &mut dyn FnMut(&[u8]) -> usize,
-    out: &mut Vec<Span>,
-) {
+/// prefixes are other numbers: `12` of `123`).
+fn prefix_spans(text: &[u8], at: ValueAt, cuts: Cuts<'_>, count: &mut dyn FnMut(&[u8]) -> usize, out: &mut Vec<Span>) {
+    let ValueAt { v0, limit, tail, fence } = at;
     let mut skip = ValueSkipper::new(v0);
     let (end, scalar) = match skip.advance(&text[..limit]) {
         Skip::Done(end) => (end, skip.is_scalar()),
@@ -369,7 +372,13 @@ fn strict_spans(text: &[u8], cuts: Cuts<'_>, schemas: &JsonSchemas) -> Vec<Span>
     let v0 = lead.as_ptr() as usize - text.as_ptr() as usize;
     let mut spans = Vec::new();
     let mut count = |b: &[u8]| strict_count(py_strip_bytes(b), schemas);
-    prefix_spans(text, v0, text.len(), true, false, cuts, &mut count, &mut spans);
+    let at = ValueAt {
+        v0,
+        limit: text.len(),
+        tail: true,
+        fence: false,
+    };
+    prefix_spans(text, at, cuts, &mut count, &mut spans);
     for sp in spans {
         push(&mut out, sp.from, sp.to.min(whole_until), sp.count);
     }
@@ -422,34 +431,39 @@ fn jsonl_spans(text: &[u8], cuts: Cuts<'_>, schema: Option<&CompiledSchema>) -> 
             let lead = !seen && content.starts_with(b"```");
             seen = true;
             let v0 = if lead { cs + lead_fence_len(content) } else { cs };
-            line_spans(text, line, nl, v0, ce, lead, cuts, schema, &mut out);
+            let at = LineAt { line, nl, v0, ce, lead };
+            line_spans(text, &at, cuts, schema, &mut out);
         }
         start = nl + 1;
     }
     out
 }
 
+/// One non-blank line of a JSONL text.
+struct LineAt<'t> {
+    /// The line's bytes.
+    line: &'t [u8],
+    /// Where the line ends (its newline, or the end of the text).
+    nl: usize,
+    /// Where its value starts (past a leading fence).
+    v0: usize,
+    /// Where its content ends.
+    ce: usize,
+    /// It opens with the response's leading fence.
+    lead: bool,
+}
+
 /// The spans one non-blank line counts for: `text[v0..ce]` is its content
 /// (past a leading fence), `nl` where the line ends.
-#[allow(clippy::too_many_arguments)]
-fn line_spans(
-    text: &[u8],
-    line: &[u8],
-    nl: usize,
-    v0: usize,
-    ce: usize,
-    lead: bool,
-    cuts: Cuts<'_>,
-    schema: Option<&CompiledSchema>,
-    out: &mut Vec<Span>,
-) {
+fn line_spans(text: &[u8], at: &LineAt<'_>, cuts: Cuts<'_>, schema: Option<&CompiledSchema>, out: &mut Vec<Span>) {
+    let &LineAt { nl, v0, ce, .. } = at;
     // One structural scan tells how the line can read, so the value is
     // parsed and validated at most once (numbers and literals aside).
     let mut skip = ValueSkipper::new(v0);
     let end = match skip.advance(&text[..ce]) {
         Skip::Done(end) if !skip.is_scalar() => end,
         Skip::Done(_) | Skip::NeedMore if skip.is_scalar() => {
-            return scalar_line_spans(text, line, nl, v0, ce, lead, cuts, schema, out);
+            return scalar_line_spans(text, at, cuts, schema, out);
         }
         // Nothing here ever reads as a value.
         _ => return,
@@ -485,18 +499,14 @@ fn line_spans(
 
 /// The spans of a line whose value is a number or literal: every prefix of
 /// it may read as another value (`12` of `123`), so each cut inside is judged.
-#[allow(clippy::too_many_arguments)]
 fn scalar_line_spans(
     text: &[u8],
-    line: &[u8],
-    nl: usize,
-    v0: usize,
-    ce: usize,
-    lead: bool,
+    at: &LineAt<'_>,
     cuts: Cuts<'_>,
     schema: Option<&CompiledSchema>,
     out: &mut Vec<Span>,
 ) {
+    let &LineAt { line, nl, v0, ce, lead } = at;
     let content = py_strip_bytes(line);
     let as_last = usize::from(line_ok(line, LinePlace { lead, last: true }, schema));
     let not_last = if depends_on_last(content, lead) {
@@ -516,7 +526,13 @@ fn scalar_line_spans(
             schema,
         ))
     };
-    prefix_spans(text, v0, ce, false, true, cuts, &mut count, &mut partial);
+    let value = ValueAt {
+        v0,
+        limit: ce,
+        tail: false,
+        fence: true,
+    };
+    prefix_spans(text, value, cuts, &mut count, &mut partial);
     for sp in partial {
         push(out, sp.from, sp.to.min(ce), sp.count);
     }

@@ -112,16 +112,14 @@ pub fn prepare(args: &Args, who: &Who) -> Result<Option<Batch>, CliError> {
     }))
 }
 
-/// Run the pending runs by batches, the manifest beside the session.
-#[allow(clippy::too_many_arguments)]
+/// Run the pending runs by batches, the manifest beside the session at
+/// `session_path`.
 pub async fn execute<W: Write>(
     args: &Args,
-    m: &Arc<Matrix>,
-    ask: &Arc<Ask>,
+    (m, ask): (&Arc<Matrix>, &Arc<Ask>),
     pending: Vec<Planned>,
     b: Batch,
-    session_path: &Path,
-    recorder: &mut Recorder,
+    (session_path, recorder): (&Path, &mut Recorder),
     events: &mut CliEvents<'_, W>,
 ) -> Result<engine::Executed, CliError> {
     let path = manifest::path_for(session_path);

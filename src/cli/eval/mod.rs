@@ -222,30 +222,34 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             std::io::stderr().is_terminal() && !args.no_progress,
         ),
     };
-    let executed = execute(
-        args,
-        &m,
-        &ask,
+    let work = Work {
         pending,
         concurrency,
         batching,
-        &session_path,
-        &mut recorder,
-        &mut events,
-        &who,
-    )?;
+    };
+    let executed = execute(args, &m, &ask, work, (&session_path, &mut recorder), &mut events, &who)?;
     events.progress.clear();
     summaries.extend(executed.summaries.iter().cloned());
-    finish(
-        args,
-        &m,
-        &ask,
-        &summaries,
-        &executed,
-        (&session_ref, &plan_rec),
-        &recorder,
-        events.out,
-    )
+    let where_recorded = Recorded {
+        session_ref: &session_ref,
+        plan_rec: &plan_rec,
+        recorder: &recorder,
+    };
+    finish(args, &m, &ask, &summaries, &executed, &where_recorded, events.out)
+}
+
+/// The runs left to do and how: concurrently streamed, or by batches.
+struct Work {
+    pending: Vec<Planned>,
+    concurrency: usize,
+    batching: Option<batch::Batch>,
+}
+
+/// Where the eval recorded, for its last records and exit code.
+struct Recorded<'a> {
+    session_ref: &'a Value,
+    plan_rec: &'a Value,
+    recorder: &'a Recorder,
 }
 
 /// The prompts of the matrix with their inputs, gold sets and (with
@@ -306,20 +310,22 @@ fn open(args: &Args, cli: &Cli, m: &Matrix, who: &Who) -> Result<(Recorder, Valu
 }
 
 /// Execute the pending runs: streamed, or by the provider's batches, or
-/// recorded from an OpenAI batch output file.
-#[allow(clippy::too_many_arguments)]
+/// recorded from an OpenAI batch output file, into the session at
+/// `session_path`.
 fn execute<W: Write>(
     args: &Args,
     m: &Arc<Matrix>,
     ask: &Arc<Ask>,
-    pending: Vec<Planned>,
-    concurrency: usize,
-    batching: Option<batch::Batch>,
-    session_path: &Path,
-    recorder: &mut Recorder,
+    work: Work,
+    (session_path, recorder): (&Path, &mut Recorder),
     events: &mut CliEvents<'_, W>,
     who: &Who,
 ) -> Result<engine::Executed, CliError> {
+    let Work {
+        pending,
+        concurrency,
+        batching,
+    } = work;
     if pending.is_empty() && batching.is_none() {
         return Ok(engine::Executed::default());
     }
@@ -336,7 +342,7 @@ fn execute<W: Write>(
             return batch::record_file(m, ask, pending, file, recorder, events);
         }
         match batching {
-            Some(b) => batch::execute(args, m, ask, pending, b, session_path, recorder, events).await,
+            Some(b) => batch::execute(args, (m, ask), pending, b, (session_path, recorder), events).await,
             None => engine::stream::execute(m.clone(), ask.clone(), pending, concurrency, recorder, events)
                 .await
                 .map_err(exec_err),
@@ -391,17 +397,20 @@ impl<W: Write> engine::Events for CliEvents<'_, W> {
 
 /// The table, the totals and the exit: 10 while batches are pending, 4
 /// when runs could not be recorded, 5 when some run failed.
-#[allow(clippy::too_many_arguments)]
 fn finish<W: Write>(
     args: &Args,
     m: &Matrix,
     ask: &Ask,
     summaries: &[RunSummary],
     executed: &engine::Executed,
-    (session_ref, plan_rec): (&Value, &Value),
-    recorder: &Recorder,
+    recorded: &Recorded<'_>,
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
+    let &Recorded {
+        session_ref,
+        plan_rec,
+        recorder,
+    } = recorded;
     let io = |e: std::io::Error| io_err(&e);
     let (rows, twin_recs) = tables(m, ask, summaries, out)?;
     let failed = summaries.iter().filter(|s| s.failed()).count();
