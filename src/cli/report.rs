@@ -83,7 +83,6 @@ fn parse_runs(spec: &str, n: usize) -> Result<Vec<usize>, String> {
 fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Option<String>), CliError> {
     let (file_part, runs_spec) = split_reference(&args.session);
     let path = crate::session::locate(file_part, &cli.sessions)?;
-    let mut usage: Option<String> = None;
     let decide = |numbers: &[usize]| -> Result<report::load::Pick, String> {
         let Some(spec) = runs_spec else {
             return Ok(match args.format {
@@ -101,12 +100,9 @@ fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Opt
         }
         Ok(report::load::Pick::Runs(picked))
     };
-    let input = report::load::from_file(&path, &cli.prompts, cli.tg_python, |n| {
-        decide(n).inspect_err(|e| usage = Some(e.clone()))
-    })
-    .map_err(|e| match &usage {
-        Some(_) => CliError::new(Category::Usage, e),
-        None => CliError::new(Category::InputError, e),
+    let input = report::load::from_file(&path, &cli.prompts, cli.tg_python, decide).map_err(|e| match e {
+        report::load::LoadError::Pick(why) => CliError::new(Category::Usage, why),
+        other => CliError::new(Category::InputError, other.to_string()),
     })?;
     for w in input.notes.iter().filter(|n| n.contains(&path.display().to_string())) {
         out.warn(w.clone()).map_err(|e| io_err(&e))?;

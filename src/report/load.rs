@@ -116,6 +116,28 @@ fn hash_of(v: &serde_json::Map<String, Value>) -> u64 {
     crate::eval::fnv64(&[Value::Object(v.clone()).to_string().as_bytes()])
 }
 
+/// Why a session file gives no report input.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The session file cannot be read.
+    #[error("{file}: {source}")]
+    Read {
+        /// The session file.
+        file: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The session file holds no run.
+    #[error("{file}: the session holds no runs")]
+    Empty {
+        /// The session file.
+        file: String,
+    },
+    /// The caller's choice of runs was refused (its own message).
+    #[error("{0}")]
+    Pick(String),
+}
+
 /// The report's input for the session file at `path`, read run by run: a
 /// first pass numbers the runs (and for a large session summarises each and
 /// ranks the worst), `decide` then says which runs to draw, and a second
@@ -125,8 +147,11 @@ pub fn from_file(
     prompts: &Path,
     py: crate::output::tg::TgPython,
     decide: impl FnOnce(&[usize]) -> Result<Pick, String>,
-) -> Result<Input, String> {
-    let label = |e: std::io::Error| format!("{}: {e}", path.display());
+) -> Result<Input, LoadError> {
+    let label = |source: std::io::Error| LoadError::Read {
+        file: path.display().to_string(),
+        source,
+    };
     let (configs, _, _) = crate::store::load_dir(prompts);
     let by_id: BTreeMap<&str, &PromptConfig> = configs.iter().map(|c| (c.id.as_str(), c)).collect();
     let mut metas = Vec::new();
@@ -140,10 +165,12 @@ pub fn from_file(
     })
     .map_err(label)?;
     if metas.is_empty() {
-        return Err(format!("{}: the session holds no runs", path.display()));
+        return Err(LoadError::Empty {
+            file: path.display().to_string(),
+        });
     }
     let numbers: Vec<usize> = metas.iter().map(|m| m.number).collect();
-    let (shown, summarised) = match decide(&numbers)? {
+    let (shown, summarised) = match decide(&numbers).map_err(LoadError::Pick)? {
         Pick::Runs(v) => (v, None),
         Pick::Last => (vec![*numbers.last().unwrap_or(&1)], None),
         Pick::All if numbers.len() <= CARDS_MAX => (numbers.clone(), None),
