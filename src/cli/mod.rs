@@ -386,7 +386,7 @@ fn workbench(cli: &Cli) -> i32 {
     let workspace = match cli.workspace() {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("cutline: {}", e.message);
+            out::say("cutline", &e.message);
             return e.category.exit_code();
         }
     };
