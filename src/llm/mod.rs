@@ -296,6 +296,18 @@ pub enum Event {
     },
     /// The request or stream failed; deltas before it still stand.
     Error(LlmError),
+    /// The answer came back in a provider batch, not a stream (first, so
+    /// the run records which batch and custom id answered it).
+    Batch(BatchRef),
+}
+
+/// Which provider batch answered a run, and the run's id in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchRef {
+    /// The provider's batch id.
+    pub id: String,
+    /// The run's custom id in the batch.
+    pub custom_id: String,
 }
 
 /// A stream of events; ends after a `Finish` or an `Error`.
@@ -405,6 +417,9 @@ pub struct Transcript {
     /// The provider's token to resume an answer it left incomplete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation_token: Option<String>,
+    /// The provider batch that answered, when it came back in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchRef>,
 }
 
 /// One token piece (or one delta, when the server gives no pieces).
@@ -460,6 +475,7 @@ impl Transcript {
                 self.finish = Some(FinishReason::Error);
                 self.error = Some(e.clone());
             }
+            Event::Batch(b) => self.batch = Some(b.clone()),
         }
         self.total_ms = ms;
     }

@@ -365,7 +365,7 @@ pub fn finish(
         token_ids: t.token_ids.clone(),
         continues: plan.continues,
         continuation_token: t.continuation_token.clone(),
-        batch: None,
+        batch: t.batch.clone(),
         checks: Vec::new(),
         analysis: analysis.summary(),
     };

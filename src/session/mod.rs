@@ -148,14 +148,8 @@ pub struct RunRecord {
     pub analysis: Value,
 }
 
-/// Which provider batch answered a run, and the run's id in it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BatchRef {
-    /// The provider's batch id.
-    pub id: String,
-    /// The run's custom id in the batch.
-    pub custom_id: String,
-}
+/// Which provider batch answered a run (one type with the transcript's).
+pub use crate::llm::BatchRef;
 
 /// How a call continued an earlier answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -198,6 +192,8 @@ impl RunRecord {
             first_token_ms: self.first_token_ms,
             total_ms: self.total_ms,
             continuation_token: self.continuation_token.clone(),
+            // A replay of the run is not the batch's answer.
+            batch: None,
         }
     }
 }

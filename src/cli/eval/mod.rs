@@ -147,13 +147,6 @@ fn llm_err(e: &LlmError) -> CliError {
 /// Run `eval`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     if let Some(Strategies(strategies)) = &args.strategy {
-        if args.batch.wants() {
-            return Err(CliError::new(
-                Category::Usage,
-                "--strategy runs streamed only: its calls depend on each other's answers (batch rounds for \
-                 strategies are not built yet); drop --batch or --strategy",
-            ));
-        }
         return strategy::run(args, strategies, cli, out);
     }
     let who = who(args)?;
@@ -444,14 +437,7 @@ fn finish<W: Write>(
     ));
     text.push('\n');
     if args.batch.wants() {
-        // The batch APIs bill half the streamed price.
-        totals["batch_price_factor"] = json!(0.5);
-        totals["tokens_at_streamed_price"] = json!(billed / 2);
-        let _ = writeln!(
-            text,
-            "{billed} tokens billed at the batch price (half the streamed price: as {} streamed tokens)",
-            billed / 2
-        );
+        batch_price(billed, &mut totals, &mut text);
     }
     out.record(&totals).map_err(io)?;
     out.pretty(&text).map_err(io)?;
@@ -574,6 +560,18 @@ fn exit(summaries: &[RunSummary], executed: &engine::Executed, recorder: &Record
             ),
         )
     })
+}
+
+/// The batch APIs bill half the streamed price: the totals and the
+/// table's footer say what `billed` tokens cost.
+fn batch_price(billed: u64, totals: &mut Value, text: &mut String) {
+    totals["batch_price_factor"] = json!(0.5);
+    totals["tokens_at_streamed_price"] = json!(billed / 2);
+    let _ = writeln!(
+        text,
+        "{billed} tokens billed at the batch price (half the streamed price: as {} streamed tokens)",
+        billed / 2
+    );
 }
 
 /// A record: `type` first, then the fields of `body`.

@@ -1,39 +1,55 @@
 //! `cutline eval --strategy single,retry-double,continue`: per prompt ×
 //! input × limit, one first call at the limit shared by every strategy,
 //! then each strategy's own calls; every call recorded in one session.
+//! With `--batch` the calls go as successive batch rounds
+//! (`eval::engine::rounds`): the same command resumes a stopped one.
 //!
 //! JSONL records: `plan`, one `strategy_run` per cell × strategy as it
 //! finishes, one `strategy` row per prompt × limit × strategy, one
-//! `headline` per JSON/JSONL twin pair × limit, `totals`. Not resumable:
-//! each invocation runs anew and appends to its session.
+//! `headline` per JSON/JSONL twin pair × limit, `totals`. Streamed, not
+//! resumable: each invocation runs anew and appends to its session.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{Args, Cli, StructuredArg, Who};
+use super::batch::Batch;
+use super::setup::Who;
+use super::{Args, Cli, StructuredArg};
 use crate::cli::io_err;
 use crate::cli::out::{Category, CliError, Out};
+use crate::eval::batch::{Answers, Manifest, Note, answers, manifest};
 use crate::eval::cell::{Cell, Done, Shared, run_cell};
+use crate::eval::engine::rounds;
 use crate::eval::strategy::{self, Strategy, StrategyRun};
 use crate::prompt::PromptConfig;
+use crate::run::StartError;
 use crate::run::continuation::Ended;
+use crate::session::Recorder;
 
 /// Run the strategies and report.
 pub fn run<W: Write>(args: &Args, strategies: &[Strategy], cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let (cells, listed, is_local) = cells(args, cli)?;
+    if args.batch.batch_file.is_some() || args.batch.batch_results.is_some() {
+        return Err(CliError::new(
+            Category::Usage,
+            "--batch-file and --batch-results carry one call per run, but a strategy's calls depend on each \
+             other's answers: use --batch (successive batch rounds) or drop --strategy",
+        ));
+    }
+    let (cells, listed, who) = cells(args, cli)?;
+    let batching = super::batch::prepare(args, &who)?;
     let ids: Vec<&str> = listed.iter().map(|p| p.id.as_str()).collect();
-    let explicit = args.session.as_deref().map(crate::session::safe_stem);
-    let mut recorder = super::super::run::session_for(&cli.sessions, explicit.as_deref(), "strategy")
-        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?;
+    let recorder = open(args, cli, &ids, strategies, batching.is_some())?;
     let session_ref = json!({"id": recorder.id(), "path": recorder.path().display().to_string()});
     let io = |e: std::io::Error| io_err(&e);
     let words: Vec<&str> = strategies.iter().map(|s| s.word()).collect();
     out.record(
         &json!({"type": "plan", "session": session_ref, "prompts": ids, "strategies": words,
         "max_tokens": args.max_tokens.0, "provider": args.provider, "cells": cells.len(),
-        "retries": args.retries, "continue": args.continue_calls}),
+        "retries": args.retries, "continue": args.continue_calls,
+        "batch": batching.as_ref().map(|b| b.api.name())}),
     )
     .map_err(io)?;
     let common = Shared {
@@ -44,16 +60,22 @@ pub fn run<W: Write>(args: &Args, strategies: &[Strategy], cli: &Cli, out: &mut 
         headers: args.sampling.headers.clone(),
         tg_python: cli.tg_python,
     };
-    let concurrency = args.concurrency.map_or(if is_local { 1 } else { 4 }, |c| c as usize);
-    let mut written = Written::default();
-    execute(cells, common, concurrency, is_local, |done| {
-        for r in write(done, &mut recorder, &mut written.unrecorded) {
-            written.failed += usize::from(r.ended == Ended::Failed);
-            out.record(&super::tagged("strategy_run", &r)).map_err(io)?;
-            written.runs.push(r);
+    let mut w = Writer::new(out, recorder)?;
+    let batched = batching.is_some();
+    match batching {
+        None => {
+            let concurrency = args
+                .concurrency
+                .map_or(if who.is_local { 1 } else { 4 }, |c| c as usize);
+            execute(cells, common, concurrency, who.is_local, |done| {
+                w.write(done).map_err(io)
+            })?;
         }
-        Ok(())
-    })?;
+        Some(b) => by_rounds(args, (cells, &who.model), common, b, &mut w)?,
+    }
+    let Writer {
+        out, recorder, written, ..
+    } = w;
     let listed: Vec<strategy::Listed<'_>> = listed
         .iter()
         .map(|p| {
@@ -64,8 +86,155 @@ pub fn run<W: Write>(args: &Args, strategies: &[Strategy], cli: &Cli, out: &mut 
             )
         })
         .collect();
-    let data = report(args, strategies, &listed, &written, &session_ref, out)?;
+    let data = report(args, strategies, &listed, &written, (&session_ref, batched), out)?;
     written.verdict(data, recorder.path())
+}
+
+/// The session: `--session`, else with `--batch` one of the prompts,
+/// provider, strategies and their bounds (so the same command resumes
+/// its rounds), else a new one.
+fn open(args: &Args, cli: &Cli, ids: &[&str], strategies: &[Strategy], batched: bool) -> Result<Recorder, CliError> {
+    let explicit = args.session.as_deref().map(crate::session::safe_stem);
+    let opened = match (explicit, batched) {
+        (Some(id), _) => super::super::run::open_session(&cli.sessions, &id),
+        (None, true) => {
+            let words: Vec<&str> = strategies.iter().map(|s| s.word()).collect();
+            let identity: Vec<String> = ids
+                .iter()
+                .map(|id| {
+                    format!(
+                        "{id}|{}|{}|{}|{}",
+                        args.provider,
+                        words.join(","),
+                        args.retries,
+                        args.continue_calls
+                    )
+                })
+                .collect();
+            let id = crate::eval::default_session_id(&identity).replacen("eval-", "strategy-", 1);
+            super::super::run::open_session(&cli.sessions, &id)
+        }
+        (None, false) => super::super::run::session_for(&cli.sessions, None, "strategy"),
+    };
+    opened.map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))
+}
+
+/// Run the cells' calls as successive batch rounds, the manifest and the
+/// answers kept beside the session; a wait that runs out is exit 10.
+fn by_rounds<W: Write>(
+    args: &Args,
+    (cells, model): (Vec<Cell>, &str),
+    common: Shared,
+    b: Batch,
+    w: &mut Writer<'_, W>,
+) -> Result<(), CliError> {
+    let session_path = w.recorder.path().to_owned();
+    let input_err = |e: &dyn std::fmt::Display| CliError::new(Category::InputError, e.to_string());
+    let mpath = manifest::path_for(&session_path);
+    let mut mf = match Manifest::load(&mpath).map_err(|e| input_err(&e))? {
+        Some(mf) => mf,
+        None => Manifest::new(w.recorder.id(), &args.provider, model, b.api.name(), b.window),
+    };
+    let mut kept = Answers::open(&answers::path_for(&session_path)).map_err(|e| input_err(&e))?;
+    let batching = rounds::Batching {
+        api: b.api,
+        opts: b.opts,
+        manifest: &mut mf,
+        path: &mpath,
+        answers: &mut kept,
+    };
+    let common = Arc::new(common);
+    let labelled: Vec<(String, crate::llm::registry::Target, Cell)> = cells
+        .into_iter()
+        .map(|c| {
+            let label = format!("{}|{}|{}", c.prompt.id, c.input.id, crate::eval::limit_label(c.limit));
+            (label, c.target.clone(), c)
+        })
+        .collect();
+    let work = move |cell: Cell, target| {
+        let common = common.clone();
+        async move { run_cell(&Cell { target, ..cell }, &common).await }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+    let ended = rt
+        .block_on(rounds::execute(labelled, work, batching, w))
+        .map_err(super::exec_err)?;
+    if let Some(e) = w.start_error.take() {
+        return Err(CliError::new(Category::ConfigInvalid, e));
+    }
+    if ended.pending > 0 {
+        return Err(CliError::new(
+            Category::BatchPending,
+            format!(
+                "{} strategy calls are still in provider batches; run the same command again to collect them and \
+                 go on (`cutline batches {}` lists them)",
+                ended.pending,
+                w.recorder.id()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Records each finished cell: its calls in the session (a call a batch
+/// answered that an earlier command already recorded keeps that record),
+/// its `strategy_run` records on the output.
+struct Writer<'o, W: Write> {
+    out: &'o mut Out<W>,
+    recorder: Recorder,
+    written: Written,
+    /// Run ids of the session's batch-answered runs, by custom id.
+    seen: HashMap<String, String>,
+    /// A cell that could not start (its prompt does not render).
+    start_error: Option<String>,
+}
+
+impl<'o, W: Write> Writer<'o, W> {
+    fn new(out: &'o mut Out<W>, recorder: Recorder) -> Result<Self, CliError> {
+        let mut seen = HashMap::new();
+        crate::session::each_run(recorder.path(), &mut |r| {
+            if let Some(b) = r.batch {
+                seen.insert(b.custom_id, r.run_id);
+            }
+        })
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", recorder.path().display())))?;
+        Ok(Self {
+            out,
+            recorder,
+            written: Written::default(),
+            seen,
+            start_error: None,
+        })
+    }
+
+    fn write(&mut self, done: Done) -> std::io::Result<()> {
+        for r in write(done, &mut self.recorder, &mut self.written.unrecorded, &self.seen) {
+            self.written.failed += usize::from(r.ended == Ended::Failed);
+            self.out.record(&super::tagged("strategy_run", &r))?;
+            self.written.runs.push(r);
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> rounds::Handler<Result<Done, StartError>> for Writer<'_, W> {
+    fn done(&mut self, result: Result<Done, StartError>) -> std::io::Result<()> {
+        match result {
+            Ok(done) => self.write(done),
+            Err(e) => {
+                self.start_error.get_or_insert(e.to_string());
+                Ok(())
+            }
+        }
+    }
+
+    fn note(&mut self, note: &Note) -> std::io::Result<()> {
+        self.out.record(&super::batch::note_record(note))
+    }
 }
 
 /// What the writer kept: the runs, how many failed, the calls it could not
@@ -108,20 +277,14 @@ impl Written {
     }
 }
 
-/// Every prompt × input × limit, the prompts listed, and whether the
-/// target is the local model.
-type Planned = (Vec<Cell>, Vec<Arc<PromptConfig>>, bool);
+/// Every prompt × input × limit, the prompts listed, and who answers.
+type Planned = (Vec<Cell>, Vec<Arc<PromptConfig>>, Who);
 
 /// Plan the cells.
 fn cells(args: &Args, cli: &Cli) -> Result<Planned, CliError> {
     let prompts = super::setup::resolve_prompts(args, &cli.workspace()?)?;
     let (raw, overlay) = super::setup::loaded(args)?;
-    let Who {
-        shared,
-        is_local,
-        replay,
-        ..
-    } = super::setup::who(args)?;
+    let who = super::setup::who(args)?;
     let gold_dir = args.gold.clone().unwrap_or_else(|| cli.prompts.join("gold"));
     let mut cells = Vec::new();
     let mut listed = Vec::new();
@@ -131,7 +294,7 @@ fn cells(args: &Args, cli: &Cli) -> Result<Planned, CliError> {
         let cfg = Arc::new(cfg);
         listed.push(cfg.clone());
         for input in inputs {
-            let target = match (&shared, replay) {
+            let target = match (&who.shared, who.replay) {
                 (Some(t), false) => t.clone(),
                 _ => super::setup::recording(cli, &cfg, &input)?,
             };
@@ -146,7 +309,7 @@ fn cells(args: &Args, cli: &Cli) -> Result<Planned, CliError> {
             }
         }
     }
-    Ok((cells, listed, is_local))
+    Ok((cells, listed, who))
 }
 
 /// Run the cells, `concurrency` at once, handing each finished cell to
@@ -194,7 +357,7 @@ fn report<W: Write>(
     strategies: &[Strategy],
     listed: &[strategy::Listed<'_>],
     written: &Written,
-    session_ref: &Value,
+    (session_ref, batched): (&Value, bool),
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
     let io = |e: std::io::Error| io_err(&e);
@@ -213,26 +376,45 @@ fn report<W: Write>(
     for h in &headlines {
         out.record(h).map_err(io)?;
     }
-    let totals = json!({"type": "totals", "runs": written.runs.len(), "failed": written.failed,
+    let mut totals = json!({"type": "totals", "runs": written.runs.len(), "failed": written.failed,
         "ended": strategy::endings(&written.runs), "session": session_ref});
-    out.record(&totals).map_err(io)?;
-    out.pretty(&format!(
+    let mut text = format!(
         "{}{}\n",
         strategy::pretty(&rows),
         rust_i18n::t!(
             "pretty.session",
             path = session_ref["path"].as_str().unwrap_or_default()
         )
-    ))
-    .map_err(io)?;
+    );
+    if batched {
+        // Every call billed once, whichever strategies share it.
+        let billed = written
+            .runs
+            .iter()
+            .flat_map(|r| &r.calls)
+            .map(|c| (&c.run_id, c.billed()));
+        let billed: HashMap<&String, u64> = billed.filter_map(|(id, b)| Some((id, b?))).collect();
+        super::batch_price(billed.values().sum(), &mut totals, &mut text);
+    }
+    out.record(&totals).map_err(io)?;
+    out.pretty(&text).map_err(io)?;
     Ok(json!({"session": session_ref, "runs": written.runs, "summary": rows, "headlines": headlines, "totals": totals}))
 }
 
 /// Record a cell's calls in order and give its runs their run ids; a
 /// write that failed is counted in `unrecorded`.
-fn write(done: Done, recorder: &mut crate::session::Recorder, unrecorded: &mut Vec<String>) -> Vec<StrategyRun> {
+fn write(
+    done: Done,
+    recorder: &mut Recorder,
+    unrecorded: &mut Vec<String>,
+    seen: &HashMap<String, String>,
+) -> Vec<StrategyRun> {
     let mut ids = Vec::with_capacity(done.records.len());
     for mut r in done.records {
+        if let Some(id) = r.batch.as_ref().and_then(|b| seen.get(&b.custom_id)) {
+            ids.push(id.clone());
+            continue;
+        }
         r.run_id = recorder.next_run_id();
         if let Err(e) = recorder.record(&r) {
             unrecorded.push(e.to_string());

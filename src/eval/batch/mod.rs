@@ -14,6 +14,7 @@
 //! matched by custom id, never by position, and a run already recorded is
 //! never handed back twice.
 
+pub mod answers;
 pub mod manifest;
 pub mod time;
 
@@ -23,6 +24,7 @@ use std::time::Duration;
 
 use crate::llm::batch::{self, BatchApi, Item, Outcome, Phase, Status, Submitted};
 use crate::llm::{ErrorKind, LlmError, Request, Transcript};
+pub use answers::{Answers, AnswersError};
 pub use manifest::{Entry, EntryState, Manifest, ManifestError};
 
 /// One run to answer: its key and its fitted request.

@@ -40,7 +40,7 @@ impl<E: Events> Sink for Bridge<'_, '_, E> {
         if self.stopped || self.error.is_some() {
             return;
         }
-        let t = match answer {
+        let mut t = match answer {
             Answer::Answered(t) => *t,
             Answer::Failed(e) => Transcript {
                 finish: Some(FinishReason::Error),
@@ -48,14 +48,14 @@ impl<E: Events> Sink for Bridge<'_, '_, E> {
                 ..Transcript::default()
             },
         };
-        let info = self.target.provider.info();
-        let Ok(mut o) = crate::run::finish(info, &a.spec, &a.plan, crate::session::now_ms(), &t, None) else {
-            return;
-        };
-        o.record.batch = Some(crate::session::BatchRef {
+        t.batch = Some(crate::llm::BatchRef {
             id: from.batch.clone(),
             custom_id: from.custom_id.clone(),
         });
+        let info = self.target.provider.info();
+        let Ok(o) = crate::run::finish(info, &a.spec, &a.plan, crate::session::now_ms(), &t, None) else {
+            return;
+        };
         match self
             .writer
             .write(self.m, &a.planned, o.record, &o.analysis, self.events)
