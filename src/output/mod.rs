@@ -24,6 +24,7 @@ pub mod pyschema;
 pub mod salvage;
 pub mod scan;
 pub mod schema;
+pub mod schema_error;
 pub mod stream;
 pub mod sweep;
 pub mod text;

@@ -57,6 +57,15 @@ impl LineCounter {
     }
 }
 
+/// serde_json appends " at line L column C" relative to the slice it saw;
+/// cutline reports positions in the whole response instead.
+pub fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_owned(),
+        None => msg.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@
 use serde_json::{Map, Value, json};
 
 use super::pyre::PyRegex;
-use super::schema::SchemaCompileError;
+use super::schema_error::SchemaCompileError;
 
 /// Python's truthiness of a schema: TrustGraph validates only when the
 /// prompt's schema is truthy (`if self.prompts[id].schema:`).

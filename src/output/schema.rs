@@ -10,23 +10,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-/// A schema error found at compile time, with the JSON pointer into the schema.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SchemaCompileError {
-    /// JSON pointer of the offending keyword inside the schema.
-    pub pointer: String,
-    /// What is wrong there.
-    pub message: String,
-}
-
-impl std::fmt::Display for SchemaCompileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.pointer.is_empty() { "/" } else { &self.pointer };
-        write!(f, "schema does not compile at {at}: {}", self.message)
-    }
-}
-
-impl std::error::Error for SchemaCompileError {}
+pub use super::schema_error::SchemaCompileError;
 
 /// One way a value fails its schema.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -10,6 +10,7 @@ pub mod error;
 pub mod ibis;
 mod ibis_filters;
 pub mod load;
+mod loaders;
 pub mod migrate;
 pub mod params;
 mod pyfmt;

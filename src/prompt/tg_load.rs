@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use super::load::{OBJECT_SCHEMA_WARNING, describes_array, json_message, stem, syntax_cause};
+use super::loaders::{OBJECT_SCHEMA_WARNING, describes_array, json_message, stem, syntax_cause};
 use super::render::{Part, syntax_check};
 use super::{ConfigError, Origin, PromptConfig, ResponseType, SourceFormat, Warning, check_id};
 use crate::output::schema::{CompiledSchema, kind_of};
@@ -218,7 +218,7 @@ fn prompt_fields(
             ));
         }
         if p.response_type == ResponseType::Jsonl && describes_array(s) {
-            warnings.push(site.warn("schema", super::load::JSONL_ARRAY_WARNING));
+            warnings.push(site.warn("schema", super::loaders::JSONL_ARRAY_WARNING));
         }
         p.schema = Some(s.clone());
     }

@@ -16,6 +16,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+pub use super::follow_up::{complete_lines, follow_up};
 use super::{Analysis, Outcome, Plan, Spec, StartError};
 use crate::compare::Keys;
 use crate::llm::registry::Target;
@@ -120,23 +121,6 @@ pub struct Continued {
     /// Every call after the first, as recorded (with its run id when a
     /// recorder was given; a caller without one records them itself).
     pub records: Vec<RunRecord>,
-}
-
-/// The answer's complete lines: up to and including its last newline.
-pub fn complete_lines(text: &str) -> &str {
-    text.rfind('\n').map_or("", |i| &text[..=i])
-}
-
-/// The follow-up prompt: the original, the last kept lines, the request.
-pub fn follow_up(prompt: &str, kept: &str) -> String {
-    let lines: Vec<&str> = kept.lines().filter(|l| !l.trim().is_empty()).collect();
-    let last = &lines[lines.len().saturating_sub(20)..];
-    format!(
-        "{prompt}\n\nYour answer so far was cut off. Its last complete lines were:\n{}\n\nContinue the answer \
-         after the last of those lines, in the same format, one JSON object per line. Do not repeat any line \
-         you already wrote.\n",
-        last.join("\n")
-    )
 }
 
 /// The distinct items of a stitched answer, in order, by the schema's keys.
@@ -280,19 +264,5 @@ pub(super) fn end_of(o: &Outcome, continuable: bool) -> Option<Ended> {
         FinishReason::Length | FinishReason::Incomplete => None,
         FinishReason::Error => Some(Ended::Failed),
         _ => Some(Ended::Finished),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn complete_lines_and_the_follow_up() {
-        assert_eq!(complete_lines("{\"a\":1}\n{\"a\":2}\n{\"a\""), "{\"a\":1}\n{\"a\":2}\n");
-        assert_eq!(complete_lines("{\"a\""), "");
-        let f = follow_up("List terms.", "{\"a\":1}\n\n{\"a\":2}\n");
-        assert!(f.starts_with("List terms.\n\nYour answer so far was cut off."), "{f}");
-        assert!(f.contains("\n{\"a\":1}\n{\"a\":2}\n\nContinue"), "{f}");
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod continuation;
 pub mod evidence;
+pub mod follow_up;
 pub mod interrupt;
 pub mod plan;
 pub mod probe;

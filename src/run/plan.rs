@@ -97,8 +97,8 @@ impl Plan {
         adjustments.extend(fitted.adjustments);
         let prefill_ok = prefills && profile.prefill && r.thinking.is_none();
         if self.continues == Some(Continues::Prefill) && !prefill_ok {
-            let kept = super::continuation::complete_lines(&r.prefill).to_owned();
-            r.prompt = super::continuation::follow_up(&s.prompt, &kept);
+            let kept = super::follow_up::complete_lines(&r.prefill).to_owned();
+            r.prompt = super::follow_up::follow_up(&s.prompt, &kept);
             r.prefill.clear();
             r.prefill_tokens.clear();
             self.continues = Some(Continues::FollowUp);
@@ -127,7 +127,7 @@ impl Plan {
 
     /// Set the plan up to continue by a follow-up turn quoting `kept`.
     pub fn follow_up(&mut self, kept: &str) {
-        self.request.prompt = super::continuation::follow_up(&self.source.prompt, kept);
+        self.request.prompt = super::follow_up::follow_up(&self.source.prompt, kept);
         self.continues = Some(Continues::FollowUp);
     }
 

@@ -19,6 +19,7 @@ mod whole;
 
 pub use outline::{Outline, OutlineView, StrictValue, outline};
 
+pub use super::position::strip_position;
 use super::position::{LineCounter, line_col};
 use super::salvage::{self, Salvaged, StopReason};
 use super::schema::{CompiledSchema, SchemaCompileError, Violation};
@@ -437,15 +438,6 @@ fn salvage_report(
         })
         .collect();
     (stop, broken)
-}
-
-/// serde_json appends " at line L column C" relative to the slice it saw;
-/// cutline reports positions in the whole response instead.
-pub fn strip_position(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_owned(),
-        None => msg.to_owned(),
-    }
 }
 
 #[cfg(test)]

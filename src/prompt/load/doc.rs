@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::shared::{json_message, syntax_cause};
+use crate::prompt::loaders::{json_message, syntax_cause};
 use crate::prompt::render::{Part, SyntaxError};
 use crate::prompt::{ConfigError, SampleInput, Warning};
 

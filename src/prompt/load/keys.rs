@@ -10,8 +10,8 @@ use toml::Spanned;
 use toml::de::{DeString, DeValue};
 
 use super::doc::Doc;
-use super::shared::{JSONL_ARRAY_WARNING, OBJECT_SCHEMA_WARNING, describes_array, stem};
 use crate::output::schema::CompiledSchema;
+use crate::prompt::loaders::{JSONL_ARRAY_WARNING, OBJECT_SCHEMA_WARNING, describes_array, stem};
 use crate::prompt::render::{Part, syntax_check};
 use crate::prompt::{ConfigError, Origin, PromptConfig, ResponseType, SourceFormat, Warning};
 

@@ -14,16 +14,14 @@
 mod check;
 mod doc;
 mod keys;
-mod shared;
 
 use std::path::Path;
 
+pub use super::loaders::OBJECT_SCHEMA_WARNING;
 pub use check::BOM_CAUSE;
 pub(crate) use check::{check_bytes, check_text};
 pub use keys::TOML_KEYS;
 use keys::load_toml_checked;
-pub use shared::OBJECT_SCHEMA_WARNING;
-pub(crate) use shared::{JSONL_ARRAY_WARNING, describes_array, json_message, stem, syntax_cause};
 
 pub use super::toml_out::to_toml;
 use super::{ConfigError, PromptConfig, Warning};

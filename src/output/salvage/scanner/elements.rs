@@ -65,7 +65,7 @@ impl ArrayScanner {
                     // Not its grammar (a string's UTF-8, a scalar): known at its end.
                     None => {
                         let at = start + offset_of(&bytes[start..end], e.line(), e.column());
-                        let message = crate::output::json::strip_position(&e.to_string());
+                        let message = crate::output::position::strip_position(&e.to_string());
                         self.broke(start, at, end, message, after)
                     }
                 },

@@ -96,5 +96,5 @@ pub(super) fn syntax_break(bytes: &[u8]) -> Option<(usize, usize, String)> {
     let known = (at + 1..bytes.len())
         .find(|&n| fails(&bytes[..n]).is_some())
         .unwrap_or(bytes.len());
-    Some((at, known, crate::output::json::strip_position(&e.to_string())))
+    Some((at, known, crate::output::position::strip_position(&e.to_string())))
 }

@@ -1,4 +1,4 @@
-//! What this TOML loader and the TrustGraph one (`tg_load`) share: the
+//! What the TOML loader (`load`) and the TrustGraph one (`tg_load`) share: the
 //! default prompt id and the wording of the messages both give, so a prompt
 //! says the same thing whichever format it came in.
 
