@@ -162,7 +162,7 @@ mod tests {
         std::fs::write(&path, b"nonsense\n{}\n").unwrap();
         let e = Answers::open(&path).unwrap_err().to_string();
         assert!(
-            e.ends_with("s.answers.jsonl:1: not a kept batch answer: expected value at line 1 column 1"),
+            e.ends_with("s.answers.jsonl:1: not a kept batch answer: expected ident at line 1 column 2"),
             "{e}"
         );
     }
