@@ -198,7 +198,7 @@ where
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg<T>>();
     let mut live = cells.len();
-    let mut tasks = Vec::with_capacity(live);
+    let mut tasks = Tasks(Vec::with_capacity(live));
     for (label, target, cell) in cells {
         let queued = Queued {
             inner: target.provider.clone(),
@@ -215,7 +215,7 @@ where
             said: false,
         };
         let fut = work(cell, target);
-        tasks.push(tokio::spawn(async move { leave.with(fut.await) }));
+        tasks.0.push(tokio::spawn(async move { leave.with(fut.await) }));
     }
     drop(tx);
     let started = tokio::time::Instant::now();
@@ -249,10 +249,20 @@ where
             };
         }
     };
-    for t in &tasks {
-        t.abort();
-    }
+    drop(tasks);
     Ok(ended)
+}
+
+/// The cells' tasks, stopped however the rounds end (a batch call that
+/// fails included): nothing more is asked or handed on.
+struct Tasks<T>(Vec<tokio::task::JoinHandle<T>>);
+
+impl<T> Drop for Tasks<T> {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
 }
 
 /// The rounds' state: the batch side and how many rounds went out.
