@@ -8,6 +8,7 @@
 
 pub mod batched;
 pub mod plan;
+pub mod session;
 pub mod stream;
 
 use std::io;
