@@ -1709,3 +1709,226 @@ fn compare_explains_each_missed_gold_item() {
         "{out}"
     );
 }
+
+/// Open the JSON prompt and show the eval view (`E` on the Prompts tab).
+fn eval_view() -> cutline::tui::state::State {
+    let mut s = state();
+    send(&mut s, [ch('E')]);
+    s
+}
+
+fn eval_job(fx: &[Effect]) -> &cutline::tui::event::EvalJob {
+    match fx {
+        [Effect::Eval(job)] => job,
+        other => panic!("no eval started: {other:?}"),
+    }
+}
+
+#[test]
+fn e_shows_the_eval_view_over_compare_and_back() {
+    let mut s = eval_view();
+    assert_eq!(s.tab, Tab::Compare);
+    assert!(s.eval.open);
+    assert_eq!(s.editor.as_ref().unwrap().base.id, "extract-definitions");
+    // `E` again: the pair's report, as `7` shows it.
+    send(&mut s, [ch('E')]);
+    assert_eq!(s.tab, Tab::Compare);
+    assert!(!s.eval.open);
+    // From another tab it comes back.
+    send(&mut s, [ch('1'), ch('E')]);
+    assert!(s.eval.open && s.tab == Tab::Compare);
+}
+
+#[test]
+fn r_on_the_eval_view_asks_for_the_prompt_and_twin_at_the_limits() {
+    use cutline::tui::eval::EvalRun;
+    let mut s = state();
+    // Nothing open yet (the list is empty after a filter): it says why.
+    s.tab = Tab::Compare;
+    s.eval.open = true;
+    assert!(send(&mut s, [ch('r')]).is_empty());
+    assert!(s.message.as_ref().unwrap().error, "{:?}", s.message);
+    let mut s = eval_view();
+    s.provider = ProviderChoice::Configured {
+        name: "claude".into(),
+        model: Some("sonnet".into()),
+    };
+    s.structured = Some(cutline::llm::structured::Path::Prompt);
+    let fx = send(&mut s, [ch('r')]);
+    let job = eval_job(&fx);
+    let ids: Vec<&str> = job.prompts.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["extract-definitions", "extract-definitions-jsonl"]);
+    assert_eq!(job.limits, [Some(64), Some(128), Some(256), None]);
+    assert_eq!(job.provider, s.provider);
+    assert_eq!(job.structured, Some(cutline::llm::params::Structured::Prompt));
+    assert!(matches!(s.eval.run, EvalRun::Planning { id, .. } if id == job.id));
+    // A second `r` while it runs starts nothing.
+    assert!(send(&mut s, [ch('r')]).is_empty());
+    // Outside the view, `r` is the Run tab's again.
+    let fx = send(&mut s, [ch('3'), ch('r')]);
+    assert!(matches!(fx.as_slice(), [Effect::Start(_)]), "{fx:?}");
+}
+
+#[test]
+fn m_on_the_eval_view_types_the_limits_and_refuses_a_bad_list() {
+    let mut s = eval_view();
+    send(&mut s, [ch('m')]);
+    assert_eq!(s.mode, Mode::EvalLimits("64,128,256,none".into()));
+    for _ in 0..15 {
+        send(&mut s, [key(KeyCode::Backspace)]);
+    }
+    send(&mut s, "32, none".chars().map(ch));
+    send(&mut s, [key(KeyCode::Enter)]);
+    assert_eq!(s.mode, Mode::Normal);
+    assert_eq!(s.eval.limits, [Some(32), None]);
+    // The run tab's limit is not touched.
+    assert_eq!(s.max_tokens, None);
+    send(&mut s, [ch('m')]);
+    send(&mut s, ",32".chars().map(ch));
+    send(&mut s, [key(KeyCode::Enter)]);
+    let m = s.message.as_ref().unwrap();
+    assert!(m.error && m.text.contains("given twice"), "{m:?}");
+    assert_eq!(s.eval.limits, [Some(32), None]);
+    // Esc drops what was typed.
+    send(&mut s, [ch('m'), ch('9'), key(KeyCode::Esc)]);
+    assert_eq!(s.eval.limits, [Some(32), None]);
+}
+
+#[test]
+fn the_engines_news_folds_into_progress_table_and_twins() {
+    use cutline::tui::eval::{Ending, EvalRun};
+    use cutline::tui::event::{EvalEnd, EvalMsg};
+    let mut s = eval_view();
+    send(&mut s, [ch('m')]);
+    for _ in 0..15 {
+        send(&mut s, [key(KeyCode::Backspace)]);
+    }
+    send(&mut s, "64,none".chars().map(ch).chain([key(KeyCode::Enter)]));
+    let id = eval_job(&send(&mut s, [ch('r')])).id;
+    let (json, jsonl) = (json_prompt(), jsonl_prompt());
+    let skipped = {
+        let mut x = eval_summary(&json, "a", None, (3, 3), false, None);
+        x.skipped = true;
+        x
+    };
+    let ev = |msg| Event::Eval { id, msg };
+    send(&mut s, [ev(EvalMsg::Planned(Box::new(eval_plan(1, 2, vec![skipped]))))]);
+    // News of another eval is not this one's.
+    send(
+        &mut s,
+        [Event::Eval {
+            id: id + 100,
+            msg: EvalMsg::InFlight(9),
+        }],
+    );
+    let EvalRun::Running(p) = &s.eval.run else {
+        panic!("{:?}", s.eval.run)
+    };
+    assert_eq!((p.total, p.skipped, p.done(), p.in_flight), (4, 1, 1, 0));
+    assert_eq!(p.rows.len(), 4);
+    s.clock_ms += 2000;
+    send(
+        &mut s,
+        [
+            ev(EvalMsg::InFlight(2)),
+            ev(EvalMsg::Finished(Box::new(eval_summary(
+                &json,
+                "a",
+                Some(64),
+                (0, 2),
+                true,
+                None,
+            )))),
+            ev(EvalMsg::Finished(Box::new(eval_summary(
+                &jsonl,
+                "a",
+                Some(64),
+                (2, 3),
+                true,
+                None,
+            )))),
+        ],
+    );
+    let EvalRun::Running(p) = &s.eval.run else {
+        panic!("{:?}", s.eval.run)
+    };
+    assert_eq!((p.done(), p.ran, p.in_flight), (3, 2, 2));
+    assert_eq!(p.rate(s.clock_ms), Some(1.0));
+    assert_eq!(p.left_secs(s.clock_ms), Some(1.0));
+    let t64 = p.twins.iter().find(|t| t.max_tokens == Some(64)).unwrap();
+    assert_eq!((t64.json.items_total, t64.jsonl.items_total), (0, 2));
+    send(
+        &mut s,
+        [
+            ev(EvalMsg::Finished(Box::new(eval_summary(
+                &jsonl,
+                "a",
+                None,
+                (0, 0),
+                false,
+                Some("HTTP 400: bad request"),
+            )))),
+            ev(EvalMsg::Done(EvalEnd::default())),
+        ],
+    );
+    let EvalRun::Ended(p, Ending::Complete) = &s.eval.run else {
+        panic!("{:?}", s.eval.run)
+    };
+    assert_eq!((p.done(), p.failed), (4, 1));
+    assert!(p.first_failure().unwrap().contains("HTTP 400"));
+    let msg = s.message.as_ref().unwrap();
+    assert!(msg.error && msg.text.contains("1 of 4 runs failed"), "{msg:?}");
+}
+
+#[test]
+fn esc_on_the_eval_view_stops_the_eval_and_keeps_what_ran() {
+    use cutline::tui::eval::{Ending, EvalRun};
+    use cutline::tui::event::EvalMsg;
+    let mut s = eval_view();
+    let id = eval_job(&send(&mut s, [ch('r')])).id;
+    // Before the plan: the eval is dropped whole.
+    assert!(matches!(send(&mut s, [key(KeyCode::Esc)]).as_slice(), [Effect::Cancel(x)] if *x == id));
+    assert!(matches!(s.eval.run, EvalRun::Idle));
+    let id = eval_job(&send(&mut s, [ch('r')])).id;
+    let j = json_prompt();
+    send(
+        &mut s,
+        [
+            Event::Eval {
+                id,
+                msg: EvalMsg::Planned(Box::new(eval_plan(1, 4, Vec::new()))),
+            },
+            Event::Eval {
+                id,
+                msg: EvalMsg::Finished(Box::new(eval_summary(&j, "a", Some(64), (1, 2), true, None))),
+            },
+        ],
+    );
+    let fx = send(&mut s, [key(KeyCode::Esc)]);
+    assert!(matches!(fx.as_slice(), [Effect::Cancel(x)] if *x == id), "{fx:?}");
+    let EvalRun::Ended(p, Ending::Cancelled) = &s.eval.run else {
+        panic!("{:?}", s.eval.run)
+    };
+    assert_eq!((p.ran, p.total), (1, 8));
+    // Late news of the stopped eval changes nothing.
+    send(
+        &mut s,
+        [Event::Eval {
+            id,
+            msg: EvalMsg::Finished(Box::new(eval_summary(&j, "a", Some(128), (2, 2), false, None))),
+        }],
+    );
+    assert!(matches!(&s.eval.run, EvalRun::Ended(p, _) if p.ran == 1));
+    // A failure to start says why, in the view and the status.
+    let id = eval_job(&send(&mut s, [ch('r')])).id;
+    send(
+        &mut s,
+        [Event::Eval {
+            id,
+            msg: EvalMsg::Failed("provider claude: \u{1b}]52;c;AAAA\u{7}401 unauthorized\nsecond line".into()),
+        }],
+    );
+    assert!(matches!(&s.eval.run, EvalRun::Failed { error, .. } if error.contains("401")));
+    let m = s.message.as_ref().unwrap();
+    assert!(m.error && !m.text.contains("second line"), "{m:?}");
+}

@@ -2,6 +2,7 @@
 //! through the real provider and analysers, a sweep, loading and saving
 //! prompts on disk.
 
+mod support;
 mod tui_support;
 
 use std::path::Path;
@@ -542,4 +543,268 @@ async fn the_compare_tab_runs_each_strategy_as_eval_does() {
     assert!(rows[1].calls > 1 && rows[3].calls > 1, "{rows:?}");
     let h = headline.as_deref().unwrap();
     assert!(h.contains("JSONL + continue: "), "{h}");
+}
+
+/// The real prompts loaded, `extract-definitions` open, the eval view on
+/// show with limits `limits`.
+fn real_eval_view(limits: &str) -> State {
+    let mut s = state();
+    let real = |id: &str| cutline::store::resolve(id, Path::new("prompts")).unwrap();
+    s.prompts.prompts = vec![real("extract-definitions"), real("extract-definitions-jsonl")];
+    s.prompts.selected = 0;
+    send(&mut s, [ch('E'), ch('m')]);
+    for _ in 0..20 {
+        send(&mut s, [key(KeyCode::Backspace)]);
+    }
+    send(&mut s, limits.chars().map(ch).chain([key(KeyCode::Enter)]));
+    assert_eq!(s.eval.limits.len(), limits.split(',').count(), "{:?}", s.message);
+    s
+}
+
+fn eval_over(s: &State) -> bool {
+    s.eval.run.live().is_none()
+}
+
+/// (prompt, input text's start, limit) of every run in a session file.
+fn runs_in(path: &Path) -> Vec<(String, String, Option<u32>)> {
+    let mut v = Vec::new();
+    cutline::session::each_run(path, &mut |r| {
+        let text = r.variables["text"]
+            .as_str()
+            .unwrap_or_default()
+            .chars()
+            .take(12)
+            .collect();
+        v.push((r.prompt_id.clone(), text, r.params.max_tokens));
+    })
+    .unwrap();
+    v.sort();
+    v
+}
+
+/// `E` then `r`: the prompt on show and its twin through the eval engine
+/// on replay, over their three sample inputs at two limits, recorded in
+/// the session `cutline eval` uses for them; the command then finds every
+/// run recorded and runs none again, and `r` again in the view neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_eval_view_records_what_cutline_eval_resumes() {
+    use cutline::tui::eval::{Ending, EvalRun};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy("sessions/demo.jsonl", dir.path().join("demo.jsonl")).unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(
+        tx,
+        Workspace::at(Path::new("prompts")),
+        dir.path().to_owned(),
+        Instant::now(),
+    );
+    let mut s = real_eval_view("64,none");
+    s.sessions_dir = dir.path().to_owned();
+    let fx = send(&mut s, [ch('r')]);
+    drive(&mut s, &mut runner, &mut rx, fx, eval_over).await;
+    let EvalRun::Ended(p, Ending::Complete) = &s.eval.run else {
+        panic!("{:?} {:?}", s.eval.run, s.message)
+    };
+    assert_eq!(
+        (p.total, p.skipped, p.ran, p.failed),
+        (12, 0, 12, 0),
+        "{:?}",
+        p.warnings
+    );
+    assert!(p.session.starts_with("eval-"), "{}", p.session);
+    // The gold set of extract-definitions scores its rows and explains its losses.
+    let json64 = p
+        .rows
+        .iter()
+        .find(|r| r.prompt == "extract-definitions" && r.max_tokens == Some(64));
+    assert!(
+        json64.is_some_and(|r| r.gold.is_some() && r.loss.is_some()),
+        "{:?}",
+        p.rows
+    );
+    assert_eq!(p.twins.len(), 2);
+    // Exactly the matrix, once each.
+    let session = dir.path().join(format!("{}.jsonl", p.session));
+    let recorded = runs_in(&session);
+    let mut want = Vec::new();
+    for prompt in ["extract-definitions", "extract-definitions-jsonl"] {
+        let cfg = cutline::store::resolve(prompt, Path::new("prompts")).unwrap();
+        for input in &cfg.inputs {
+            let text: String = input.vars["text"].as_str().unwrap().chars().take(12).collect();
+            for limit in [Some(64), None] {
+                want.push((prompt.to_owned(), text.clone(), limit));
+            }
+        }
+    }
+    want.sort();
+    assert_eq!(recorded, want);
+    // `cutline eval` on the same prompts and provider: the same session,
+    // every run already recorded.
+    let out = assert_cmd::Command::cargo_bin("cutline")
+        .unwrap()
+        .args(["--sessions", dir.path().to_str().unwrap()])
+        .args(["eval", "--prompt", "extract-definitions", "--provider", "replay"])
+        .args(["--max-tokens", "64,none", "--output", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["data"]["session"]["id"], p.session.as_str(), "{v}");
+    assert_eq!(v["data"]["totals"]["skipped"], 12, "{v}");
+    assert_eq!(v["data"]["totals"]["ran"], 0, "{v}");
+    assert_eq!(runs_in(&session).len(), 12);
+    // The view resumes too: nothing left to run.
+    let fx = send(&mut s, [ch('r')]);
+    drive(&mut s, &mut runner, &mut rx, fx, eval_over).await;
+    let EvalRun::Ended(p, Ending::Complete) = &s.eval.run else {
+        panic!("{:?}", s.eval.run)
+    };
+    assert_eq!((p.skipped, p.ran), (12, 0));
+    assert_eq!(runs_in(&session).len(), 12);
+}
+
+/// A registry with one OpenAI provider `mock` at `url`; its key is read
+/// from a variable cargo sets (its value must never show).
+fn mock_registry(url: &str) -> cutline::llm::registry::Registry {
+    let text = format!(
+        "[[provider]]\nname = \"mock\"\nkind = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"gpt-mock\"\napi_key_env = \"CARGO_MANIFEST_DIR\"\n"
+    );
+    let providers = cutline::llm::config::parse(&text, Path::new("t.toml")).unwrap();
+    cutline::llm::registry::Registry::new(cutline::llm::config::Config { providers })
+}
+
+/// One streamed OpenAI answer: two valid JSONL lines.
+fn mock_answer() -> support::Reply {
+    let chunk = |c: &str| {
+        serde_json::json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": c}, "finish_reason": null}]}).to_string()
+    };
+    let parts = [
+        chunk(VALID_JSONL),
+        serde_json::json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).to_string(),
+        "[DONE]".to_owned(),
+    ];
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    support::Reply::data(&refs)
+}
+
+/// A provider's 400 fails each run, recorded as a failed run: the view
+/// counts them, shows the first (its control characters made harmless),
+/// and never the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_error_fails_the_runs_in_the_view_without_showing_the_key() {
+    use cutline::tui::eval::{Ending, EvalRun};
+    let server = support::Server::handler(|_| {
+        let body = serde_json::json!({"error": {"message": "the model gpt-mock\u{1b}[2J does not exist", "type": "invalid_request_error", "code": "model_not_found"}});
+        support::Reply::status(404, &body.to_string())
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(
+        tx,
+        Workspace::at(Path::new("prompts")),
+        dir.path().to_owned(),
+        Instant::now(),
+    )
+    .with_registry(mock_registry(&server.url()));
+    let mut s = real_eval_view("64");
+    s.sessions_dir = dir.path().to_owned();
+    s.provider = cutline::tui::event::ProviderChoice::Configured {
+        name: "mock".into(),
+        model: None,
+    };
+    let fx = send(&mut s, [ch('r')]);
+    drive(&mut s, &mut runner, &mut rx, fx, eval_over).await;
+    let EvalRun::Ended(p, Ending::Complete) = &s.eval.run else {
+        panic!("{:?} {:?}", s.eval.run, s.message)
+    };
+    assert_eq!((p.total, p.ran, p.failed), (6, 6, 6));
+    assert_eq!(p.provider, "mock gpt-mock");
+    let first = p.first_failure().unwrap();
+    assert!(first.contains("does not exist"), "{first}");
+    assert!(
+        s.message.as_ref().is_some_and(|m| m.error && m.text.contains("6 of 6")),
+        "{:?}",
+        s.message
+    );
+    let screen = screen(&s, 140, 30);
+    assert!(
+        screen.contains("does not exist") && !screen.contains('\u{1b}'),
+        "{screen}"
+    );
+    assert!(!screen.contains(env!("CARGO_MANIFEST_DIR")), "{screen}");
+    // Failed runs are recorded (and run again by the next eval).
+    let session = dir.path().join(format!("{}.jsonl", p.session));
+    assert_eq!(runs_in(&session).len(), 6);
+}
+
+/// Esc stops an eval in flight: the runs recorded stay, the ones in flight
+/// are dropped with the eval's runtime and never recorded, no run starts
+/// after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_stops_the_eval_and_keeps_the_runs_recorded() {
+    use cutline::tui::eval::{Ending, EvalRun};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let count = std::sync::Arc::new(AtomicUsize::new(0));
+    let server = support::Server::handler(move |_| {
+        // The first two answer at once, the rest after three seconds.
+        let n = count.fetch_add(1, Ordering::SeqCst);
+        let r = mock_answer();
+        if n < 2 { r } else { r.delay_before(0, 3000) }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(
+        tx,
+        Workspace::at(Path::new("prompts")),
+        dir.path().to_owned(),
+        Instant::now(),
+    )
+    .with_registry(mock_registry(&server.url()));
+    let mut s = real_eval_view("64,128");
+    s.sessions_dir = dir.path().to_owned();
+    s.provider = cutline::tui::event::ProviderChoice::Configured {
+        name: "mock".into(),
+        model: None,
+    };
+    let fx = send(&mut s, [ch('r')]);
+    drive(
+        &mut s,
+        &mut runner,
+        &mut rx,
+        fx,
+        |s| matches!(&s.eval.run, EvalRun::Running(p) if p.ran == 2),
+    )
+    .await;
+    let fx = send(&mut s, [key(KeyCode::Esc)]);
+    assert!(matches!(fx.as_slice(), [Effect::Cancel(_)]), "{fx:?}");
+    for e in fx {
+        runner.apply(e);
+    }
+    let EvalRun::Ended(p, Ending::Cancelled) = &s.eval.run else {
+        panic!("{:?}", s.eval.run)
+    };
+    assert_eq!((p.total, p.ran), (12, 2));
+    let session = dir.path().join(format!("{}.jsonl", p.session));
+    let asked = server.requests().len();
+    // Past the slow answers: nothing more was recorded or asked.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    assert_eq!(runs_in(&session).len(), 2);
+    assert_eq!(server.requests().len(), asked);
+    assert!(asked < 12, "{asked}");
+    // The session is not held: the next eval opens it and skips those two.
+    let fx = send(&mut s, [ch('r')]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        matches!(&s.eval.run, EvalRun::Running(_) | EvalRun::Failed { .. })
+    })
+    .await;
+    assert!(
+        matches!(&s.eval.run, EvalRun::Running(p) if p.skipped == 2),
+        "{:?}",
+        s.eval.run
+    );
+    let fx = send(&mut s, [key(KeyCode::Esc)]);
+    for e in fx {
+        runner.apply(e);
+    }
 }

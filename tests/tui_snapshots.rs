@@ -611,3 +611,147 @@ fn run_json_the_service_fails() {
     assert!(out.contains("✗ TrustGraph raises ValueError: 0 items"), "{out}");
     assert_snapshot!("run_json_service_fails", out);
 }
+
+/// The eval view of the JSON prompt and its twin, started and planned at
+/// 64 and no limit over two inputs (the first already recorded).
+fn eval_running() -> (cutline::tui::state::State, u64) {
+    use cutline::tui::event::EvalMsg;
+    let mut s = state();
+    send(&mut s, [ch('E'), ch('m')]);
+    for _ in 0..15 {
+        send(&mut s, [key(KeyCode::Backspace)]);
+    }
+    send(&mut s, "64,none".chars().map(ch).chain([key(KeyCode::Enter)]));
+    let fx = send(&mut s, [ch('r')]);
+    let [Effect::Eval(job)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    let id = job.id;
+    let (j, l) = (json_prompt(), jsonl_prompt());
+    let mut skipped = vec![
+        eval_summary(&j, "a", None, (3, 3), false, None),
+        eval_summary(&l, "a", None, (3, 3), false, None),
+    ];
+    for x in &mut skipped {
+        x.skipped = true;
+    }
+    s.clock_ms = 10_000;
+    let mut plan = eval_plan(2, 2, skipped);
+    plan.warnings
+        .push("prompt \"extract-definitions\": input \"b\" is identical to input \"a\"; run once".into());
+    let ev = |msg| Event::Eval { id, msg };
+    send(
+        &mut s,
+        [
+            ev(EvalMsg::Planned(Box::new(plan))),
+            ev(EvalMsg::InFlight(2)),
+            ev(EvalMsg::Finished(Box::new(eval_summary(
+                &j,
+                "a",
+                Some(64),
+                (0, 2),
+                true,
+                None,
+            )))),
+            ev(EvalMsg::Finished(Box::new(eval_summary(
+                &l,
+                "a",
+                Some(64),
+                (2, 3),
+                true,
+                None,
+            )))),
+        ],
+    );
+    s.clock_ms = 14_000;
+    s.message = None;
+    (s, id)
+}
+
+#[test]
+fn eval_view_before_a_run() {
+    let mut s = state();
+    send(&mut s, [ch('E')]);
+    assert_snapshot!("eval_idle", screen(&s, 110, 16));
+}
+
+#[test]
+fn eval_view_while_it_runs() {
+    let (s, _) = eval_running();
+    assert_snapshot!("eval_running", screen(&s, 110, 24));
+}
+
+#[test]
+fn eval_view_done_with_twins_and_loss() {
+    use cutline::compare::loss::{Counts, Loss};
+    use cutline::tui::event::{EvalEnd, EvalMsg};
+    let (mut s, id) = eval_running();
+    let (j, l) = (json_prompt(), jsonl_prompt());
+    let mut cut = eval_summary(&j, "b", Some(64), (1, 2), true, None);
+    cut.loss = Some(Loss {
+        total: Counts {
+            gold: 4,
+            found: 1,
+            cut_by_limit: 2,
+            schema_rejected: 0,
+            never_produced: 1,
+            invented: 0,
+        },
+        ..Loss::default()
+    });
+    let ev = |msg| Event::Eval { id, msg };
+    send(
+        &mut s,
+        [
+            ev(EvalMsg::Finished(Box::new(cut))),
+            ev(EvalMsg::Finished(Box::new(eval_summary(
+                &j,
+                "b",
+                None,
+                (3, 3),
+                false,
+                None,
+            )))),
+            ev(EvalMsg::Finished(Box::new(eval_summary(
+                &l,
+                "b",
+                Some(64),
+                (1, 2),
+                true,
+                None,
+            )))),
+            ev(EvalMsg::Finished(Box::new(eval_summary(
+                &l,
+                "b",
+                None,
+                (0, 0),
+                false,
+                Some("HTTP 400: the model \u{1b}[2Jgemma-9 does not exist"),
+            )))),
+            ev(EvalMsg::Done(EvalEnd::default())),
+        ],
+    );
+    s.clock_ms = 20_000;
+    assert_snapshot!("eval_done", screen(&s, 110, 30));
+}
+
+#[test]
+fn eval_view_when_the_eval_cannot_start() {
+    use cutline::tui::event::EvalMsg;
+    let mut s = state();
+    s.provider = cutline::tui::event::ProviderChoice::Local;
+    s.local_installed = Some(true);
+    let fx = send(&mut s, [ch('E'), ch('r')]);
+    let [Effect::Eval(job)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    let id = job.id;
+    send(
+        &mut s,
+        [Event::Eval {
+            id,
+            msg: EvalMsg::Failed("the local model is not installed: run `cutline setup`".into()),
+        }],
+    );
+    assert_snapshot!("eval_failed", screen(&s, 110, 14));
+}

@@ -28,6 +28,19 @@ pub fn main_variable(p: &PromptConfig) -> String {
     }
 }
 
+/// A prompt's own sample inputs, each named by its sample: what an eval
+/// runs when it is given no inputs (`cutline eval` without `--inputs`, the
+/// workbench's eval view).
+pub fn samples(p: &PromptConfig) -> Vec<Input> {
+    p.inputs
+        .iter()
+        .map(|i| Input {
+            id: i.name.clone(),
+            vars: i.vars.clone(),
+        })
+        .collect()
+}
+
 /// A `.txt` input as it comes from a directory: its text fills the prompt's
 /// main variable, so it is kept as text until the prompt is known.
 #[derive(Debug, Clone, PartialEq)]

@@ -16,6 +16,7 @@ use crate::prompt::PromptConfig;
 use crate::session::Session;
 
 pub use super::costs::CostJob;
+pub use super::eval::{EvalEnd, EvalJob, EvalMsg, EvalPlan};
 pub use super::migrate::WriteOutcome;
 pub use super::providers::{ProviderChoice, ProviderEntry, SaveModel};
 pub use super::remember::Remembered;
@@ -90,6 +91,13 @@ pub enum Event {
         /// Each side's strategy runs, or why they could not run.
         result: Result<Vec<StrategyRun>, String>,
     },
+    /// News of an eval (the eval view's `r`).
+    Eval {
+        /// Which eval.
+        id: u64,
+        /// What happened.
+        msg: EvalMsg,
+    },
     /// The migrated prompt was written (or not).
     MigrateWritten(WriteOutcome),
     /// SIGTERM, SIGINT or SIGHUP: leave now.
@@ -118,6 +126,9 @@ pub enum Effect {
     LoadGold(Vec<String>),
     /// Run each strategy on the pair on show (`S` in the Compare tab).
     Costs(Box<CostJob>),
+    /// Run an eval of the prompt on show and its twin (the eval view's
+    /// `r`); [`Effect::Cancel`] with its id stops it.
+    Eval(Box<EvalJob>),
     /// Write a migrated prompt to `origin.file` atomically; unless
     /// `overwrite`, an existing file is left alone and reported.
     WriteMigrated {

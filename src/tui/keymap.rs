@@ -105,6 +105,9 @@ pub enum Action {
     Report,
     /// Run each strategy on the pair on show (Compare tab).
     Costs,
+    /// Show the eval view (the prompt and its twin over its sample inputs
+    /// at several limits), or go back to the pair.
+    Eval,
 }
 
 impl Action {
@@ -162,6 +165,7 @@ impl Action {
         ),
         (Action::Report, "report", "write the HTML report of the runs on show"),
         (Action::Costs, "costs", "compare: cost of every item, by strategy"),
+        (Action::Eval, "eval", "eval the prompt and twin at many limits"),
     ];
 
     /// The config name of an action.
@@ -404,6 +408,7 @@ impl Keymap {
             (Key::ctrl('o'), Action::ExternalEdit),
             (c('x'), Action::Report),
             (c('S'), Action::Costs),
+            (c('E'), Action::Eval),
         ];
         for n in 1..=7u8 {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));

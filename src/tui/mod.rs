@@ -53,6 +53,7 @@ pub mod view;
 pub mod compare;
 pub mod costs;
 pub mod editor;
+pub mod eval;
 pub mod help;
 pub mod migrate;
 pub mod prompts;

@@ -26,7 +26,7 @@ pub fn paste(s: &mut State, text: &str) -> Vec<Effect> {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     // The one-line fields a mode carries.
     match &mut s.mode {
-        Mode::ModelInput(typed) | Mode::Search(_, typed) => {
+        Mode::ModelInput(typed) | Mode::Search(_, typed) | Mode::EvalLimits(typed) => {
             push_line(typed, &text, FIELD_MAX);
             return Vec::new();
         }
@@ -51,7 +51,13 @@ pub fn paste(s: &mut State, text: &str) -> Vec<Effect> {
             push_line(&mut s.prompts.filter, &text, FIELD_MAX);
             s.prompts.selected = s.prompts.selected.min(s.prompts.filtered().len().saturating_sub(1));
         }
-        Mode::ModelInput(_) | Mode::Search(..) | Mode::LimitInput(_) | Mode::Normal | Mode::Picker | Mode::Help => {
+        Mode::ModelInput(_)
+        | Mode::Search(..)
+        | Mode::LimitInput(_)
+        | Mode::EvalLimits(_)
+        | Mode::Normal
+        | Mode::Picker
+        | Mode::Help => {
             s.info(rust_i18n::t!("tui.msg.paste_where"));
         }
     }

@@ -100,7 +100,7 @@ impl Runner {
             }
             Effect::Cancel(id) => {
                 if let Some(h) = self.tasks.remove(&id) {
-                    tracing::info!("run {id}: cancelled");
+                    tracing::info!("run or eval {id}: cancelled");
                     h.abort();
                 }
             }
@@ -134,6 +134,13 @@ impl Runner {
                 Some(Event::ModelSaved(r))
             }),
             Effect::Costs(job) => super::costs::spawn(self.tx.clone(), self.context(), *job),
+            Effect::Eval(job) => {
+                self.tasks.retain(|_, h| !h.is_finished());
+                let id = job.id;
+                let gold = self.prompts_dir.join("gold");
+                let h = super::eval::spawn(self.tx.clone(), self.context(), gold, *job);
+                self.tasks.insert(id, h);
+            }
             Effect::Sweep(job) => super::sweep::spawn(self.tx.clone(), job),
         }
         true

@@ -83,6 +83,8 @@ pub enum Mode {
     ModelInput(String),
     /// The key list is open over the tab; any key closes it.
     Help,
+    /// Typing the eval view's limits (`m` there): the text so far.
+    EvalLimits(String),
     /// Typing a search in the focused pane (`/` on the Run and Sweep
     /// tabs): the pane and the text so far.
     Search(OutPane, String),
@@ -217,6 +219,8 @@ pub struct State {
     pub migrate: Option<super::migrate::MigrateView>,
     /// The Compare tab.
     pub compare: super::compare::CompareView,
+    /// The eval view over the Compare tab (`E`).
+    pub eval: super::eval::EvalView,
     /// A finished run pinned as compare side A (the run on show is B).
     pub pinned: Option<Box<RunView>>,
     /// What the last session kept and is not restored yet: the pin until
@@ -262,6 +266,7 @@ impl State {
             picker: ProviderPicker::default(),
             migrate: None,
             compare: super::compare::CompareView::default(),
+            eval: super::eval::EvalView::default(),
             pinned: None,
             restore: super::remember::Remembered::default(),
             next_id: 1,

@@ -103,6 +103,7 @@ fn mode_hint(s: &State, mode: &Mode) -> std::borrow::Cow<'static, str> {
     match mode {
         Mode::Filter => t!("tui.status.filter", text = s.prompts.filter),
         Mode::LimitInput(text) => t!("tui.status.limit_input", text = text),
+        Mode::EvalLimits(text) => t!("tui.eval.limits_input", text = text),
         Mode::Insert => t!(
             "tui.status.editing",
             field = s.editor.as_ref().map_or(Field::Template, |e| e.field).title()
@@ -117,6 +118,15 @@ fn mode_hint(s: &State, mode: &Mode) -> std::borrow::Cow<'static, str> {
             migrate = k(Action::Migrate),
             write = k(Action::MigrateWrite),
             twins = k(Action::Twins),
+            provider = k(Action::Provider),
+            help = k(Action::Help)
+        ),
+        Mode::Normal if crate::tui::eval::update::on_show(s) => t!(
+            "tui.eval.hint",
+            run = k(Action::Run),
+            limits = k(Action::LimitType),
+            cancel = k(Action::Cancel),
+            back = k(Action::Eval),
             provider = k(Action::Provider),
             help = k(Action::Help)
         ),

@@ -20,6 +20,7 @@ pub fn draw(f: &mut Frame<'_>, s: &State) {
         Tab::Sweep => super::sweep::view::draw(f, sc.body, s),
         Tab::Sessions => super::sessions::view::draw(f, sc.body, s),
         Tab::Migrate => super::migrate::view::draw(f, sc.body, s),
+        Tab::Compare if s.eval.open => super::eval::view::draw(f, sc.body, s),
         Tab::Compare => super::compare::view::draw(f, sc.body, s),
     }
     if matches!(s.tab, Tab::Run | Tab::Sweep) {

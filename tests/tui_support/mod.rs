@@ -214,3 +214,81 @@ pub fn screen(s: &State, w: u16, h: u16) -> String {
     t.draw(|f| cutline::tui::draw(f, s)).unwrap();
     t.backend().to_string()
 }
+
+/// A run of an eval as the engine summarises it: `items` kept of `judged`
+/// values, cut when `cut`, failed with a provider error when `error`.
+pub fn eval_summary(
+    prompt: &PromptConfig,
+    input: &str,
+    limit: Option<u32>,
+    (items, judged): (usize, usize),
+    cut: bool,
+    error: Option<&str>,
+) -> cutline::eval::RunSummary {
+    let gold = (prompt.id == "extract-definitions").then_some(cutline::eval::GoldCounts {
+        true_positives: items.min(3),
+        predicted: items,
+        gold: 4,
+    });
+    cutline::eval::RunSummary {
+        key: format!("{}:{input}:{limit:?}", prompt.id),
+        prompt: prompt.id.clone(),
+        response_type: prompt.response_type,
+        input: input.into(),
+        max_tokens: limit,
+        skipped: false,
+        finish_reason: if error.is_some() {
+            FinishReason::Error
+        } else if cut {
+            FinishReason::Length
+        } else {
+            FinishReason::Stop
+        },
+        items,
+        judged,
+        valid: items,
+        invalid: judged - items,
+        truncated: cut,
+        parse_ok: !cut && items == judged,
+        salvaged: items,
+        gold: if error.is_some() { None } else { gold },
+        loss: None,
+        completion_tokens: Some(40),
+        reasoning_tokens: None,
+        reasoning_estimated: false,
+        prompt_tokens: Some(100),
+        cached_tokens: None,
+        checks: Vec::new(),
+        loop_repeats: None,
+        total_ms: 500,
+        error: error.map(|e| cutline::llm::LlmError::new(cutline::llm::ErrorKind::BadRequest, e)),
+        run_id: format!("eval-x#{input}"),
+    }
+}
+
+/// The plan of an eval of the JSON prompt and its twin over `inputs`
+/// inputs at `limits`, with `skipped` already recorded.
+pub fn eval_plan(
+    inputs: usize,
+    limits: usize,
+    skipped: Vec<cutline::eval::RunSummary>,
+) -> cutline::tui::event::EvalPlan {
+    let prompts = [json_prompt(), jsonl_prompt()];
+    cutline::tui::event::EvalPlan {
+        session: "eval-0123456789ab".into(),
+        path: "sessions/eval-0123456789ab.jsonl".into(),
+        model: String::new(),
+        runs: 2 * inputs * limits,
+        skipped,
+        prompts: prompts
+            .iter()
+            .map(|p| cutline::eval::TablePrompt {
+                id: p.id.clone(),
+                response_type: p.response_type,
+                twin: p.twin.clone(),
+            })
+            .collect(),
+        per_prompt: prompts.iter().map(|p| (p.id.clone(), inputs)).collect(),
+        warnings: Vec::new(),
+    }
+}

@@ -276,25 +276,10 @@ fn prompt_plans<W: Write>(args: &Args, cli: &Cli, who: &Who, out: &mut Out<W>) -
 /// Opened (and locked) before it is read, so a second eval on it fails at
 /// once instead of repeating runs.
 fn open(args: &Args, cli: &Cli, m: &Matrix, who: &Who) -> Result<(Recorder, Value, PathBuf), CliError> {
-    let identities: Vec<String> = m
-        .plans
-        .iter()
-        .map(|p| {
-            format!(
-                "{}|{}/{}|{:?}",
-                p.cfg.id,
-                args.provider,
-                who.model,
-                structured_words(args.structured)
-            )
-        })
-        .collect();
-    let session_id = crate::session::safe_stem(
-        &args
-            .session
-            .clone()
-            .unwrap_or_else(|| eval::default_session_id(&identities)),
-    );
+    let ids: Vec<&str> = m.plans.iter().map(|p| p.cfg.id.as_str()).collect();
+    let session_id = crate::session::safe_stem(&args.session.clone().unwrap_or_else(|| {
+        engine::session::session_id(&ids, &args.provider, &who.model, structured_words(args.structured))
+    }));
     let path = crate::session::file_for(&cli.sessions, &session_id);
     let recorder = super::run::open_session(&cli.sessions, &session_id)
         .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?;

@@ -85,14 +85,7 @@ pub(super) fn inputs_of(
 ) -> Result<Vec<Input>, CliError> {
     let mut inputs: Vec<Input> = match raw {
         Some(raw) => raw.iter().map(|r| r.for_prompt(cfg)).collect(),
-        None => cfg
-            .inputs
-            .iter()
-            .map(|i| Input {
-                id: i.name.clone(),
-                vars: i.vars.clone(),
-            })
-            .collect(),
+        None => inputs::samples(cfg),
     };
     if let Some(over) = overlay {
         for i in &mut inputs {

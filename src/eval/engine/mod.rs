@@ -9,6 +9,7 @@
 pub mod batched;
 pub mod plan;
 pub mod rounds;
+pub mod session;
 pub mod stream;
 
 use std::io;

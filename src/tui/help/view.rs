@@ -34,6 +34,12 @@ pub fn entries(keymap: &Keymap) -> Vec<(String, String)> {
             t!(format!("tui.help.{k}")).into_owned(),
         ));
     }
+    // The eval view's own keys, after the other views' (its block of the
+    // catalogue).
+    v.insert(
+        v.len() - 1,
+        (t!("tui.eval.help_key").into_owned(), t!("tui.eval.help").into_owned()),
+    );
     v
 }
 

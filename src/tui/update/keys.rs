@@ -8,6 +8,7 @@ use crate::tui::compare::update::{pin, refresh_compare};
 use crate::tui::editor::Field;
 use crate::tui::editor::external_update as external;
 use crate::tui::editor::update::{edit, open, save};
+use crate::tui::eval::update as eval;
 use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
 use crate::tui::layout;
@@ -70,6 +71,7 @@ pub(super) fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
         Mode::Help => Vec::new(),
         Mode::Filter => crate::tui::prompts::update::filter_key(s, k),
         Mode::LimitInput(_) => limit_key(s, k),
+        Mode::EvalLimits(_) => eval::limits_key(s, k),
         Mode::Insert => crate::tui::editor::update::insert_key(s, k),
         Mode::Picker => picker_key(s, k),
         Mode::ModelInput(_) => model_key(s, k),
@@ -123,6 +125,11 @@ pub(super) fn set_limit(s: &mut State, limit: Option<u32>) {
 }
 
 pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
+    if eval::on_show(s)
+        && let Some(out) = eval::action(s, a)
+    {
+        return out;
+    }
     match a {
         Action::Quit => return quit_asking(s, None),
         Action::Help => s.mode = Mode::Help,
@@ -182,6 +189,7 @@ pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
         Action::ExternalEdit => return external::open(s),
         Action::Report => return report::write(s),
         Action::Costs => return crate::tui::costs::update::start(s),
+        Action::Eval => return eval::toggle(s),
         Action::Structured => cycle_structured(s),
         Action::Save => return save(s),
         Action::Rendered => {
@@ -275,6 +283,10 @@ pub(super) fn move_by(s: &mut State, by: isize) {
             if let Some(m) = &mut s.migrate {
                 m.top = step(m.top, by, crate::tui::migrate::view::rows(m));
             }
+        }
+        Tab::Compare if s.eval.open => {
+            let n = crate::tui::eval::view::rows(s);
+            s.eval.top = step(s.eval.top, by, n);
         }
         Tab::Compare => {
             let n = crate::tui::compare::view::rows(s);

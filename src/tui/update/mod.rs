@@ -62,6 +62,7 @@ pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
         }
         Event::GoldLoaded { ids, result } => gold_loaded(s, &ids, result),
         Event::CostsDone { ids, result } => super::costs::update::done(s, ids, result),
+        Event::Eval { id, msg } => super::eval::update::msg(s, id, msg),
         Event::MigrateWritten(w) => migrate_written(s, w),
         Event::Terminate => quit(s),
     }
