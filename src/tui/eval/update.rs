@@ -250,7 +250,13 @@ fn planned(s: &mut State, plan: EvalPlan) {
         warnings: notes.into_iter().chain(plan.warnings).collect(),
     };
     p.retable();
+    let (pending, skipped) = (p.total.saturating_sub(p.skipped), p.skipped);
     s.eval.run = EvalRun::Running(Box::new(p));
+    s.info(rust_i18n::t!(
+        "tui.eval.under_way",
+        pending = pending,
+        skipped = skipped
+    ));
 }
 
 /// Every pending run ran: the table stands, and the status says so.
