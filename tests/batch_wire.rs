@@ -135,7 +135,7 @@ async fn openai_batches_upload_a_file_advance_and_match_results_by_custom_id() {
     let state: State = Arc::default();
     let server = Server::handler(openai_server(state.clone())).await;
     let gpt = provider("openai", &format!("{}/v1", server.url()), "gpt-4.1-mini");
-    let api = gpt.batch(Window::Day).expect("openai has batches");
+    let api = cutline::llm::batch::api(gpt.as_ref(), Window::Day).expect("openai has batches");
     let b = api.submit(items(4), "sess-1".into()).await.expect("submit");
     assert_eq!(b.id, "batch_1");
     let s = state.lock().unwrap().clone();
@@ -225,7 +225,7 @@ async fn anthropic_batch_requests_and_a_results_link_to_another_host() {
     // Its results link names another host: never fetched with the key.
     let server = Server::handler(anthropic_server(state.clone(), "http://127.0.0.1:9".into())).await;
     let p = provider("anthropic", &server.url(), "claude-opus-4-8");
-    let api = p.batch(Window::Day).expect("anthropic has batches");
+    let api = cutline::llm::batch::api(p.as_ref(), Window::Day).expect("anthropic has batches");
     let b = api.submit(items(4), "ignored".into()).await.expect("submit");
     assert_eq!(b.id, "msgbatch_1");
     let create = state.lock().unwrap()["create"].clone();
@@ -250,7 +250,7 @@ async fn anthropic_results_on_the_same_origin_are_read() {
     let server = Server::handler(move |r| anthropic_server(st.clone(), o2.lock().unwrap().clone())(r)).await;
     *origin.lock().unwrap() = server.url();
     let p = provider("anthropic", &server.url(), "claude-opus-4-8");
-    let api = p.batch(Window::Day).unwrap();
+    let api = cutline::llm::batch::api(p.as_ref(), Window::Day).unwrap();
     let b = api.submit(items(4), "t".into()).await.unwrap();
     let states = until_ended(api.as_ref(), &b).await;
     assert_eq!(states, ["in_progress", "in_progress", "ended"]);
@@ -418,7 +418,7 @@ async fn responses_background_mode_polls_each_response_and_collects_it() {
     })
     .await;
     let p = provider("openai", &format!("{}/v1", server.url()), "gpt-5.5");
-    let api = p.batch(Window::Hours2).expect("background mode");
+    let api = cutline::llm::batch::api(p.as_ref(), Window::Hours2).expect("background mode");
     let b = api.submit(items(2), "sess-bg".into()).await.unwrap();
     assert_eq!(b.parts.len(), 2);
     let post = state.lock().unwrap()["post0"].clone();
@@ -433,15 +433,9 @@ async fn responses_background_mode_polls_each_response_and_collects_it() {
         text(&r["c0"]),
         ("{\"name\": \"date\"}".into(), Some(FinishReason::Stop))
     );
-    assert!(
-        provider("openai-compatible", &server.url(), "m")
-            .batch(Window::Day)
-            .is_none()
-    );
-    assert!(
-        provider("anthropic", &server.url(), "m")
-            .batch(Window::Hours2)
-            .is_none()
-    );
+    let compatible = provider("openai-compatible", &server.url(), "m");
+    assert!(cutline::llm::batch::api(compatible.as_ref(), Window::Day).is_none());
+    let anthropic = provider("anthropic", &server.url(), "m");
+    assert!(cutline::llm::batch::api(anthropic.as_ref(), Window::Hours2).is_none());
     let _ = Duration::ZERO;
 }

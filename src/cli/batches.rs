@@ -104,7 +104,7 @@ async fn refresh<W: Write>(m: &mut Manifest, cancel: bool, out: &mut Out<W>) -> 
     let api = super::params::registry()
         .ok()
         .and_then(|r| r.target(&Choice::parse(&m.provider), Some(&m.model)).ok())
-        .and_then(|t| t.provider.batch(m.window));
+        .and_then(|t| crate::llm::batch::api(t.provider.as_ref(), m.window));
     let Some(api) = api else {
         out.warn(format!(
             "provider {:?} is not configured here: the states shown are the last ones seen",

@@ -155,13 +155,8 @@ impl Provider for Gemini {
         Some((self.url(), self.body(req)))
     }
 
-    fn batch(&self, window: super::batch::Window) -> Option<std::sync::Arc<dyn super::batch::BatchApi>> {
-        (window == super::batch::Window::Day).then(|| {
-            std::sync::Arc::new(super::batch::gemini::GeminiBatch {
-                provider: self.clone(),
-                inline_bytes: super::batch::gemini::INLINE_BYTES,
-            }) as std::sync::Arc<dyn super::batch::BatchApi>
-        })
+    fn batch_wire(&self) -> Option<super::BatchWire> {
+        Some(super::BatchWire::Gemini(self.clone()))
     }
 }
 

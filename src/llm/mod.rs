@@ -356,10 +356,24 @@ pub trait Provider: Send + Sync {
         None
     }
 
-    /// The provider's batch API for `window`; `None` when it has none.
-    fn batch(&self, _window: batch::Window) -> Option<std::sync::Arc<dyn batch::BatchApi>> {
+    /// The wire a batch API can be built on (`batch::api` picks the API
+    /// for a window); `None` for a provider no batch API serves. The wire
+    /// names itself; it does not build its batch API, so the wires never
+    /// import `batch`, which encodes with them.
+    fn batch_wire(&self) -> Option<BatchWire> {
         None
     }
+}
+
+/// A hosted wire with a batch API, as its provider is configured.
+#[derive(Debug, Clone)]
+pub enum BatchWire {
+    /// OpenAI (batches, and Responses background mode).
+    OpenAi(openai::OpenAi),
+    /// Anthropic's Message Batches.
+    Anthropic(anthropic::Anthropic),
+    /// Gemini's batch mode.
+    Gemini(gemini::Gemini),
 }
 
 /// Timeouts every HTTP provider honours.

@@ -139,19 +139,9 @@ impl Provider for OpenAi {
         Some(self.request(req))
     }
 
-    fn batch(&self, window: super::batch::Window) -> Option<std::sync::Arc<dyn super::batch::BatchApi>> {
-        if self.compatible {
-            return None;
-        }
-        Some(match window {
-            super::batch::Window::Day => {
-                std::sync::Arc::new(super::batch::openai::OpenAiBatch { provider: self.clone() })
-            }
-            w => std::sync::Arc::new(super::batch::background::Background {
-                provider: self.clone(),
-                window: w,
-            }),
-        })
+    /// OpenAI's own API only: a compatible server has no batches.
+    fn batch_wire(&self) -> Option<super::BatchWire> {
+        (!self.compatible).then(|| super::BatchWire::OpenAi(self.clone()))
     }
 }
 

@@ -84,7 +84,11 @@ pub fn prepare(args: &Args, who: &Who) -> Result<Option<Batch>, CliError> {
         return Ok(None);
     }
     let window = args.batch.batch_window;
-    let api = who.shared.as_ref().and_then(|t| t.provider.batch(window)).ok_or_else(|| {
+    let api = who
+        .shared
+        .as_ref()
+        .and_then(|t| crate::llm::batch::api(t.provider.as_ref(), window))
+        .ok_or_else(|| {
         let info = who.shared.as_ref().map(|t| t.provider.info());
         let what = info.map_or_else(|| args.provider.clone(), |i| format!("{} ({}, {})", i.name, i.kind, i.model));
         let windows = if window == Window::Day {

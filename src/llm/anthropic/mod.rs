@@ -166,11 +166,8 @@ impl Provider for Anthropic {
         Some((self.url(), self.body(req)))
     }
 
-    fn batch(&self, window: super::batch::Window) -> Option<std::sync::Arc<dyn super::batch::BatchApi>> {
-        (window == super::batch::Window::Day).then(|| {
-            std::sync::Arc::new(super::batch::anthropic::AnthropicBatch { provider: self.clone() })
-                as std::sync::Arc<dyn super::batch::BatchApi>
-        })
+    fn batch_wire(&self) -> Option<super::BatchWire> {
+        Some(super::BatchWire::Anthropic(self.clone()))
     }
 
     fn describe(&self) -> Option<super::Describe> {

@@ -21,7 +21,7 @@ pub mod openai;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use super::{Event, LlmError, Request, Transcript};
+use super::{BatchWire, Event, LlmError, Provider, Request, Transcript};
 
 /// One request of a batch.
 #[derive(Debug, Clone)]
@@ -164,6 +164,24 @@ pub fn transcript(events: &[Event]) -> Transcript {
         t.push(e, 0);
     }
     t
+}
+
+/// The batch API of `provider` for `window`: OpenAI's batches (24 h) or
+/// its Responses background mode (2 h, 8 h); Anthropic's and Gemini's
+/// batches (24 h only). `None` when the provider has no batch API, or none
+/// for that window.
+pub fn api(provider: &dyn Provider, window: Window) -> Option<std::sync::Arc<dyn BatchApi>> {
+    use std::sync::Arc;
+    Some(match (provider.batch_wire()?, window) {
+        (BatchWire::OpenAi(provider), Window::Day) => Arc::new(openai::OpenAiBatch { provider }),
+        (BatchWire::OpenAi(provider), window) => Arc::new(background::Background { provider, window }),
+        (BatchWire::Anthropic(provider), Window::Day) => Arc::new(anthropic::AnthropicBatch { provider }),
+        (BatchWire::Gemini(provider), Window::Day) => Arc::new(gemini::GeminiBatch {
+            provider,
+            inline_bytes: gemini::INLINE_BYTES,
+        }),
+        _ => return None,
+    })
 }
 
 /// A custom id for `key` (a run key): `c` and 16 hex digits of its hash,
