@@ -14,16 +14,16 @@
 
 mod batch;
 mod progress;
+mod records;
 mod setup;
 mod strategy;
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::out::{Category, CliError, Format, Out};
 use super::params::Sampling;
@@ -36,6 +36,7 @@ use crate::llm::structured::Path as Structured;
 use crate::llm::{ErrorKind, LlmError};
 use crate::session::Recorder;
 use progress::Progress;
+use records::{batch_price, peak_rss_kib, run_record, tagged, twin_record};
 use setup::{Who, gold_for, inputs_of, loaded, recording, resolve_prompts, who};
 
 /// Arguments of `eval`.
@@ -150,15 +151,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         return strategy::run(args, strategies, cli, out);
     }
     let who = who(args)?;
-    let ask = Arc::new(Ask {
-        provider: args.provider.clone(),
-        model: who.model.clone(),
-        shared: who.shared.clone(),
-        cli: args.sampling.layer(None, args.structured.map(StructuredArg::level)),
-        headers: args.sampling.headers.clone(),
-        limits: args.max_tokens.0.clone(),
-        tg_python: cli.tg_python,
-    });
+    let ask = Arc::new(ask_of(args, cli, &who));
     let batching = batch::prepare(args, &who)?;
     let io = |e: std::io::Error| io_err(&e);
     let (m, warnings) = engine::plan(prompt_plans(args, cli, &who, out)?, &ask).map_err(config_err)?;
@@ -181,19 +174,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let concurrency = args
         .concurrency
         .map_or(if who.is_local { 1 } else { 4 }, |c| c as usize);
-    let plan_rec = json!({
-        "type": "plan",
-        "session": session_ref,
-        "prompts": m.plans.iter().map(|p| json!({"id": p.cfg.id, "response_type": p.cfg.response_type.to_string(), "inputs": p.inputs.len(), "gold": p.gold.as_ref().map(|g| g.file.clone())})).collect::<Vec<_>>(),
-        "max_tokens": ask.limits,
-        "provider": args.provider,
-        "model": who.model,
-        "concurrency": concurrency,
-        "batch": batching.as_ref().map(|b| b.api.name()),
-        "runs": m.planned.len(),
-        "pending": pending.len(),
-        "skipped": m.planned.len() - pending.len(),
-    });
+    let plan_rec = records::plan(
+        (&m, &ask, &session_ref),
+        concurrency,
+        batching.as_ref().map(|b| b.api.name()),
+        pending.len(),
+    );
     out.record(&plan_rec).map_err(io)?;
     // Skipped runs first, in plan order.
     let mut summaries: Vec<RunSummary> = Vec::with_capacity(m.planned.len());
@@ -229,6 +215,19 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         recorder: &recorder,
     };
     finish(args, &m, &ask, &summaries, &executed, &where_recorded, events.out)
+}
+
+/// How every run of the matrix is asked, whoever answers.
+fn ask_of(args: &Args, cli: &Cli, who: &Who) -> Ask {
+    Ask {
+        provider: args.provider.clone(),
+        model: who.model.clone(),
+        shared: who.shared.clone(),
+        cli: args.sampling.layer(None, args.structured.map(StructuredArg::level)),
+        headers: args.sampling.headers.clone(),
+        limits: args.max_tokens.0.clone(),
+        tg_python: cli.tg_python,
+    }
 }
 
 /// The runs left to do and how: concurrently streamed, or by batches.
@@ -545,59 +544,6 @@ fn exit(summaries: &[RunSummary], executed: &engine::Executed, recorder: &Record
             ),
         )
     })
-}
-
-/// The batch APIs bill half the streamed price: the totals and the
-/// table's footer say what `billed` tokens cost.
-fn batch_price(billed: u64, totals: &mut Value, text: &mut String) {
-    totals["batch_price_factor"] = json!(0.5);
-    totals["tokens_at_streamed_price"] = json!(billed / 2);
-    let _ = writeln!(
-        text,
-        "{billed} tokens billed at the batch price (half the streamed price: as {} streamed tokens)",
-        billed / 2
-    );
-}
-
-/// A record: `type` first, then the fields of `body`.
-fn tagged(kind: &str, body: &impl serde::Serialize) -> Value {
-    let mut m = Map::new();
-    m.insert("type".into(), kind.into());
-    if let Ok(Value::Object(fields)) = serde_json::to_value(body) {
-        m.extend(fields);
-    }
-    Value::Object(m)
-}
-
-fn run_record(s: &RunSummary) -> Value {
-    tagged("run", s)
-}
-
-fn twin_record(t: &eval::TwinRow) -> Value {
-    let f1 = |r: &eval::Row| r.gold.as_ref().and_then(|g| g.f1);
-    let recall = |r: &eval::Row| r.gold.as_ref().and_then(|g| g.recall);
-    json!({
-        "type": "twins",
-        "max_tokens": t.max_tokens,
-        "json_prompt": t.json.prompt,
-        "jsonl_prompt": t.jsonl.prompt,
-        "items_total": [t.json.items_total, t.jsonl.items_total],
-        "items_mean": [t.json.items_mean, t.jsonl.items_mean],
-        "valid_rate": [t.json.valid_rate, t.jsonl.valid_rate],
-        "parse_ok_rate": [t.json.parse_ok_rate, t.jsonl.parse_ok_rate],
-        "truncated": [t.json.truncated, t.jsonl.truncated],
-        "salvaged_total": [t.json.salvaged_total, t.jsonl.salvaged_total],
-        "recall": [recall(&t.json), recall(&t.jsonl)],
-        "f1": [f1(&t.json), f1(&t.jsonl)],
-    })
-}
-
-/// Peak resident memory of this process (Linux `VmHWM`), for the totals.
-fn peak_rss_kib() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    s.lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 /// The `--structured` choice as the session id's identity saw it before
