@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use super::{BatchApi, Fut, Item, Limits, Outcome, Phase, Result1, Status, Submitted};
 use crate::llm::anthropic::{API_VERSION, Anthropic, whole_events};
-use crate::llm::wire::{Auth, json::Body};
+use crate::llm::wire::Auth;
+use crate::llm::wire::json::{Body, Call};
 use crate::llm::{ErrorKind, LlmError};
 
 const MAX_RESULTS: usize = 1 << 30;
@@ -34,7 +35,7 @@ impl AnthropicBatch {
     async fn json(&self, method: Method, url: &str, body: Body) -> Result<Value, LlmError> {
         self.provider
             .endpoint
-            .send_json(method, url, body, AUTH, WIRE, &[])
+            .send_json(Call::new(method, url, body, AUTH).wire(WIRE))
             .await?
             .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))
     }
@@ -139,7 +140,10 @@ impl BatchApi for AnthropicBatch {
             let bytes = me
                 .provider
                 .endpoint
-                .send_bytes(Method::GET, &url, Body::Empty, AUTH, WIRE, &extra, MAX_RESULTS)
+                .send_bytes(
+                    Call::new(Method::GET, &url, Body::Empty, AUTH).wire(WIRE).extra(&extra),
+                    MAX_RESULTS,
+                )
                 .await?
                 .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))?;
             let mut out = Vec::new();

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use super::{BatchApi, Fut, Item, Limits, Outcome, Phase, Result1, Status, Submitted, Window};
 use crate::llm::openai::OpenAi;
-use crate::llm::wire::{Auth, json::Body};
+use crate::llm::wire::Auth;
+use crate::llm::wire::json::{Body, Call};
 use crate::llm::{ErrorKind, LlmError, responses};
 
 /// Requests in flight at once while submitting or polling.
@@ -32,7 +33,7 @@ impl Background {
         let url = format!("{}/{rest}", self.provider.endpoint.base_url);
         self.provider
             .endpoint
-            .send_json(method, &url, body, Auth::Bearer, &[], &[])
+            .send_json(Call::new(method, &url, body, Auth::Bearer))
             .await?
             .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))
     }

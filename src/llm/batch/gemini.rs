@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use super::{BatchApi, Fut, Item, Limits, Outcome, Phase, Result1, Status, Submitted};
 use crate::llm::gemini::{Gemini, whole_events};
-use crate::llm::wire::{Auth, json::Body};
+use crate::llm::wire::Auth;
+use crate::llm::wire::json::{Body, Call};
 use crate::llm::{ErrorKind, LlmError};
 
 /// Inline requests stay under this many bytes.
@@ -43,7 +44,7 @@ impl GeminiBatch {
     async fn json(&self, method: Method, url: &str, body: Body, extra: &[(String, String)]) -> Result<Value, LlmError> {
         self.provider
             .endpoint
-            .send_json(method, url, body, AUTH, &[], extra)
+            .send_json(Call::new(method, url, body, AUTH).extra(extra))
             .await?
             .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))
     }
@@ -223,7 +224,7 @@ impl BatchApi for GeminiBatch {
             let bytes = me
                 .provider
                 .endpoint
-                .send_bytes(Method::GET, &url, Body::Empty, AUTH, &[], &[], MAX_RESULTS)
+                .send_bytes(Call::new(Method::GET, &url, Body::Empty, AUTH), MAX_RESULTS)
                 .await?
                 .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))?;
             let mut results = Vec::new();

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use super::{BatchApi, Fut, Item, Limits, Outcome, Phase, Result1, Status, Submitted};
 use crate::llm::openai::OpenAi;
 use crate::llm::profile::Api;
-use crate::llm::wire::{Auth, json::Body};
+use crate::llm::wire::Auth;
+use crate::llm::wire::json::{Body, Call};
 use crate::llm::{ErrorKind, LlmError, http, responses};
 
 /// The metadata key a batch is tagged with.
@@ -44,7 +45,7 @@ impl OpenAiBatch {
         let url = self.url(rest);
         self.provider
             .endpoint
-            .send_json(method, &url, body, Auth::Bearer, &[], &[])
+            .send_json(Call::new(method, &url, body, Auth::Bearer))
             .await?
             .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))
     }
@@ -53,7 +54,7 @@ impl OpenAiBatch {
         let url = self.url(&format!("files/{id}/content"));
         self.provider
             .endpoint
-            .send_bytes(Method::GET, &url, Body::Empty, Auth::Bearer, &[], &[], MAX_FILE)
+            .send_bytes(Call::new(Method::GET, &url, Body::Empty, Auth::Bearer), MAX_FILE)
             .await?
             .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))
     }

@@ -36,6 +36,50 @@ pub enum Body {
     },
 }
 
+/// One request of a JSON API: what to send where, how to sign it, and
+/// the wire's and this request's own headers.
+#[derive(Debug, Clone)]
+pub struct Call<'a> {
+    /// The method.
+    pub method: Method,
+    /// The URL.
+    pub url: &'a str,
+    /// What it sends.
+    pub body: Body,
+    /// How the key goes.
+    pub auth: Auth,
+    /// The wire's fixed headers (`anthropic-version`).
+    pub wire: &'a [(&'static str, &'static str)],
+    /// Headers of this request only (an upload's, a download's `accept`).
+    pub extra: &'a [(String, String)],
+}
+
+impl<'a> Call<'a> {
+    /// `method` `url` with `body`, signed by `auth`, no extra headers.
+    pub fn new(method: Method, url: &'a str, body: Body, auth: Auth) -> Self {
+        Self {
+            method,
+            url,
+            body,
+            auth,
+            wire: &[],
+            extra: &[],
+        }
+    }
+
+    /// With the wire's fixed headers.
+    #[must_use]
+    pub fn wire(self, wire: &'a [(&'static str, &'static str)]) -> Self {
+        Self { wire, ..self }
+    }
+
+    /// With headers of this request only.
+    #[must_use]
+    pub fn extra(self, extra: &'a [(String, String)]) -> Self {
+        Self { extra, ..self }
+    }
+}
+
 /// The largest JSON answer read whole (a batch object, a model's info).
 pub const MAX_JSON_BYTES: usize = 8 << 20;
 
@@ -48,23 +92,14 @@ impl Endpoint {
         auth: Auth,
         wire: &[(&'static str, &'static str)],
     ) -> Result<Option<Value>, LlmError> {
-        self.send_json(Method::GET, url, Body::Empty, auth, wire, &[]).await
+        self.send_json(Call::new(Method::GET, url, Body::Empty, auth).wire(wire))
+            .await
     }
 
-    /// Send `method` `url` with `body` and read the answer as JSON; `Ok(None)`
-    /// for a 404. `extra`: headers of this request only (an upload's).
-    pub async fn send_json(
-        &self,
-        method: Method,
-        url: &str,
-        body: Body,
-        auth: Auth,
-        wire: &[(&'static str, &'static str)],
-        extra: &[(String, String)],
-    ) -> Result<Option<Value>, LlmError> {
-        let bytes = self
-            .send_bytes(method, url, body, auth, wire, extra, MAX_JSON_BYTES)
-            .await?;
+    /// Send `call` and read the answer as JSON; `Ok(None)` for a 404.
+    pub async fn send_json(&self, call: Call<'_>) -> Result<Option<Value>, LlmError> {
+        let url = call.url;
+        let bytes = self.send_bytes(call, MAX_JSON_BYTES).await?;
         bytes
             .map(|b| {
                 let text = String::from_utf8_lossy(&b);
@@ -107,19 +142,17 @@ impl Endpoint {
             .ok_or_else(|| LlmError::new(ErrorKind::Stream, format!("{url}: no {header} in the answer")))
     }
 
-    /// Send and read the whole answer (at most `cap` bytes); `Ok(None)` for
-    /// a 404.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn send_bytes(
-        &self,
-        method: Method,
-        url: &str,
-        body: Body,
-        auth: Auth,
-        wire: &[(&'static str, &'static str)],
-        extra: &[(String, String)],
-        cap: usize,
-    ) -> Result<Option<Vec<u8>>, LlmError> {
+    /// Send `call` and read the whole answer (at most `cap` bytes);
+    /// `Ok(None)` for a 404.
+    pub async fn send_bytes(&self, call: Call<'_>, cap: usize) -> Result<Option<Vec<u8>>, LlmError> {
+        let Call {
+            method,
+            url,
+            body,
+            auth,
+            wire,
+            extra,
+        } = call;
         let headers = self.header_map(auth, wire, extra)?;
         let key = self.key.clone();
         let build = || {
