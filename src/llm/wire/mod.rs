@@ -235,52 +235,17 @@ impl Endpoint {
                     Framing::Lines => Reader::Lines(http::LineReader::new(resp, idle)),
                 };
                 let mut decoder = decoder;
-                let mut out = Vec::new();
                 // A model that echoes the key (asked to, say) must not put it
                 // in a record either: text and thinking pass a redactor.
-                let mut redact_text = key.as_ref().map(ApiKey::redactor);
-                let mut redact_thinking = key.as_ref().map(ApiKey::redactor);
-                let last = loop {
-                    match reader.next().await {
-                        None => break decoder.end(false),
-                        // A transport error or idle timeout after the model's
-                        // finish arrived loses nothing: keep the finish.
-                        Some(Err(e)) => match decoder.end(false) {
-                            finish @ Event::Finish { .. } => break finish,
-                            _ => break Event::Error(e),
-                        },
-                        Some(Ok((event, data))) => {
-                            let step = decoder.feed(&event, &data, &mut out);
-                            for ev in out.drain(..) {
-                                let ev = redact(ev, redact_text.as_mut(), redact_thinking.as_mut());
-                                if tx.send(ev).await.is_err() {
-                                    return;
-                                }
-                            }
-                            match step {
-                                Ok(true) => break decoder.end(true),
-                                Ok(false) => {}
-                                Err(e) => break Event::Error(e),
-                            }
-                        }
-                    }
+                let mut redactors = Redactors {
+                    text: key.as_ref().map(ApiKey::redactor),
+                    thinking: key.as_ref().map(ApiKey::redactor),
                 };
-                // What the redactors held back (a tail that could begin a key).
-                for (r, thinking) in [(redact_text.as_mut(), false), (redact_thinking.as_mut(), true)] {
-                    let held = r.map(super::redact::Redactor::finish).unwrap_or_default();
-                    if !held.is_empty() {
-                        let ev = if thinking {
-                            Event::Thinking { text: held }
-                        } else {
-                            Event::Delta {
-                                text: held,
-                                pieces: Vec::new(),
-                            }
-                        };
-                        if tx.send(ev).await.is_err() {
-                            return;
-                        }
-                    }
+                let Some(last) = decode(&mut reader, &mut decoder, &tx, &mut redactors).await else {
+                    return;
+                };
+                if redactors.flush(&tx).await.is_none() {
+                    return;
                 }
                 // Every other field kept from a response (the finish reason,
                 // a continuation token, an error's words) is scrubbed whole.
@@ -306,6 +271,72 @@ impl Endpoint {
                 let _ = guard.send(Event::Error(e)).await;
             }
         })
+    }
+}
+
+/// The redactors a stream's text and thinking pass (none without a key).
+struct Redactors {
+    text: Option<super::redact::Redactor>,
+    thinking: Option<super::redact::Redactor>,
+}
+
+impl Redactors {
+    /// Send what the redactors held back (a tail that could begin a key);
+    /// `None` when the consumer went away.
+    async fn flush(mut self, tx: &tokio::sync::mpsc::Sender<Event>) -> Option<()> {
+        for (r, thinking) in [(self.text.as_mut(), false), (self.thinking.as_mut(), true)] {
+            let held = r.map(super::redact::Redactor::finish).unwrap_or_default();
+            if held.is_empty() {
+                continue;
+            }
+            let ev = if thinking {
+                Event::Thinking { text: held }
+            } else {
+                Event::Delta {
+                    text: held,
+                    pieces: Vec::new(),
+                }
+            };
+            tx.send(ev).await.ok()?;
+        }
+        Some(())
+    }
+}
+
+/// Read `reader` through `decoder`, sending each event (redacted) as it
+/// comes, until the stream ends; the last event (the finish or the error),
+/// or `None` when the consumer went away.
+async fn decode<D: Decoder>(
+    reader: &mut Reader,
+    decoder: &mut D,
+    tx: &tokio::sync::mpsc::Sender<Event>,
+    r: &mut Redactors,
+) -> Option<Event> {
+    let mut out = Vec::new();
+    loop {
+        match reader.next().await {
+            None => return Some(decoder.end(false)),
+            // A transport error or idle timeout after the model's finish
+            // arrived loses nothing: keep the finish.
+            Some(Err(e)) => {
+                return Some(match decoder.end(false) {
+                    finish @ Event::Finish { .. } => finish,
+                    _ => Event::Error(e),
+                });
+            }
+            Some(Ok((event, data))) => {
+                let step = decoder.feed(&event, &data, &mut out);
+                for ev in out.drain(..) {
+                    let ev = redact(ev, r.text.as_mut(), r.thinking.as_mut());
+                    tx.send(ev).await.ok()?;
+                }
+                match step {
+                    Ok(true) => return Some(decoder.end(true)),
+                    Ok(false) => {}
+                    Err(e) => return Some(Event::Error(e)),
+                }
+            }
+        }
     }
 }
 
