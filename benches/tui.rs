@@ -45,7 +45,7 @@ fn state(lines: usize) -> State {
     let run = RunView::from_text(
         1,
         &p,
-        Arc::new(schemas_for(&p).unwrap()),
+        Arc::new(schemas_for(&p)),
         &text,
         Some(&pieces),
         FinishReason::Stop,

@@ -501,7 +501,7 @@ async fn every_parameter_at_every_level_reaches_the_body_from_the_workbench() {
                 model: None,
             },
             source: Source::Prompt(Box::new(spec)),
-            schemas: Arc::new(cutline::tui::run::schemas_for(&prompt).unwrap()),
+            schemas: Arc::new(cutline::tui::run::schemas_for(&prompt)),
             max_tokens: limit,
             tg_python: cutline::output::tg::TgPython::default(),
             sessions_dir: dir.path().join("sessions"),

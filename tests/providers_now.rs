@@ -995,7 +995,7 @@ async fn the_workbench_runs_todays_models_and_says_what_it_learned() {
                 model: None,
             },
             source: Source::Prompt(Box::new(spec)),
-            schemas: Arc::new(cutline::tui::run::schemas_for(&prompt).unwrap()),
+            schemas: Arc::new(cutline::tui::run::schemas_for(&prompt)),
             max_tokens: Some(3000),
             tg_python: cutline::output::tg::TgPython::default(),
             sessions_dir: dir.path().join("sessions"),

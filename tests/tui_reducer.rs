@@ -494,7 +494,7 @@ pub fn recorded_session() -> cutline::session::Session {
 #[test]
 fn a_cut_inside_a_multibyte_character_neither_panics_nor_garbles() {
     let p = tui_support::jsonl_prompt();
-    let schemas = cutline::tui::run::schemas_for(&p).unwrap();
+    let schemas = cutline::tui::run::schemas_for(&p);
     let text = JSONL_WITH_ERRORS;
     for b in 0..=text.len() {
         let c = cutline::tui::run::cut(text, b, b, &schemas);
@@ -648,7 +648,11 @@ fn a_bad_provider_config_is_reported_and_falls_back() {
     assert_eq!(s.provider.label(), "openai");
     send(
         &mut s,
-        [Event::ProvidersLoaded(Err("./cutline.toml:3:9: expected `=`".into()))],
+        [Event::ProvidersLoaded(Err(cutline::llm::config::ProvidersFileError {
+            path: "./cutline.toml".into(),
+            at: Some((3, 9)),
+            message: "expected `=`".into(),
+        }))],
     );
     let m = s.message.clone().unwrap();
     assert!(m.error && m.text.contains("cutline.toml:3:9"), "{m:?}");
@@ -777,7 +781,12 @@ fn a_finished_pair_is_compared_with_its_gold_set() {
         &mut s,
         [Event::GoldLoaded {
             ids: vec!["other".into()],
-            result: Err("bad".into()),
+            result: Err(cutline::eval::inputs::InputsError {
+                file: "other.jsonl".into(),
+                line: Some(1),
+                column: None,
+                cause: "bad".into(),
+            }),
         }],
     );
     assert!(s.compare.gold_error.is_none());
@@ -1100,7 +1109,11 @@ fn a_refused_continuation_says_so_in_the_status_line() {
         };
         let (_, end) = stream(&jsonl_prompt(), JSONL_WITH_ERRORS, 8, FinishReason::Error);
         let RunMsg::Done(mut end) = end else { unreachable!() };
-        end.error = Some(refused.into());
+        end.error = Some(cutline::llm::LlmError {
+            kind: cutline::llm::ErrorKind::BadRequest,
+            status: Some(400),
+            message: "This model does not support assistant message prefill.".into(),
+        });
         send(
             &mut s,
             [Event::Run {
@@ -1180,7 +1193,10 @@ fn ctrl_o_edits_the_focused_field_externally() {
         &mut s,
         [Event::EditedExternally {
             field: Field::Schema,
-            result: Err("`false` exited with exit status: 1".into()),
+            result: Err(cutline::tui::editor::external::ExternalError::Exit {
+                editor: "false".into(),
+                status: std::os::unix::process::ExitStatusExt::from_raw(1 << 8),
+            }),
         }],
     );
     assert_eq!(
@@ -1344,7 +1360,13 @@ fn w_in_the_picker_asks_then_saves_the_typed_model() {
     assert!(matches!(fx.as_slice(), [Effect::LoadProviders]));
     send(
         &mut s,
-        [Event::ModelSaved(Err("conf/cutline.toml: permission denied".into()))],
+        [Event::ModelSaved(Err(cutline::tui::providers::SaveModelError {
+            path: "conf/cutline.toml".into(),
+            cause: cutline::tui::providers::SaveModelCause::Write(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "permission denied",
+            )),
+        }))],
     );
     let m = s.message.as_ref().unwrap();
     assert!(m.error);
@@ -1596,7 +1618,13 @@ fn x_writes_the_report_of_the_recorded_runs_on_show() {
         }
         other => panic!("{other:?}"),
     }
-    send(&mut s, [Event::ReportWritten(Err("sessions: disk full".into()))]);
+    send(
+        &mut s,
+        [Event::ReportWritten(Err(cutline::tui::report::ReportError::Write {
+            path: "sessions".into(),
+            source: std::io::Error::other("disk full"),
+        }))],
+    );
     assert_eq!(
         s.message.as_ref().unwrap().text,
         "report not written: sessions: disk full"
@@ -1663,7 +1691,8 @@ fn the_report_file_is_written_beside_the_sessions() {
         &[1],
         cutline::output::tg::TgPython::default(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(missing.contains("nope"), "{missing}");
 }
 
@@ -1925,7 +1954,14 @@ fn esc_on_the_eval_view_stops_the_eval_and_keeps_what_ran() {
         &mut s,
         [Event::Eval {
             id,
-            msg: EvalMsg::Failed("provider claude: \u{1b}]52;c;AAAA\u{7}401 unauthorized\nsecond line".into()),
+            msg: EvalMsg::Failed(cutline::tui::eval::EvalError::Provider {
+                name: "claude".into(),
+                source: cutline::llm::LlmError {
+                    kind: cutline::llm::ErrorKind::Auth,
+                    status: Some(401),
+                    message: "\u{1b}]52;c;AAAA\u{7}401 unauthorized\nsecond line".into(),
+                },
+            }),
         }],
     );
     assert!(matches!(&s.eval.run, EvalRun::Failed { error, .. } if error.contains("401")));

@@ -340,7 +340,9 @@ async fn the_gold_set_of_the_pair_is_found_and_scored() {
     assert_eq!((b.gold, b.true_positives, b.predicted), (2, 1, 2));
     // A malformed gold file names its file and line; none is no error.
     std::fs::write(gold.join("bad.jsonl"), "{\"a\": 1}\nnot json\n").unwrap();
-    let err = cutline::tui::compare::load_gold(&gold, &["bad".into()]).unwrap_err();
+    let err = cutline::tui::compare::load_gold(&gold, &["bad".into()])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("bad.jsonl:2:"), "{err}");
     assert_eq!(cutline::tui::compare::load_gold(&gold, &["none".into()]), Ok(None));
 }

@@ -392,7 +392,11 @@ fn provider_picker() {
         &mut s,
         [
             ch('p'),
-            Event::ProvidersLoaded(Err("./cutline.toml:3:9: expected `=`".into())),
+            Event::ProvidersLoaded(Err(cutline::llm::config::ProvidersFileError {
+                path: "./cutline.toml".into(),
+                at: Some((3, 9)),
+                message: "expected `=`".into(),
+            })),
         ],
     );
     assert_snapshot!("provider_config_error", screen(&s, 110, 16));
@@ -473,9 +477,10 @@ fn run_failed_to_start() {
         &mut s,
         [Event::Run {
             id,
-            msg: RunMsg::Failed(
-                "no recorded run of prompt \"extract-definitions\" in sessions to replay; switch to the local model (p)".into(),
-            ),
+            msg: RunMsg::Failed(cutline::tui::run::RunError::NoRecording(cutline::llm::LlmError::new(
+                cutline::llm::ErrorKind::BadRequest,
+                "no recorded run of prompt \"extract-definitions\" in sessions to replay",
+            ))),
         }],
     );
     assert_snapshot!("run_failed", screen(&s, 100, 16));
@@ -750,7 +755,9 @@ fn eval_view_when_the_eval_cannot_start() {
         &mut s,
         [Event::Eval {
             id,
-            msg: EvalMsg::Failed("the local model is not installed: run `cutline setup`".into()),
+            msg: EvalMsg::Failed(cutline::tui::eval::EvalError::NothingToRun(Some(
+                "the local model is not installed: run `cutline setup`".into(),
+            ))),
         }],
     );
     assert_snapshot!("eval_failed", screen(&s, 110, 14));

@@ -148,6 +148,21 @@ pub struct RunRecord {
     pub analysis: Value,
 }
 
+/// Why a run's prompt snapshot could not be rebuilt into a prompt config.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// The snapshot does not load as a prompt (its label is
+    /// `session run <id>.json`, with line and column where known).
+    #[error(transparent)]
+    Config(#[from] crate::prompt::ConfigError),
+    /// The snapshot holds no prompt.
+    #[error("session run {run_id}: no prompt snapshot")]
+    Empty {
+        /// The run's id.
+        run_id: String,
+    },
+}
+
 /// Which provider batch answered a run (one type with the transcript's).
 pub use crate::llm::BatchRef;
 
@@ -165,12 +180,13 @@ pub enum Continues {
 
 impl RunRecord {
     /// The prompt the run was recorded with, rebuilt from its snapshot.
-    pub fn prompt_config(&self) -> Result<crate::prompt::PromptConfig, String> {
+    pub fn prompt_config(&self) -> Result<crate::prompt::PromptConfig, SnapshotError> {
         let label = format!("session run {}", self.run_id);
         let bytes = serde_json::to_vec(&self.prompt).unwrap_or_default();
-        let (mut prompts, _) =
-            crate::prompt::load_bytes(&format!("{label}.json"), &bytes).map_err(|e| e.to_string())?;
-        let mut p = prompts.pop().ok_or_else(|| format!("{label}: no prompt snapshot"))?;
+        let (mut prompts, _) = crate::prompt::load_bytes(&format!("{label}.json"), &bytes)?;
+        let mut p = prompts.pop().ok_or_else(|| SnapshotError::Empty {
+            run_id: self.run_id.clone(),
+        })?;
         p.id.clone_from(&self.prompt_id);
         if let Some(s) = self.prompt.get("system").and_then(Value::as_str) {
             s.clone_into(&mut p.system);

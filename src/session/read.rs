@@ -216,17 +216,27 @@ pub(super) fn visit(path: &Path, each: &mut dyn FnMut(RunRecord)) -> std::io::Re
     })
 }
 
+/// Why a run line is not a run record (the reader skips it with a
+/// warning naming the file and line).
+#[derive(Debug, thiserror::Error)]
+enum RunLineError {
+    /// It refers to a prompt snapshot no earlier line wrote.
+    #[error("its prompt snapshot {0} is not in the session")]
+    NoSnapshot(String),
+    /// It is not a run record's JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
 /// A run line as a record, its prompt snapshot put back from its ref.
-fn run_of(mut value: Value, prompts: &HashMap<String, Value>) -> Result<RunRecord, String> {
+fn run_of(mut value: Value, prompts: &HashMap<String, Value>) -> Result<RunRecord, RunLineError> {
     if let Some(obj) = value.as_object_mut()
         && let Some(Value::String(r)) = obj.remove("prompt_ref")
     {
-        let p = prompts
-            .get(&r)
-            .ok_or_else(|| format!("its prompt snapshot {r} is not in the session"))?;
+        let p = prompts.get(&r).ok_or(RunLineError::NoSnapshot(r))?;
         obj.insert("prompt".into(), p.clone());
     }
-    serde_json::from_value(value).map_err(|e| e.to_string())
+    Ok(serde_json::from_value(value)?)
 }
 
 /// A line of `len` bytes over the `cap` a line may take.

@@ -35,15 +35,15 @@ pub enum Event {
     /// What the last session kept.
     Remembered(Remembered),
     /// The report was written (what the status says), or why not.
-    ReportWritten(Result<String, String>),
+    ReportWritten(Result<String, super::report::ReportError>),
     /// A model was saved to this file, or why not.
-    ModelSaved(Result<String, String>),
+    ModelSaved(Result<String, super::providers::SaveModelError>),
     /// The external editor closed: the field's new text, or why not.
     EditedExternally {
         /// The field it was opened for.
         field: crate::tui::editor::Field,
         /// The text saved in the editor, or why there is none.
-        result: Result<String, String>,
+        result: Result<String, crate::tui::editor::external::ExternalError>,
     },
     /// The terminal was resized to (columns, rows).
     Resize(u16, u16),
@@ -68,28 +68,28 @@ pub enum Event {
         msg: RunMsg,
     },
     /// A save finished: the file written, or why not.
-    Saved(Result<String, String>),
+    Saved(Result<String, crate::prompt::ConfigError>),
     /// A sweep was computed.
     SweepReady(Box<SweepData>),
     /// Whether the local model is installed (checked at start).
     LocalInstalled(bool),
     /// The providers configured in cutline.toml, or why the config did not
-    /// load (`file:line:col: cause`).
-    ProvidersLoaded(Result<Vec<ProviderEntry>, String>),
+    /// load (its file, line and column).
+    ProvidersLoaded(Result<Vec<ProviderEntry>, crate::llm::config::ProvidersFileError>),
     /// A gold set for the compared pair: the file and its items, `None`
     /// when neither prompt has one, or why it did not load.
     GoldLoaded {
         /// The prompt ids it was looked up for (the pair on show).
         ids: Vec<String>,
-        /// `(file, items)`, none, or the error.
-        result: Result<Option<(String, Vec<Value>)>, String>,
+        /// `(file, items)`, none, or where the gold set is malformed.
+        result: Result<Option<(String, Vec<Value>)>, crate::eval::inputs::InputsError>,
     },
     /// The strategies ran on the pair with these run ids (`S`).
     CostsDone {
         /// The pair's run ids (JSON side, JSONL side).
         ids: (u64, u64),
         /// Each side's strategy runs, or why they could not run.
-        result: Result<Vec<StrategyRun>, String>,
+        result: Result<Vec<StrategyRun>, super::costs::CostsError>,
     },
     /// News of an eval (the eval view's `r`).
     Eval {

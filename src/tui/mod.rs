@@ -184,7 +184,7 @@ fn edit_externally(
     gate: &InputGate,
     text: &str,
     suffix: &str,
-) -> std::io::Result<Result<String, String>> {
+) -> std::io::Result<Result<String, editor::external::ExternalError>> {
     gate.idle.store(false, Ordering::SeqCst);
     gate.paused.store(true, Ordering::SeqCst);
     // The input thread polls in 100 ms steps: it is idle within one.

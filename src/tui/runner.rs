@@ -10,6 +10,7 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
+use crate::llm::config::ProvidersFileError;
 use crate::llm::registry::Registry;
 use crate::session::Recorder;
 
@@ -26,7 +27,7 @@ pub struct Runner {
     recorder: Arc<Mutex<Option<Recorder>>>,
     /// The providers of cutline.toml, read at start and again each time the
     /// provider picker opens (the one explicit reload).
-    registry: Arc<Mutex<Arc<Result<Registry, String>>>>,
+    registry: Arc<Mutex<Arc<Result<Registry, ProvidersFileError>>>>,
     start: Instant,
 }
 
@@ -45,7 +46,7 @@ impl Runner {
             sessions_dir,
             tasks: HashMap::new(),
             recorder: Arc::new(Mutex::new(None)),
-            registry: Arc::new(Mutex::new(Arc::new(Registry::load().map_err(|e| e.to_string())))),
+            registry: Arc::new(Mutex::new(Arc::new(Registry::load()))),
             start,
         }
     }
@@ -61,10 +62,12 @@ impl Runner {
     }
 
     fn context(&self) -> RunContext {
-        let registry = self.registry.lock().map_or_else(
-            |_| Arc::new(Err("provider config unavailable".to_owned())),
-            |g| g.clone(),
-        );
+        // A poisoned lock still holds the last registry loaded.
+        let registry = self
+            .registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         RunContext {
             registry,
             recorder: self.recorder.clone(),
@@ -111,7 +114,7 @@ impl Runner {
             Effect::EditExternally { field, .. } => {
                 let _ = self.tx.send(Event::EditedExternally {
                     field,
-                    result: Err("no terminal to run the editor in".into()),
+                    result: Err(super::editor::external::ExternalError::NoTerminal),
                 });
             }
             Effect::LoadProviders => super::providers::spawn_load(self.tx.clone(), self.registry.clone()),
@@ -157,7 +160,7 @@ impl Runner {
 /// What every run task shares: the registry in force and the session.
 #[derive(Clone)]
 pub(super) struct RunContext {
-    pub(super) registry: Arc<Result<Registry, String>>,
+    pub(super) registry: Arc<Result<Registry, ProvidersFileError>>,
     pub(super) recorder: Arc<Mutex<Option<Recorder>>>,
 }
 

@@ -28,7 +28,7 @@ fn run_part(r: &RunView, label: Option<&str>) -> String {
         phase = phase,
         tokens = r.tokens(),
         secs = secs,
-        path = r.structured_path
+        path = r.structured_path.as_str()
     );
     format!("{label}{body}")
 }

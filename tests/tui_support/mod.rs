@@ -158,7 +158,7 @@ pub fn pieces(text: &str, n: usize) -> Vec<String> {
 
 /// A finished run of `prompt` from fixed text, cut into pieces of 4 chars.
 pub fn finished(id: u64, prompt: &PromptConfig, text: &str, finish: FinishReason) -> RunView {
-    let schemas = Arc::new(schemas_for(prompt).unwrap());
+    let schemas = Arc::new(schemas_for(prompt));
     let p = pieces(text, 4);
     let mut v = RunView::from_text(
         id,
@@ -184,7 +184,7 @@ pub fn show(s: &mut State, v: RunView) {
 /// The stream messages a run of `text` produces, in pieces of `n` chars,
 /// then its end.
 pub fn stream(prompt: &PromptConfig, text: &str, n: usize, finish: FinishReason) -> (Vec<RunMsg>, RunMsg) {
-    let schemas = schemas_for(prompt).unwrap();
+    let schemas = schemas_for(prompt);
     let mut an = Analysers::new(&schemas, cutline::output::tg::TgPython::default());
     let ps = pieces(text, n);
     let msgs = ps.iter().map(|p| an.feed(p, std::slice::from_ref(p))).collect();
@@ -199,7 +199,7 @@ pub fn stream(prompt: &PromptConfig, text: &str, n: usize, finish: FinishReason)
             ..Default::default()
         },
         total_ms: 2500,
-        structured_path: "none".into(),
+        structured_path: cutline::llm::structured::Path::None,
         error: None,
         recorded: None,
         notes: Vec::new(),

@@ -55,14 +55,35 @@ pub fn default_paths() -> Vec<PathBuf> {
     v
 }
 
+/// Why a model could not be written into a providers file's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WithModelError {
+    /// The text is not TOML (toml_edit's message, without its snippet).
+    #[error("{message}")]
+    NotToml {
+        /// What the parser says.
+        message: String,
+        /// Byte range of the spot, when known.
+        span: Option<std::ops::Range<usize>>,
+    },
+    /// No `[[provider]]` has this name.
+    #[error("no [[provider]] named {0:?}")]
+    NoProvider(String),
+}
+
 /// `text` (a config file) with the `model` of provider `name` set, every
 /// other byte kept (comments, order, spacing): what the workbench writes
 /// when a model typed in the picker is saved.
 ///
 /// # Errors
 /// The text is not TOML, or has no `[[provider]]` named `name`.
-pub fn with_model(text: &str, name: &str, model: &str) -> Result<String, String> {
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| e.message().to_owned())?;
+pub fn with_model(text: &str, name: &str, model: &str) -> Result<String, WithModelError> {
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| WithModelError::NotToml {
+            message: e.message().to_owned(),
+            span: e.span(),
+        })?;
     let entry = doc
         .get_mut("provider")
         .and_then(toml_edit::Item::as_array_of_tables_mut)
@@ -70,7 +91,7 @@ pub fn with_model(text: &str, name: &str, model: &str) -> Result<String, String>
             ps.iter_mut()
                 .find(|p| p.get("name").and_then(toml_edit::Item::as_str).map(str::trim) == Some(name))
         })
-        .ok_or_else(|| format!("no [[provider]] named {name:?}"))?;
+        .ok_or_else(|| WithModelError::NoProvider(name.to_owned()))?;
     entry["model"] = toml_edit::value(model);
     Ok(doc.to_string())
 }
@@ -89,7 +110,10 @@ mod tests {
         assert_eq!(out, format!("{text}model = \"qwen3:4b\"\n"));
         let parsed = parse(&out, Path::new("c.toml")).unwrap();
         assert_eq!(parsed[1].model.as_deref(), Some("qwen3:4b"));
-        assert_eq!(with_model(text, "c", "x").unwrap_err(), "no [[provider]] named \"c\"");
+        assert_eq!(
+            with_model(text, "c", "x").unwrap_err().to_string(),
+            "no [[provider]] named \"c\""
+        );
         assert!(with_model("[[provider]\n", "a", "x").is_err());
     }
 }

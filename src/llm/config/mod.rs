@@ -62,7 +62,7 @@ use super::wire::Headers;
 
 pub use super::kind::Kind;
 pub use build::{build, build_with_env, endpoint};
-pub use files::{default_paths, with_model};
+pub use files::{WithModelError, default_paths, with_model};
 pub use parse::parse;
 
 /// One configured provider. Holds the NAME of the key's variable, never a key.

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::eval::inputs::InputsError;
 use crate::tui::event::Event;
 
 /// Look for the gold set of `ids` under `dir` off the UI task and send
@@ -17,6 +18,6 @@ pub(in crate::tui) fn spawn_load_gold(tx: UnboundedSender<Event>, dir: PathBuf, 
 
 /// The first gold set `dir/<id>.jsonl` among `ids`: its file and items,
 /// `None` when there is none, or where it is malformed (`file:line: cause`).
-pub fn load_gold(dir: &Path, ids: &[String]) -> Result<Option<(String, Vec<serde_json::Value>)>, String> {
-    crate::eval::inputs::find_gold(dir, ids).map_err(|e| e.to_string())
+pub fn load_gold(dir: &Path, ids: &[String]) -> Result<Option<(String, Vec<serde_json::Value>)>, InputsError> {
+    crate::eval::inputs::find_gold(dir, ids)
 }

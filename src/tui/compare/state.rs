@@ -19,7 +19,7 @@ pub struct CompareView {
     /// The gold set: file and items.
     pub gold: Option<(String, Vec<Value>)>,
     /// Why the gold set did not load.
-    pub gold_error: Option<String>,
+    pub gold_error: Option<crate::eval::inputs::InputsError>,
     /// The per-line schema of the pair (the JSONL side's), for item keys.
     pub line_schema: Option<Value>,
     /// With a gold set: why each side missed the gold items it missed

@@ -10,7 +10,7 @@ use crate::tui::state::State;
 pub(in crate::tui) fn gold_loaded(
     s: &mut State,
     ids: &[String],
-    result: Result<Option<(String, Vec<serde_json::Value>)>, String>,
+    result: Result<Option<(String, Vec<serde_json::Value>)>, crate::eval::inputs::InputsError>,
 ) -> Vec<Effect> {
     if ids != s.compare.gold_for {
         return Vec::new();

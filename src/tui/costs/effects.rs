@@ -11,13 +11,24 @@ use crate::eval::cell::{Cell, Shared, run_cell};
 use crate::eval::strategy::StrategyRun;
 use crate::eval::{Gold, Input};
 use crate::tui::event::{Event, Origin, ProviderChoice, Source};
-use crate::tui::run::{record, target_of};
+use crate::tui::run::{RunError, record, target_of};
 use crate::tui::runner::RunContext;
 
 /// `retry-double`'s retries and `continue`'s further calls: the defaults of
 /// `eval --strategy`.
 const RETRIES: u32 = 3;
 const CONTINUE_CALLS: u32 = 6;
+
+/// Why the strategies could not run on the pair.
+#[derive(Debug, thiserror::Error)]
+pub enum CostsError {
+    /// A side could not start or run (the run path's error).
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The strategies panicked (caught; the log has the panic).
+    #[error("internal error: the strategies panicked (see the log)")]
+    Panicked,
+}
 
 /// Run the strategies of `S` on the pair and send [`Event::CostsDone`]; a
 /// panic is reported as a failure.
@@ -28,7 +39,7 @@ pub(in crate::tui) fn spawn(tx: UnboundedSender<Event>, ctx: RunContext, job: Co
         let work = std::panic::AssertUnwindSafe(run(job, ctx));
         let result = futures_util::FutureExt::catch_unwind(work)
             .await
-            .unwrap_or_else(|_| Err("internal error: the strategies panicked (see the log)".into()));
+            .unwrap_or(Err(CostsError::Panicked));
         if let Err(e) = &result {
             tracing::warn!("strategies on runs {ids:?}: {e}");
         }
@@ -37,7 +48,7 @@ pub(in crate::tui) fn spawn(tx: UnboundedSender<Event>, ctx: RunContext, job: Co
 }
 
 /// Both sides' strategy runs, side A's first.
-async fn run(job: CostJob, ctx: RunContext) -> Result<Vec<StrategyRun>, String> {
+async fn run(job: CostJob, ctx: RunContext) -> Result<Vec<StrategyRun>, CostsError> {
     let mut runs = Vec::new();
     for (origin, limit) in &job.sides {
         runs.extend(side(origin, *limit, &job, &ctx).await?);
@@ -50,7 +61,7 @@ async fn side(
     limit: Option<u32>,
     job: &CostJob,
     ctx: &RunContext,
-) -> Result<Vec<StrategyRun>, String> {
+) -> Result<Vec<StrategyRun>, RunError> {
     let spec = match &origin.source {
         Source::Prompt(spec) => spec.as_ref().clone(),
         Source::Recording { record, .. } => crate::run::Spec::new(record.prompt_config()?, record.variables.clone()),
@@ -80,7 +91,7 @@ async fn side(
         headers: spec.headers.clone(),
         tg_python: spec.tg_python,
     };
-    let done = run_cell(&cell, &shared).await.map_err(|e| e.to_string())?;
+    let done = run_cell(&cell, &shared).await?;
     // Calls on a model are recorded, as the workbench's runs are.
     let on_model = matches!(
         origin.provider,

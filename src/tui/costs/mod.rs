@@ -21,6 +21,7 @@ use crate::eval::strategy::{self, Strategy, StrategyRow, StrategyRun};
 use crate::prompt::ResponseType;
 use crate::tui::event::Origin;
 
+pub use effects::CostsError;
 pub(super) use effects::spawn;
 pub use state::Costs;
 

@@ -44,7 +44,7 @@ pub(in crate::tui) fn start(s: &mut State) -> Vec<Effect> {
 pub(in crate::tui) fn done(
     s: &mut State,
     ids: (u64, u64),
-    result: Result<Vec<crate::eval::strategy::StrategyRun>, String>,
+    result: Result<Vec<crate::eval::strategy::StrategyRun>, super::CostsError>,
 ) -> Vec<Effect> {
     if s.compare.costs != Costs::Running(ids) {
         return Vec::new();
@@ -58,7 +58,8 @@ pub(in crate::tui) fn done(
             s.info(rust_i18n::t!("tui.msg.costs_done"));
             Costs::Ready { ids, rows, headline }
         }
-        (Some(None), Err(error)) => {
+        (Some(None), Err(e)) => {
+            let error = e.to_string();
             s.error(rust_i18n::t!("tui.msg.costs_failed", error = error));
             Costs::Failed { ids, error }
         }

@@ -12,9 +12,7 @@ use crate::tui::event::Event;
 /// Save `p` off the UI task and send [`Event::Saved`].
 pub(in crate::tui) fn spawn_save(tx: UnboundedSender<Event>, dir: PathBuf, p: Box<PromptConfig>) {
     tokio::task::spawn_blocking(move || {
-        let r = crate::store::save_in(&p, &dir)
-            .map(|()| p.origin.file.clone())
-            .map_err(|e| e.to_string());
+        let r = crate::store::save_in(&p, &dir).map(|()| p.origin.file.clone());
         tracing::info!("save {}: {r:?}", p.id);
         let _ = tx.send(Event::Saved(r));
     });

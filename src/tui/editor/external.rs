@@ -16,6 +16,44 @@ pub fn command() -> String {
         .unwrap_or_else(|| "vi".to_owned())
 }
 
+/// Why an external edit gave no text back.
+#[derive(Debug, thiserror::Error)]
+pub enum ExternalError {
+    /// The private temporary file could not be made or written.
+    #[error("temporary file: {0}")]
+    TempFile(#[source] std::io::Error),
+    /// `sh` could not start the editor command.
+    #[error("could not start `{editor}`: {source}")]
+    Start {
+        /// The editor command.
+        editor: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The editor exited unsuccessfully.
+    #[error("`{editor}` exited with {status}")]
+    Exit {
+        /// The editor command.
+        editor: String,
+        /// How it exited.
+        status: std::process::ExitStatus,
+    },
+    /// The edited file could not be read back.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The temporary file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Nothing can run an editor here (a runner without a terminal).
+    #[error("no terminal to run the editor in")]
+    NoTerminal,
+    /// The edited text is not UTF-8 from this byte on.
+    #[error("the edited text is not UTF-8 (byte {0})")]
+    NotUtf8(usize),
+}
+
 /// Edit `text` with the `editor` command (see [`command`]); the saved text, or why there is none.
 /// A final newline the editor added is dropped when `text` had none, so an
 /// unchanged file comes back unchanged.
@@ -23,15 +61,15 @@ pub fn command() -> String {
 /// # Errors
 /// The temporary file cannot be written or read, the editor cannot start
 /// or exits unsuccessfully, or the file is not UTF-8.
-pub fn edit(editor: &str, text: &str, suffix: &str) -> Result<String, String> {
+pub fn edit(editor: &str, text: &str, suffix: &str) -> Result<String, ExternalError> {
     let mut file = tempfile::Builder::new()
         .prefix("cutline-field-")
         .suffix(suffix)
         .tempfile()
-        .map_err(|e| format!("temporary file: {e}"))?;
+        .map_err(ExternalError::TempFile)?;
     file.write_all(text.as_bytes())
         .and_then(|()| file.flush())
-        .map_err(|e| format!("temporary file: {e}"))?;
+        .map_err(ExternalError::TempFile)?;
     let path = file.into_temp_path();
     let status = Command::new("sh")
         .arg("-c")
@@ -39,13 +77,21 @@ pub fn edit(editor: &str, text: &str, suffix: &str) -> Result<String, String> {
         .arg("cutline-editor")
         .arg(&path)
         .status()
-        .map_err(|e| format!("could not start `{editor}`: {e}"))?;
+        .map_err(|source| ExternalError::Start {
+            editor: editor.to_owned(),
+            source,
+        })?;
     if !status.success() {
-        return Err(format!("`{editor}` exited with {status}"));
+        return Err(ExternalError::Exit {
+            editor: editor.to_owned(),
+            status,
+        });
     }
-    let bytes = crate::limits::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut out = String::from_utf8(bytes)
-        .map_err(|e| format!("the edited text is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))?;
+    let bytes = crate::limits::read(&path).map_err(|source| ExternalError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut out = String::from_utf8(bytes).map_err(|e| ExternalError::NotUtf8(e.utf8_error().valid_up_to()))?;
     if !text.ends_with('\n') && out.ends_with('\n') {
         out.pop();
         if out.ends_with('\r') {
@@ -70,10 +116,10 @@ mod tests {
         assert_eq!(edit("sed -i s/a/z/", "a\nb", ".txt").unwrap(), "z\nb");
         // An editor that adds a final newline does not change a field that had none.
         assert_eq!(edit("sed -i '$a\\'", "a", ".txt").unwrap(), "a");
-        let e = edit("false", "a", ".txt").unwrap_err();
+        let e = edit("false", "a", ".txt").unwrap_err().to_string();
         assert!(e.starts_with("`false` exited with"), "{e}");
         assert_eq!(
-            edit("printf '\\377' >", "a", ".txt").unwrap_err(),
+            edit("printf '\\377' >", "a", ".txt").unwrap_err().to_string(),
             "the edited text is not UTF-8 (byte 0)"
         );
     }

@@ -21,7 +21,7 @@ pub fn open(s: &mut State) -> Vec<Effect> {
 }
 
 /// The editor closed: the field takes its text (typing stays where it was).
-pub fn edited(s: &mut State, field: Field, result: Result<String, String>) -> Vec<Effect> {
+pub fn edited(s: &mut State, field: Field, result: Result<String, super::external::ExternalError>) -> Vec<Effect> {
     let theme = s.theme;
     let Some(e) = &mut s.editor else {
         return Vec::new();

@@ -17,4 +17,4 @@ pub(super) mod update;
 pub mod view;
 
 pub(super) use effects::spawn_save;
-pub use state::{Editor, Field, FieldError};
+pub use state::{EditError, Editor, Field, FieldError};

@@ -55,6 +55,17 @@ pub struct FieldError {
     pub message: String,
 }
 
+/// Why the edited fields make no prompt: the first field error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// The schema field is not JSON.
+    #[error("schema line {}: {}", .0.line, .0.message)]
+    Schema(FieldError),
+    /// The sample input field is not JSON.
+    #[error("input line {}: {}", .0.line, .0.message)]
+    Input(FieldError),
+}
+
 /// One prompt open for editing.
 #[derive(Debug)]
 pub struct Editor {
@@ -74,7 +85,7 @@ pub struct Editor {
     /// Each field's error, if any.
     pub errors: [Option<FieldError>; 4],
     /// The rendered prompt, or why it does not render.
-    pub rendered: Result<Rendered, String>,
+    pub rendered: Result<Rendered, crate::prompt::ConfigError>,
     /// Edited since loaded or saved.
     pub dirty: bool,
 }
@@ -128,7 +139,8 @@ impl Editor {
             input_as_text,
             input_name: input.map(|i| i.name.clone()),
             errors: [None, None, None, None],
-            rendered: Err(String::new()),
+            // Set by `revalidate` below.
+            rendered: Ok(Rendered::default()),
             dirty: false,
         };
         e.revalidate();
@@ -232,16 +244,12 @@ impl Editor {
 
     /// The prompt with the edits, and the sample input's variables; or the
     /// first field error.
-    pub fn config(&self) -> Result<(PromptConfig, Map<String, Value>), String> {
+    pub fn config(&self) -> Result<(PromptConfig, Map<String, Value>), EditError> {
         let mut p = self.base.clone();
         p.template = self.text(Field::Template);
         p.system = self.text(Field::System);
-        p.schema = self
-            .schema()
-            .map_err(|e| format!("schema line {}: {}", e.line, e.message))?;
-        let vars = self
-            .vars()
-            .map_err(|e| format!("input line {}: {}", e.line, e.message))?;
+        p.schema = self.schema().map_err(EditError::Schema)?;
+        let vars = self.vars().map_err(EditError::Input)?;
         if let (Some(name), true) = (&self.input_name, self.dirty)
             && let Some(i) = p.inputs.iter_mut().find(|i| &i.name == name)
         {
@@ -272,16 +280,6 @@ impl Editor {
         p.template = self.text(Field::Template);
         p.system = self.text(Field::System);
         p.schema.clone_from(&schema);
-        if errors[Field::Schema.index()].is_none()
-            && let Err(e) = crate::tui::run::schemas_for(&p)
-        {
-            let text = self.text(Field::Schema);
-            errors[Field::Schema.index()] = Some(FieldError {
-                line: pointer_line(&text, &e),
-                column: None,
-                message: e,
-            });
-        }
         let globals = Map::new();
         for (field, isolate) in [(Field::Template, true), (Field::System, false)] {
             let mut q = p.clone();
@@ -298,7 +296,7 @@ impl Editor {
                 });
             }
         }
-        self.rendered = crate::prompt::render(&p, &globals, &vars).map_err(|e| e.to_string());
+        self.rendered = crate::prompt::render(&p, &globals, &vars);
         self.errors = errors;
     }
 }
@@ -308,19 +306,4 @@ fn line_in_message(m: &str) -> Option<usize> {
     let at = m.rfind("line ")?;
     let digits: String = m[at + 5..].chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok().filter(|n| *n > 0)
-}
-
-/// The line of a schema text that a compile error's pointer names (its last
-/// segment as a key), else 1.
-fn pointer_line(text: &str, error: &str) -> usize {
-    let pointer = error
-        .split(" at ")
-        .nth(1)
-        .and_then(|rest| rest.split(':').next())
-        .unwrap_or("");
-    let Some(last) = pointer.rsplit('/').find(|s| !s.is_empty()) else {
-        return 1;
-    };
-    let needle = format!("\"{last}\"");
-    text.lines().position(|l| l.contains(&needle)).map_or(1, |i| i + 1)
 }

@@ -103,7 +103,7 @@ pub(in crate::tui) fn insert_key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
 }
 
 /// The save finished: the editor is clean, the list reloads.
-pub(in crate::tui) fn saved(s: &mut State, r: Result<String, String>) -> Vec<Effect> {
+pub(in crate::tui) fn saved(s: &mut State, r: Result<String, crate::prompt::ConfigError>) -> Vec<Effect> {
     match r {
         Ok(file) => {
             if let Some(e) = &mut s.editor {

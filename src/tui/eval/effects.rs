@@ -12,9 +12,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
-use super::{EvalEnd, EvalJob, EvalMsg, EvalPlan};
+use super::{EvalEnd, EvalError, EvalJob, EvalMsg, EvalPlan};
 use crate::eval::engine::{self, Ask, Matrix, Planned, PromptPlan};
 use crate::eval::{Input, RunSummary, TablePrompt};
+use crate::llm::config::ProvidersFileError;
 use crate::llm::params::Layer;
 use crate::llm::registry::{Choice, Registry, Target};
 use crate::prompt::PromptConfig;
@@ -41,9 +42,7 @@ pub(in crate::tui) fn spawn(
             Ok(Ok(Some(end))) => Some(EvalMsg::Done(end)),
             Ok(Ok(None)) => None,
             Ok(Err(e)) => Some(EvalMsg::Failed(e)),
-            Err(_) => Some(EvalMsg::Failed(
-                "internal error: the eval panicked (see the log)".into(),
-            )),
+            Err(_) => Some(EvalMsg::Failed(EvalError::Panicked)),
         };
         match &msg {
             Some(EvalMsg::Failed(e)) => tracing::warn!("eval {id}: {e}"),
@@ -56,7 +55,7 @@ pub(in crate::tui) fn spawn(
         let _ = done_tx.send(());
     });
     if let Err(e) = spawned {
-        let msg = EvalMsg::Failed(format!("cannot start the eval: {e}"));
+        let msg = EvalMsg::Failed(EvalError::Thread(e));
         let _ = failed_tx.send(Event::Eval { id, msg });
     }
     // The handle the runner keeps: aborting it drops `cancel_tx`, which
@@ -76,12 +75,12 @@ fn on_own_runtime(
     gold_dir: &Path,
     job: EvalJob,
     cancel: oneshot::Receiver<()>,
-) -> Result<Option<EvalEnd>, String> {
+) -> Result<Option<EvalEnd>, EvalError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| format!("tokio runtime: {e}"))?;
+        .map_err(EvalError::Runtime)?;
     let out = rt.block_on(async {
         tokio::select! {
             r = eval(tx, ctx, gold_dir, job) => Some(r),
@@ -100,7 +99,7 @@ struct Who {
     is_local: bool,
 }
 
-fn who(provider: &ProviderChoice, registry: &Result<Registry, String>) -> Result<Who, String> {
+fn who(provider: &ProviderChoice, registry: &Result<Registry, ProvidersFileError>) -> Result<Who, EvalError> {
     let (choice, model) = match provider {
         ProviderChoice::Replay => {
             return Ok(Who {
@@ -113,13 +112,16 @@ fn who(provider: &ProviderChoice, registry: &Result<Registry, String>) -> Result
         ProviderChoice::Configured { name, model } => (Choice::Named(name.clone()), model.as_deref()),
     };
     let registry = match (&choice, registry) {
-        (Choice::Named(_), Err(e)) => return Err(format!("provider config: {e}")),
+        (Choice::Named(_), Err(e)) => return Err(EvalError::Config(e.clone())),
         (_, Ok(r)) => r.clone(),
         (_, Err(_)) => Registry::default(),
     };
     let target = registry.target(&choice, model).map_err(|e| match &choice {
-        Choice::Named(n) => format!("provider {n}: {e}"),
-        _ => e.to_string(),
+        Choice::Named(name) => EvalError::Provider {
+            name: name.clone(),
+            source: e,
+        },
+        _ => EvalError::Setup(e),
     })?;
     Ok(Who {
         model: target.provider.info().model,
@@ -144,7 +146,7 @@ fn recording(dir: &Path, cfg: &PromptConfig, input: &Input, notes: &mut Vec<Stri
 }
 
 /// Each prompt with its sample inputs, gold set and (replay) recordings.
-fn prompt_plans(job: &EvalJob, gold_dir: &Path, notes: &mut Vec<String>) -> Result<Vec<PromptPlan>, String> {
+fn prompt_plans(job: &EvalJob, gold_dir: &Path, notes: &mut Vec<String>) -> Result<Vec<PromptPlan>, EvalError> {
     let replay = job.provider == ProviderChoice::Replay;
     let mut plans = Vec::new();
     for cfg in &job.prompts {
@@ -152,7 +154,7 @@ fn prompt_plans(job: &EvalJob, gold_dir: &Path, notes: &mut Vec<String>) -> Resu
         if let Some(w) = crate::run::plan::schema_problem(cfg.schema.as_ref()) {
             notes.push(format!("prompt {:?}: {w}", cfg.id));
         }
-        let gold = crate::eval::inputs::gold_of(cfg, gold_dir, &[]).map_err(|e| e.to_string())?;
+        let gold = crate::eval::inputs::gold_of(cfg, gold_dir, &[])?;
         let replays = inputs
             .iter()
             .map(|i| replay.then(|| recording(&job.sessions_dir, cfg, i, notes)).flatten())
@@ -191,7 +193,12 @@ fn table_of(m: &Matrix, limits: usize) -> (Vec<TablePrompt>, BTreeMap<String, us
 
 /// The eval: plan, open and read the session, send the plan, run what is
 /// pending through the engine.
-async fn eval(tx: &UnboundedSender<Event>, ctx: &RunContext, gold_dir: &Path, job: EvalJob) -> Result<EvalEnd, String> {
+async fn eval(
+    tx: &UnboundedSender<Event>,
+    ctx: &RunContext,
+    gold_dir: &Path,
+    job: EvalJob,
+) -> Result<EvalEnd, EvalError> {
     let who = who(&job.provider, &ctx.registry)?;
     let mut notes = Vec::new();
     let plans = prompt_plans(&job, gold_dir, &mut notes)?;
@@ -207,17 +214,23 @@ async fn eval(tx: &UnboundedSender<Event>, ctx: &RunContext, gold_dir: &Path, jo
         limits: job.limits.clone(),
         tg_python: job.tg_python,
     });
-    let (m, warnings) = engine::plan(plans, &ask).map_err(|e| e.to_string())?;
+    let (m, warnings) = engine::plan(plans, &ask)?;
     notes.extend(warnings);
     if m.planned.is_empty() {
-        return Err(notes.first().cloned().unwrap_or_else(|| "nothing to run".into()));
+        return Err(EvalError::NothingToRun(notes.first().cloned()));
     }
     let ids: Vec<&str> = m.plans.iter().map(|p| p.cfg.id.as_str()).collect();
     let structured = engine::session::structured_word(job.structured);
     let session_id = engine::session::session_id(&ids, &ask.provider, &ask.model, structured);
-    let (mut recorder, path) = engine::session::open(&job.sessions_dir, &session_id)
-        .map_err(|e| format!("{}: {e}", job.sessions_dir.display()))?;
-    let (mut done, session_warnings) = engine::resume(&m, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (mut recorder, path) =
+        engine::session::open(&job.sessions_dir, &session_id).map_err(|source| EvalError::Session {
+            path: job.sessions_dir.clone(),
+            source,
+        })?;
+    let (mut done, session_warnings) = engine::resume(&m, &path).map_err(|source| EvalError::Session {
+        path: path.clone(),
+        source,
+    })?;
     notes.extend(session_warnings);
     let pending: Vec<Planned> = m
         .planned
@@ -246,7 +259,7 @@ async fn eval(tx: &UnboundedSender<Event>, ctx: &RunContext, gold_dir: &Path, jo
         return Ok(EvalEnd::default());
     }
     if who.is_local {
-        crate::llm::local::installed().map_err(|e| e.to_string())?;
+        crate::llm::local::installed().map_err(EvalError::Setup)?;
     }
     let concurrency = if who.is_local { 1 } else { 4 };
     let mut events = ViewEvents {
@@ -254,9 +267,7 @@ async fn eval(tx: &UnboundedSender<Event>, ctx: &RunContext, gold_dir: &Path, jo
         id,
         in_flight: 0,
     };
-    let executed = engine::stream::execute(Arc::new(m), ask, pending, concurrency, &mut recorder, &mut events)
-        .await
-        .map_err(|e| e.to_string())?;
+    let executed = engine::stream::execute(Arc::new(m), ask, pending, concurrency, &mut recorder, &mut events).await?;
     Ok(EvalEnd {
         unrecorded: executed.unrecorded.0,
         problem: executed.full.or(executed.unrecorded.1),

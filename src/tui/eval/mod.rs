@@ -13,6 +13,7 @@
 //! on a runtime of its own, dropped whole when the eval is cancelled).
 
 mod effects;
+mod error;
 mod state;
 pub(super) mod update;
 pub mod view;
@@ -26,6 +27,7 @@ use crate::prompt::PromptConfig;
 use crate::tui::providers::ProviderChoice;
 
 pub(super) use effects::spawn;
+pub use error::EvalError;
 pub use state::{Ending, EvalRun, EvalView, Progress};
 
 /// The limits an eval view starts with.
@@ -95,5 +97,5 @@ pub enum EvalMsg {
     /// Every pending run ran.
     Done(EvalEnd),
     /// The eval could not start or go on.
-    Failed(String),
+    Failed(EvalError),
 }

@@ -203,7 +203,8 @@ pub(in crate::tui) fn msg(s: &mut State, id: u64, msg: EvalMsg) -> Vec<Effect> {
             }
         }
         EvalMsg::Done(end) => done(s, end),
-        EvalMsg::Failed(error) => {
+        EvalMsg::Failed(e) => {
+            let error = e.to_string();
             let prompts = match &s.eval.run {
                 EvalRun::Planning { prompts, .. } => prompts.clone(),
                 EvalRun::Running(p) => p.prompts.iter().map(|t| t.id.clone()).collect(),

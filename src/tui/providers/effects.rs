@@ -6,15 +6,19 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::{ProviderEntry, SaveModel};
+use crate::llm::config::{ProvidersFileError, WithModelError};
 use crate::llm::registry::Registry;
 use crate::tui::event::Event;
 
 /// Read the providers again (the one explicit reload: the picker opening),
 /// keep the registry in `slot` for the runs that follow, and send
 /// [`Event::ProvidersLoaded`].
-pub(in crate::tui) fn spawn_load(tx: UnboundedSender<Event>, slot: Arc<Mutex<Arc<Result<Registry, String>>>>) {
+pub(in crate::tui) fn spawn_load(
+    tx: UnboundedSender<Event>,
+    slot: Arc<Mutex<Arc<Result<Registry, ProvidersFileError>>>>,
+) {
     tokio::task::spawn_blocking(move || {
-        let registry = Registry::load().map_err(|e| e.to_string());
+        let registry = Registry::load();
         let r = registry.as_ref().map(entries).map_err(Clone::clone);
         if let Err(e) = &r {
             tracing::warn!("providers: {e}");
@@ -28,8 +32,8 @@ pub(in crate::tui) fn spawn_load(tx: UnboundedSender<Event>, slot: Arc<Mutex<Arc
 
 /// The configured providers with whether each one's key variable is set
 /// (the key itself is never read here), or the config's error.
-pub fn load_providers() -> Result<Vec<ProviderEntry>, String> {
-    Registry::load().map(|r| entries(&r)).map_err(|e| e.to_string())
+pub fn load_providers() -> Result<Vec<ProviderEntry>, ProvidersFileError> {
+    Registry::load().map(|r| entries(&r))
 }
 
 fn entries(registry: &Registry) -> Vec<ProviderEntry> {
@@ -47,16 +51,44 @@ fn entries(registry: &Registry) -> Vec<ProviderEntry> {
         .collect()
 }
 
+/// Why a model typed in the picker was not saved: the file and what went
+/// wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {cause}", path.display())]
+pub struct SaveModelError {
+    /// The providers file.
+    pub path: std::path::PathBuf,
+    /// What went wrong.
+    pub cause: SaveModelCause,
+}
+
+/// What went wrong saving a model into a providers file.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveModelCause {
+    /// The file could not be read (or is not UTF-8).
+    #[error(transparent)]
+    Read(std::io::Error),
+    /// Its text has no such provider, or is not TOML.
+    #[error(transparent)]
+    Edit(#[from] WithModelError),
+    /// The edited file could not be written.
+    #[error(transparent)]
+    Write(std::io::Error),
+}
+
 /// Write `job.model` into the provider's config file: read, edit (every
 /// other byte kept), write atomically.
-pub fn save_model(job: &SaveModel) -> Result<String, String> {
+pub fn save_model(job: &SaveModel) -> Result<String, SaveModelError> {
     let path = &job.file;
+    let at = |cause| SaveModelError {
+        path: path.clone(),
+        cause,
+    };
     let text = crate::limits::read(path)
         .and_then(|b| String::from_utf8(b).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let out = crate::llm::config::with_model(&text, &job.provider, &job.model)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    crate::store::write_atomic(path, out.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| at(SaveModelCause::Read(e)))?;
+    let out = crate::llm::config::with_model(&text, &job.provider, &job.model).map_err(|e| at(e.into()))?;
+    crate::store::write_atomic(path, out.as_bytes()).map_err(|e| at(SaveModelCause::Write(e)))?;
     Ok(rust_i18n::t!(
         "tui.status.save_model_saved",
         model = job.model,

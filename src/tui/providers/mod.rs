@@ -14,6 +14,6 @@ pub(super) mod update;
 pub mod view;
 
 pub(super) use effects::spawn_load;
-pub use effects::{load_providers, save_model};
+pub use effects::{SaveModelCause, SaveModelError, load_providers, save_model};
 pub use save_model::SaveModel;
 pub use state::{PickerRow, ProviderChoice, ProviderEntry, ProviderPicker};

@@ -64,7 +64,7 @@ pub fn ask(s: &mut State) -> Vec<Effect> {
 }
 
 /// The runner's answer: reread the config on success.
-pub fn saved(s: &mut State, r: Result<String, String>) -> Vec<Effect> {
+pub fn saved(s: &mut State, r: Result<String, super::SaveModelError>) -> Vec<Effect> {
     match r {
         Ok(what) => {
             s.info(what);

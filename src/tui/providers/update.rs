@@ -109,7 +109,10 @@ fn choose_provider(s: &mut State) {
     }
 }
 
-pub(in crate::tui) fn providers_loaded(s: &mut State, r: Result<Vec<ProviderEntry>, String>) {
+pub(in crate::tui) fn providers_loaded(
+    s: &mut State,
+    r: Result<Vec<ProviderEntry>, crate::llm::config::ProvidersFileError>,
+) {
     s.picker.loaded = true;
     match r {
         Ok(entries) => {
@@ -119,7 +122,7 @@ pub(in crate::tui) fn providers_loaded(s: &mut State, r: Result<Vec<ProviderEntr
         Err(e) => {
             s.picker.entries.clear();
             s.error(rust_i18n::t!("tui.msg.config_not_loaded", error = e));
-            s.picker.error = Some(e);
+            s.picker.error = Some(e.to_string());
         }
     }
     s.picker.selected = s.picker.selected.min(s.picker.len() - 1);

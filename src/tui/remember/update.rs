@@ -79,18 +79,17 @@ fn restore_pin(s: &mut State) -> Vec<Effect> {
         return Vec::new();
     };
     match recording(s, &want) {
-        Some(Ok(v)) => {
+        Some(v) => {
             s.pinned = Some(Box::new(v));
             s.info(rust_i18n::t!("tui.status.pin_restored", run = want).into_owned());
         }
-        Some(Err(e)) => s.error(e),
         None => s.info(rust_i18n::t!("tui.status.pin_gone", run = want).into_owned()),
     }
     Vec::new()
 }
 
 /// The recorded run `session#N` as a finished view, if it is still there.
-fn recording(s: &mut State, reference: &str) -> Option<Result<RunView, String>> {
+fn recording(s: &mut State, reference: &str) -> Option<RunView> {
     let (si, ri) = s.sessions.sessions.iter().enumerate().find_map(|(si, x)| {
         (0..x.runs.len())
             .find(|&ri| x.reference(ri) == reference)
@@ -158,7 +157,7 @@ fn reshow(s: &mut State, tab: Tab, refs: &[String]) -> Vec<Effect> {
     } else {
         refs.to_vec()
     };
-    let views: Option<Vec<RunView>> = refs.iter().map(|r| recording(s, r).and_then(Result::ok)).collect();
+    let views: Option<Vec<RunView>> = refs.iter().map(|r| recording(s, r)).collect();
     let shown = match views.map(Vec::into_iter).as_mut().map(|v| (v.next(), v.next())) {
         Some((Some(one), None)) => Shown::Single(Box::new(one)),
         Some((Some(json), Some(jsonl))) => Shown::Twins {

@@ -23,6 +23,25 @@ pub(in crate::tui) fn spawn(
     });
 }
 
+/// Why the report was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The session is not in the sessions directory.
+    #[error(transparent)]
+    Locate(#[from] crate::session::SessionError),
+    /// The session could not be read.
+    #[error(transparent)]
+    Load(#[from] crate::report::load::LoadError),
+    /// The page could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The page's file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// Write the HTML report of `runs` (numbers) of session `session` beside
 /// the sessions, as `cutline report` would; what the status says.
 pub fn write_report(
@@ -31,13 +50,12 @@ pub fn write_report(
     session: &str,
     runs: &[usize],
     py: crate::output::tg::TgPython,
-) -> Result<String, String> {
+) -> Result<String, ReportError> {
     // The same loader as `cutline report`: run by run, keeping the runs
     // picked and their twins.
-    let path = crate::session::locate(session, sessions).map_err(|e| e.to_string())?;
+    let path = crate::session::locate(session, sessions)?;
     let picked = runs.to_vec();
-    let input = crate::report::load::from_file(&path, prompts, py, |_| Ok(crate::report::load::Pick::Runs(picked)))
-        .map_err(|e| e.to_string())?;
+    let input = crate::report::load::from_file(&path, prompts, py, |_| Ok(crate::report::load::Pick::Runs(picked)))?;
     let page = crate::report::html::page(&crate::report::build(&input));
     let numbers: Vec<String> = runs.iter().map(ToString::to_string).collect();
     let name = format!(
@@ -46,7 +64,9 @@ pub fn write_report(
         crate::session::safe_stem(&numbers.join(","))
     );
     let path = sessions.join(name);
-    crate::store::write_atomic(&path, page.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Err(source) = crate::store::write_atomic(&path, page.as_bytes()) {
+        return Err(ReportError::Write { path, source });
+    }
     Ok(rust_i18n::t!(
         "tui.status.report_written",
         path = path.display(),

@@ -9,4 +9,4 @@ mod effects;
 pub(super) mod update;
 
 pub(super) use effects::spawn;
-pub use effects::write_report;
+pub use effects::{ReportError, write_report};

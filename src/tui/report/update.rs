@@ -46,7 +46,7 @@ fn split(reference: &str) -> Option<(String, usize)> {
 }
 
 /// The runner's answer.
-pub(in crate::tui) fn written(s: &mut State, r: Result<String, String>) -> Vec<Effect> {
+pub(in crate::tui) fn written(s: &mut State, r: Result<String, super::ReportError>) -> Vec<Effect> {
     match r {
         Ok(what) => s.info(what),
         Err(why) => s.error(rust_i18n::t!("tui.status.report_failed", why = why).into_owned()),

@@ -10,7 +10,8 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
-use super::{Analysers, Prefill, RunEnd, RunJob, RunMsg, Source};
+use super::{Analysers, Prefill, RunEnd, RunError, RunJob, RunMsg, Source};
+use crate::llm::config::ProvidersFileError;
 use crate::llm::registry::{Choice, Registry};
 use crate::llm::structured::Path as StructuredPath;
 use crate::llm::{self, Event as LlmEvent};
@@ -39,7 +40,7 @@ pub(in crate::tui) fn spawn(tx: UnboundedSender<Event>, ctx: RunContext, start: 
                 tracing::warn!("run {id}: {e}");
                 RunMsg::Failed(e)
             }
-            Err(_) => RunMsg::Failed("internal error: the run panicked (see the log)".into()),
+            Err(_) => RunMsg::Failed(RunError::Panicked),
         };
         let _ = tx.send(Event::Run { id, msg });
     })
@@ -53,7 +54,7 @@ fn ms_since(start: Instant) -> u64 {
 /// The target of a job: the recording itself, or the workbench's provider
 /// choice resolved by the one run path (a replay there plays the recording
 /// of the prompt with these variables, else of any input, with a note).
-async fn target_for(job: &RunJob, registry: &Result<Registry, String>) -> Result<Resolved, String> {
+async fn target_for(job: &RunJob, registry: &Result<Registry, ProvidersFileError>) -> Result<Resolved, RunError> {
     target_of(&job.source, &job.provider, &job.sessions_dir, registry).await
 }
 
@@ -62,8 +63,8 @@ pub(in crate::tui) async fn target_of(
     source: &Source,
     provider: &ProviderChoice,
     sessions_dir: &std::path::Path,
-    registry: &Result<Registry, String>,
-) -> Result<Resolved, String> {
+    registry: &Result<Registry, ProvidersFileError>,
+) -> Result<Resolved, RunError> {
     match (source, provider) {
         (Source::Recording { record, reference }, _) => Ok(Resolved {
             target: crate::run::target::replay_of(record, reference.clone()),
@@ -76,7 +77,7 @@ pub(in crate::tui) async fn target_of(
                 ProviderChoice::Configured { name, model } => (Choice::Named(name.clone()), model.clone()),
             };
             let registry = match (&choice, registry) {
-                (Choice::Named(_), Err(e)) => return Err(format!("provider config: {e}")),
+                (Choice::Named(_), Err(e)) => return Err(RunError::Config(e.clone())),
                 (_, Ok(r)) => r.clone(),
                 (_, Err(_)) => Registry::default(),
             };
@@ -89,13 +90,12 @@ pub(in crate::tui) async fn target_of(
                     (&id, &vars, &dir, Recording::AnyInput),
                 )
                 .map_err(|e| match choice {
-                    Choice::Replay => format!("{}; switch to the local model (p)", e.message),
-                    Choice::Named(n) => format!("provider {n}: {e}"),
-                    Choice::Local => e.message,
+                    Choice::Replay => RunError::NoRecording(e),
+                    Choice::Named(name) => RunError::Provider { name, source: e },
+                    Choice::Local => RunError::Local(e),
                 })
             })
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
         }
     }
 }
@@ -103,7 +103,12 @@ pub(in crate::tui) async fn target_of(
 /// One run through the one run path (`run::plan`, `run::stream`,
 /// `run::finish`), its deltas fed to both analysers as they arrive; runs on
 /// a model (not replays) are recorded.
-async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, start: Instant) -> Result<RunEnd, String> {
+async fn run_task(
+    tx: &UnboundedSender<Event>,
+    job: RunJob,
+    ctx: RunContext,
+    start: Instant,
+) -> Result<RunEnd, RunError> {
     let id = job.id;
     let Resolved { target, note } = target_for(&job, &ctx.registry).await?;
     let (spec, mut plan, feed) = planned(&job, &target)?;
@@ -136,7 +141,7 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
     })
     .await;
     let (json, jsonl) = an.finish();
-    let outcome = crate::run::finish(info, &spec, &plan, started_ms, &transcript, None).map_err(|e| e.to_string())?;
+    let outcome = crate::run::finish(info, &spec, &plan, started_ms, &transcript, None)?;
     let notes = run_notes(&outcome, &spec, &jsonl);
     let records = matches!(
         (&job.provider, &job.source),
@@ -157,8 +162,8 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
         finish: transcript.finish.unwrap_or(llm::FinishReason::Error),
         usage: transcript.usage,
         total_ms: transcript.total_ms,
-        structured_path: plan.path.as_str().into(),
-        error: transcript.error.as_ref().map(ToString::to_string),
+        structured_path: plan.path,
+        error: transcript.error.clone(),
         recorded: saved_as,
         notes,
         token_ids,
@@ -172,11 +177,11 @@ async fn run_task(tx: &UnboundedSender<Event>, job: RunJob, ctx: RunContext, sta
 fn planned(
     job: &RunJob,
     target: &crate::llm::registry::Target,
-) -> Result<(crate::run::Spec, crate::run::Plan, String), String> {
+) -> Result<(crate::run::Spec, crate::run::Plan, String), RunError> {
     let (spec, mut plan) = match &job.source {
         Source::Prompt(spec) => {
             let spec = spec.as_ref().clone().limit(job.max_tokens);
-            let plan = crate::run::plan(&spec, target).map_err(|e| e.to_string())?;
+            let plan = crate::run::plan(&spec, target)?;
             (spec, plan)
         }
         Source::Recording { record, .. } => {
@@ -204,11 +209,11 @@ fn planned(
 
 /// The schemas the analysers check against: the job's, or a wrapped native
 /// answer's (`{"items": …}`), which is analysed as one.
-fn schemas_of(plan: &crate::run::Plan, spec: &crate::run::Spec, job: &RunJob) -> Result<Arc<SweepSchemas>, String> {
+fn schemas_of(plan: &crate::run::Plan, spec: &crate::run::Spec, job: &RunJob) -> Result<Arc<SweepSchemas>, RunError> {
     let wrapped = match plan.analysis_schema(spec.prompt.schema.as_ref()) {
-        Some(s) if plan.path == StructuredPath::NativeWrapped => Some(Arc::new(
-            SweepSchemas::of_response(false, Some(&s)).map_err(|e| e.to_string())?,
-        )),
+        Some(s) if plan.path == StructuredPath::NativeWrapped => {
+            Some(Arc::new(SweepSchemas::of_response(false, Some(&s))?))
+        }
         _ => None,
     };
     Ok(wrapped.unwrap_or_else(|| job.schemas.clone()))

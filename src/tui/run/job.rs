@@ -41,7 +41,7 @@ pub enum RunMsg {
     /// The run ended (any finish reason, including a failure midway).
     Done(Box<RunEnd>),
     /// The run could not start (no recording, no local model, bad prompt).
-    Failed(String),
+    Failed(super::RunError),
 }
 
 /// How a run ended.
@@ -58,9 +58,9 @@ pub struct RunEnd {
     /// Milliseconds the run took.
     pub total_ms: u64,
     /// Structured-output path taken.
-    pub structured_path: String,
+    pub structured_path: crate::llm::structured::Path,
     /// The failure, when the provider failed midway.
-    pub error: Option<String>,
+    pub error: Option<crate::llm::LlmError>,
     /// `session#n` when the run was recorded.
     pub recorded: Option<String>,
     /// What was changed to fit the model, and where the output budget

@@ -12,6 +12,7 @@
 
 mod analysers;
 mod effects;
+mod error;
 mod job;
 pub mod json;
 pub mod jsonl;
@@ -24,6 +25,7 @@ pub mod view;
 
 pub use analysers::Analysers;
 pub(super) use effects::{record, spawn, target_of};
+pub use error::RunError;
 pub use job::{Origin, Prefill, RunEnd, RunJob, RunMsg, Source};
 pub use model::{Cut, Phase, RunView, cut, schemas_for};
 pub use rows::{json_source, jsonl_source, row_text, rows};

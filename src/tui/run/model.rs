@@ -31,12 +31,11 @@ pub enum Phase {
 }
 
 /// The schemas of a prompt as both parsers need them: the JSON side checks
-/// the whole value and array elements, the JSONL side each line.
-pub fn schemas_for(p: &PromptConfig) -> Result<SweepSchemas, String> {
-    Ok(SweepSchemas::of_response_python(
-        p.response_type == crate::prompt::ResponseType::Jsonl,
-        p.schema.as_ref(),
-    ))
+/// the whole value and array elements, the JSONL side each line. Never
+/// fails: a schema Python's `jsonschema` would not compile checks nothing
+/// (as TrustGraph does), so a bad schema costs no run.
+pub fn schemas_for(p: &PromptConfig) -> SweepSchemas {
+    SweepSchemas::of_response_python(p.response_type == crate::prompt::ResponseType::Jsonl, p.schema.as_ref())
 }
 
 /// One run: its text, token boundaries and both analyses.
@@ -87,8 +86,8 @@ pub struct RunView {
     pub started_ms: u64,
     /// Milliseconds it took (so far, while streaming).
     pub elapsed_ms: u64,
-    /// Structured-output path taken (`none`, `native`, `prompt`).
-    pub structured_path: String,
+    /// Structured-output path taken.
+    pub structured_path: crate::llm::structured::Path,
     /// The session run it was recorded as, if recorded.
     pub recorded: Option<String>,
     /// What it was started from (none for a run made outside this session
@@ -138,7 +137,7 @@ impl RunView {
             usage: Usage::default(),
             started_ms: 0,
             elapsed_ms: 0,
-            structured_path: "none".into(),
+            structured_path: crate::llm::structured::Path::None,
             recorded: None,
             origin: None,
             token_ids: None,

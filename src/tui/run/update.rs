@@ -41,12 +41,8 @@ pub(in crate::tui) fn cancel_live(s: &mut State) -> Vec<Effect> {
     ids.into_iter().map(Effect::Cancel).collect()
 }
 
-pub(in crate::tui) fn new_job(
-    s: &mut State,
-    prompt: &PromptConfig,
-    source: Source,
-) -> Result<(RunView, Effect), String> {
-    let schemas = Arc::new(super::schemas_for(prompt)?);
+pub(in crate::tui) fn new_job(s: &mut State, prompt: &PromptConfig, source: Source) -> (RunView, Effect) {
+    let schemas = Arc::new(super::schemas_for(prompt));
     let id = s.next_id;
     s.next_id += 1;
     let provider = match source {
@@ -70,7 +66,7 @@ pub(in crate::tui) fn new_job(
         sessions_dir: s.sessions_dir.clone(),
         prefill: Prefill::default(),
     };
-    Ok((view, Effect::Start(Box::new(job))))
+    (view, Effect::Start(Box::new(job)))
 }
 
 pub(in crate::tui) fn spec(s: &State, prompt: PromptConfig, vars: serde_json::Map<String, serde_json::Value>) -> Spec {
@@ -146,14 +142,10 @@ pub(in crate::tui) fn local_guard(s: &mut State) -> bool {
 
 /// Start one run of `prompt` from `source` in place of what is on show.
 fn start_single(s: &mut State, prompt: &PromptConfig, source: Source, out: &mut Vec<Effect>) {
-    match new_job(s, prompt, source) {
-        Ok((view, eff)) => {
-            out.extend(cancel_live(s));
-            show(s, Shown::Single(Box::new(view)));
-            out.push(eff);
-        }
-        Err(err) => s.error(err),
-    }
+    let (view, eff) = new_job(s, prompt, source);
+    out.extend(cancel_live(s));
+    show(s, Shown::Single(Box::new(view)));
+    out.push(eff);
 }
 
 pub(in crate::tui) fn run(s: &mut State) -> Vec<Effect> {
@@ -260,39 +252,31 @@ pub(in crate::tui) fn run_pair(
             .as_ref()
             .and_then(crate::prompt::migrate::line_schema),
     };
-    let a = new_job(
+    let (va, ea) = new_job(
         s,
         array_prompt,
         Source::Prompt(Box::new(spec(s, array_prompt.clone(), vars.clone()))),
     );
-    let b = new_job(
+    let (vb, eb) = new_job(
         s,
         lines_prompt,
         Source::Prompt(Box::new(spec(s, lines_prompt.clone(), vars))),
     );
-    match (a, b) {
-        (Ok((va, ea)), Ok((vb, eb))) => {
-            let mut out = cancel_live(s);
-            show(
-                s,
-                Shown::Twins {
-                    json: Box::new(va),
-                    jsonl: Box::new(vb),
-                },
-            );
-            s.target = Target::Prompt;
-            if s.tab != Tab::Sweep {
-                s.tab = Tab::Run;
-            }
-            out.push(ea);
-            out.push(eb);
-            out
-        }
-        (Err(e), _) | (_, Err(e)) => {
-            s.error(e);
-            Vec::new()
-        }
+    let mut out = cancel_live(s);
+    show(
+        s,
+        Shown::Twins {
+            json: Box::new(va),
+            jsonl: Box::new(vb),
+        },
+    );
+    s.target = Target::Prompt;
+    if s.tab != Tab::Sweep {
+        s.tab = Tab::Run;
     }
+    out.push(ea);
+    out.push(eb);
+    out
 }
 
 pub(in crate::tui) fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect> {
@@ -320,8 +304,9 @@ pub(in crate::tui) fn run_msg(s: &mut State, id: u64, msg: RunMsg) -> Vec<Effect
         }
         RunMsg::Done(end) => return done(s, id, *end),
         RunMsg::Failed(e) => {
-            r.phase = Phase::Failed(e.clone());
-            s.error(e);
+            let why = e.to_string();
+            r.phase = Phase::Failed(why.clone());
+            s.error(why);
         }
     }
     Vec::new()
@@ -342,7 +327,7 @@ fn done(s: &mut State, id: u64, end: RunEnd) -> Vec<Effect> {
     r.elapsed_ms = end.total_ms;
     r.structured_path = end.structured_path;
     r.phase = match end.error {
-        Some(e) => Phase::Failed(e),
+        Some(e) => Phase::Failed(e.to_string()),
         None => Phase::Done,
     };
     let failure = match &r.phase {

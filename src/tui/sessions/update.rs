@@ -48,10 +48,10 @@ pub fn prompt_of_record(s: &State, rec: &RunRecord) -> PromptConfig {
 }
 
 /// A recorded run as a finished view (its recorded reference set).
-pub(in crate::tui) fn view_of_record(s: &mut State, si: usize, ri: usize) -> Result<RunView, String> {
+pub(in crate::tui) fn view_of_record(s: &mut State, si: usize, ri: usize) -> RunView {
     let rec = s.sessions.sessions[si].runs[ri].clone();
     let prompt = prompt_of_record(s, &rec);
-    let schemas = Arc::new(schemas_for(&prompt)?);
+    let schemas = Arc::new(schemas_for(&prompt));
     let id = s.next_id;
     s.next_id += 1;
     let t = rec.transcript();
@@ -69,7 +69,7 @@ pub(in crate::tui) fn view_of_record(s: &mut State, si: usize, ri: usize) -> Res
     v.max_tokens = rec.params.max_tokens;
     v.usage = rec.usage;
     v.elapsed_ms = rec.total_ms;
-    rec.structured_path.as_str().clone_into(&mut v.structured_path);
+    v.structured_path = rec.structured_path;
     v.note = Some(rust_i18n::t!("tui.msg.recorded_note", run = reference(s, si, ri)).into_owned());
     v.recorded = Some(reference(s, si, ri));
     v.token_ids = crate::run::continuation::exact_ids(&rec);
@@ -84,7 +84,7 @@ pub(in crate::tui) fn view_of_record(s: &mut State, si: usize, ri: usize) -> Res
     if let Some(e) = &rec.error {
         v.phase = Phase::Failed(e.to_string());
     }
-    Ok(v)
+    v
 }
 
 pub(in crate::tui) fn open_recording(s: &mut State) {
@@ -93,13 +93,7 @@ pub(in crate::tui) fn open_recording(s: &mut State) {
         return;
     };
     let _ = cancel_live(s);
-    let v = match view_of_record(s, si, ri) {
-        Ok(v) => v,
-        Err(e) => {
-            s.error(e);
-            return;
-        }
-    };
+    let v = view_of_record(s, si, ri);
     show(s, Shown::Single(Box::new(v)));
     s.target = Target::Recording(si, ri);
     s.tab = Tab::Run;
