@@ -287,8 +287,10 @@ fn unconvertible_schemas_are_reported_with_exact_messages() {
 fn non_json_prompts_are_refused() {
     let mut p = json_prompt(json!({"type": "object"}), "");
     p.response_type = ResponseType::Jsonl;
+    let e = migrate(&p, None).unwrap_err();
+    assert_eq!(e.response_type, ResponseType::Jsonl);
     assert_eq!(
-        migrate(&p, None).unwrap_err(),
+        e.to_string(),
         "prompt `p` has response type `jsonl`; only `json` prompts are migrated"
     );
 }

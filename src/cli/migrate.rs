@@ -229,7 +229,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     if let Some(id) = &args.id {
         crate::prompt::check_id(id).map_err(|e| CliError::new(Category::Usage, format!("--id: {e}")))?;
     }
-    let m = crate::prompt::migrate(&src, args.id.as_deref()).map_err(|e| CliError::new(Category::Usage, e))?;
+    let m =
+        crate::prompt::migrate(&src, args.id.as_deref()).map_err(|e| CliError::new(Category::Usage, e.to_string()))?;
     if !args.force {
         refuse_unconvertible(&src, &m)?;
     }

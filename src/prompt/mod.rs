@@ -63,26 +63,51 @@ impl SourceFormat {
 /// Check that `id` is a name, never a path: ids become file names (sessions,
 /// `migrate --write` defaults) and `path#id` references, so `../x`, `/x`
 /// and separators are refused where the prompt is loaded.
-pub fn check_id(id: &str) -> Result<(), String> {
-    let bad = if id.trim().is_empty() {
-        Some("it is empty")
+pub fn check_id(id: &str) -> Result<(), IdError> {
+    let why = if id.trim().is_empty() {
+        IdWhy::Empty
     } else if id.contains(['/', '\\']) {
-        Some("it holds a path separator")
+        IdWhy::Separator
     } else if id.starts_with('.') {
-        Some("it starts with `.`")
+        IdWhy::Dot
     } else if id.chars().any(char::is_control) {
-        Some("it holds a control character")
+        IdWhy::Control
     } else if id.contains('#') {
-        Some("it holds `#`, which separates a file from an id in a prompt reference")
+        IdWhy::Hash
     } else {
-        None
+        return Ok(());
     };
-    match bad {
-        Some(why) => Err(format!(
-            "{id:?} is not a prompt id: {why} (an id is a name, never a path)"
-        )),
-        None => Ok(()),
-    }
+    Err(IdError { id: id.to_owned(), why })
+}
+
+/// A prompt id that is not a name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{id:?} is not a prompt id: {why} (an id is a name, never a path)")]
+pub struct IdError {
+    /// The id as given.
+    pub id: String,
+    /// What is wrong with it.
+    pub why: IdWhy,
+}
+
+/// Why an id is not a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IdWhy {
+    /// Empty or blank.
+    #[error("it is empty")]
+    Empty,
+    /// `/` or a backslash.
+    #[error("it holds a path separator")]
+    Separator,
+    /// A leading `.` (`..`, hidden files).
+    #[error("it starts with `.`")]
+    Dot,
+    /// A control character.
+    #[error("it holds a control character")]
+    Control,
+    /// `#`, the separator of `path#id` references.
+    #[error("it holds `#`, which separates a file from an id in a prompt reference")]
+    Hash,
 }
 
 /// Where a prompt was loaded from, for error messages and saving back.

@@ -104,9 +104,36 @@ pub struct RunParams {
 /// The TOML keys these settings use.
 pub const KEYS: &[&str] = &["temperature", "top-p", "max-tokens", "structured", "effort"];
 
-/// Set the setting `key` from its TOML value; `Err` is the cause for a
-/// `file:line:col` message.
-pub fn set(p: &mut RunParams, key: &str, v: &Value) -> Result<(), String> {
+/// A generation setting the file gives wrong: the cause of a
+/// `file:line:col` message (the loader adds the place).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParamError {
+    /// A number out of its range (or not a number).
+    #[error("`{key}` must be a number between {lo} and {hi}")]
+    Range {
+        /// The setting.
+        key: String,
+        /// Its least value.
+        lo: f64,
+        /// Its greatest value.
+        hi: f64,
+    },
+    /// `max-tokens` not a positive integer.
+    #[error("`max-tokens` must be a positive integer")]
+    MaxTokens,
+    /// `structured` not one of its words.
+    #[error("`structured` must be one of: native, prompt, off")]
+    Structured,
+    /// `effort` not one of its words.
+    #[error("`effort` must be one of: none, minimal, low, medium, high, xhigh, max")]
+    Effort,
+    /// Not a generation setting at all.
+    #[error("`{0}` is not a generation setting")]
+    Unknown(String),
+}
+
+/// Set the setting `key` from its TOML value.
+pub fn set(p: &mut RunParams, key: &str, v: &Value) -> Result<(), ParamError> {
     let number = |lo: f64, hi: f64| {
         v.as_f64()
             .filter(|x| (lo..=hi).contains(x))
@@ -115,7 +142,11 @@ pub fn set(p: &mut RunParams, key: &str, v: &Value) -> Result<(), String> {
                 let f = x as f32;
                 f
             })
-            .ok_or_else(|| format!("`{key}` must be a number between {lo} and {hi}"))
+            .ok_or_else(|| ParamError::Range {
+                key: key.to_owned(),
+                lo,
+                hi,
+            })
     };
     match key {
         "temperature" => p.temperature = Some(number(0.0, 2.0)?),
@@ -125,7 +156,7 @@ pub fn set(p: &mut RunParams, key: &str, v: &Value) -> Result<(), String> {
                 .as_u64()
                 .and_then(|n| u32::try_from(n).ok())
                 .filter(|n| *n > 0)
-                .ok_or_else(|| "`max-tokens` must be a positive integer".to_owned())?;
+                .ok_or(ParamError::MaxTokens)?;
             p.max_tokens = Some(n);
         }
         "structured" => {
@@ -133,16 +164,13 @@ pub fn set(p: &mut RunParams, key: &str, v: &Value) -> Result<(), String> {
                 Some("native") => Structured::Native,
                 Some("prompt") => Structured::Prompt,
                 Some("off") => Structured::Off,
-                _ => return Err("`structured` must be one of: native, prompt, off".into()),
+                _ => return Err(ParamError::Structured),
             });
         }
         "effort" => {
-            p.effort =
-                Some(v.as_str().and_then(Effort::parse).ok_or_else(|| {
-                    "`effort` must be one of: none, minimal, low, medium, high, xhigh, max".to_owned()
-                })?);
+            p.effort = Some(v.as_str().and_then(Effort::parse).ok_or(ParamError::Effort)?);
         }
-        other => return Err(format!("`{other}` is not a generation setting")),
+        other => return Err(ParamError::Unknown(other.to_owned())),
     }
     Ok(())
 }
@@ -200,10 +228,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            set(&mut p, "temperature", &json!(3)).unwrap_err(),
+            set(&mut p, "temperature", &json!(3)).unwrap_err().to_string(),
             "`temperature` must be a number between 0 and 2"
         );
-        assert!(set(&mut p, "max-tokens", &json!(0)).is_err());
-        assert!(set(&mut p, "structured", &json!("maybe")).is_err());
+        assert_eq!(set(&mut p, "max-tokens", &json!(0)), Err(ParamError::MaxTokens));
+        assert_eq!(set(&mut p, "structured", &json!("maybe")), Err(ParamError::Structured));
     }
 }

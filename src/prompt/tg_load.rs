@@ -237,7 +237,7 @@ fn single(site: &Site<'_>, obj: &Map<String, Value>, warnings: &mut Vec<Warning>
     let mut p = prompt_fields(site, obj, warnings)?;
     p.id = match site.string(obj, "id")? {
         Some(id) => {
-            check_id(&id).map_err(|cause| site.err("id", cause))?;
+            check_id(&id).map_err(|cause| site.err("id", cause.to_string()))?;
             id
         }
         None => stem(site.label),

@@ -60,6 +60,11 @@ pub fn bundle_entry(p: &PromptConfig) -> Value {
     Value::Object(m)
 }
 
+/// A file `put_in_bundle` cannot write into: not a TrustGraph bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the file is not a TrustGraph bundle")]
+pub struct NotABundle;
+
 /// Put `p` into a bundle file's JSON in place, keeping its shape: the
 /// `prompt` config type of a config dump or configurator `config.json`, or
 /// a bare bundle; encoded strings (config store) or raw values
@@ -68,14 +73,14 @@ pub fn bundle_entry(p: &PromptConfig) -> Value {
 /// `system` are left as they are; a new id is appended to `template-index`
 /// when the bundle has one (a 2.8 bundle without an index gets none).
 /// `system` is written only when `with_system` and it differs.
-pub fn put_in_bundle(root: &mut Value, p: &PromptConfig, with_system: bool) -> Result<(), String> {
+pub fn put_in_bundle(root: &mut Value, p: &PromptConfig, with_system: bool) -> Result<(), NotABundle> {
     let nested = root
         .get("prompt")
         .and_then(Value::as_object)
         .is_some_and(|o| o.contains_key("template-index") || o.keys().any(|k| k.starts_with("template.")));
     let bundle = if nested { root.get_mut("prompt") } else { Some(root) };
     let Some(Value::Object(bundle)) = bundle else {
-        return Err("the file is not a TrustGraph bundle".to_owned());
+        return Err(NotABundle);
     };
     let encoded = bundle
         .iter()

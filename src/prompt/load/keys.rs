@@ -90,7 +90,8 @@ impl Reading<'_> {
             "stop" => p.stop = doc.strings(k, value)?,
             "temperature" | "top-p" | "max-tokens" | "structured" | "effort" => {
                 let v = doc.json(k, value)?;
-                crate::prompt::params::set(&mut p.params, k, &v).map_err(|cause| doc.err(&value.span(), cause))?;
+                crate::prompt::params::set(&mut p.params, k, &v)
+                    .map_err(|cause| doc.err(&value.span(), cause.to_string()))?;
             }
             "system" => {
                 p.system = doc.string(k, value)?;
@@ -156,7 +157,7 @@ fn id(doc: &Doc<'_>, value: &Spanned<DeValue<'_>>) -> Result<String, ConfigError
     if id.trim().is_empty() {
         return Err(doc.err(&value.span(), "`id` must not be empty"));
     }
-    crate::prompt::check_id(&id).map_err(|cause| doc.err(&value.span(), cause))?;
+    crate::prompt::check_id(&id).map_err(|cause| doc.err(&value.span(), cause.to_string()))?;
     Ok(id)
 }
 

@@ -134,14 +134,24 @@ pub fn singular(word: &str) -> String {
     }
 }
 
+/// A prompt that is not migrated: only `json` prompts are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("prompt `{id}` has response type `{response_type}`; only `json` prompts are migrated")]
+pub struct NotJson {
+    /// The prompt.
+    pub id: String,
+    /// Its response type.
+    pub response_type: ResponseType,
+}
+
 /// Migrate a `json` prompt to `jsonl`. `id` overrides the new id (default:
 /// the source id with `-jsonl`). Errors when the prompt is not a `json` prompt.
-pub fn migrate(src: &PromptConfig, id: Option<&str>) -> Result<Migration, String> {
+pub fn migrate(src: &PromptConfig, id: Option<&str>) -> Result<Migration, NotJson> {
     if src.response_type != ResponseType::Json {
-        return Err(format!(
-            "prompt `{}` has response type `{}`; only `json` prompts are migrated",
-            src.id, src.response_type
-        ));
+        return Err(NotJson {
+            id: src.id.clone(),
+            response_type: src.response_type,
+        });
     }
     let mut unconvertible = Vec::new();
     let (schema, shape) = match &src.schema {

@@ -137,7 +137,7 @@ pub fn line_summary(schema: Option<&Value>) -> Vec<String> {
 }
 
 /// Every row of the tab for `src` and its migration.
-pub fn rows(src: &PromptConfig, result: &Result<Migration, String>) -> Vec<Row> {
+pub fn rows(src: &PromptConfig, result: &Result<Migration, crate::prompt::migrate::NotJson>) -> Vec<Row> {
     let mut out = Vec::new();
     let m = match result {
         Ok(m) => m,

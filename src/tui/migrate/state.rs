@@ -11,7 +11,7 @@ pub struct MigrateView {
     /// The prompt migrated.
     pub source: PromptConfig,
     /// The migration, or why there is none (not a JSON prompt).
-    pub result: Result<Migration, String>,
+    pub result: Result<Migration, crate::prompt::migrate::NotJson>,
     /// The tab's rows, built once from `source` and `result`.
     pub rows: Vec<Row>,
     /// First visible row.

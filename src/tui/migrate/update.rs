@@ -58,7 +58,7 @@ pub(in crate::tui) fn migrate_selected_from(s: &mut State, src: Option<PromptCon
             flags = m.flags.len(),
             unconvertible = m.unconvertible.len()
         )),
-        Err(e) => s.error(e.clone()),
+        Err(e) => s.error(e.to_string()),
     }
     let rows = super::rows::rows(&src, &result);
     s.migrate = Some(MigrateView {
