@@ -41,31 +41,44 @@ pub(crate) use table::{header, pct};
 /// Parse `--max-tokens`: comma-separated positive integers and `none` (no
 /// limit), e.g. `64,128,256,none`. Duplicates and empty entries are errors,
 /// so a typo never silently shrinks the matrix.
-pub fn parse_limits(s: &str) -> Result<Vec<Option<u32>>, String> {
+pub fn parse_limits(s: &str) -> Result<Vec<Option<u32>>, LimitsError> {
     let mut out: Vec<Option<u32>> = Vec::new();
     for (i, part) in s.split(',').enumerate() {
         let p = part.trim();
         let limit = if p.eq_ignore_ascii_case("none") {
             None
         } else if p.is_empty() {
-            return Err(format!("entry {} is empty; give limits like 64,128,256,none", i + 1));
+            return Err(LimitsError::Empty(i + 1));
         } else {
             match p.parse::<u32>() {
-                Ok(0) => return Err(format!("{p:?}: a limit must be at least 1 token (or `none`)")),
+                Ok(0) => return Err(LimitsError::Zero(p.to_owned())),
                 Ok(n) => Some(n),
-                Err(_) => {
-                    return Err(format!(
-                        "{p:?} is not a number of tokens or `none`; give limits like 64,128,256,none"
-                    ));
-                }
+                Err(_) => return Err(LimitsError::NotALimit(p.to_owned())),
             }
         };
         if out.contains(&limit) {
-            return Err(format!("{p:?} is given twice"));
+            return Err(LimitsError::Twice(p.to_owned()));
         }
         out.push(limit);
     }
     Ok(out)
+}
+
+/// A `--max-tokens` list that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitsError {
+    /// Entry N (1-based) is empty.
+    #[error("entry {0} is empty; give limits like 64,128,256,none")]
+    Empty(usize),
+    /// A limit of 0.
+    #[error("{0:?}: a limit must be at least 1 token (or `none`)")]
+    Zero(String),
+    /// Neither a number nor `none`.
+    #[error("{0:?} is not a number of tokens or `none`; give limits like 64,128,256,none")]
+    NotALimit(String),
+    /// Given twice.
+    #[error("{0:?} is given twice")]
+    Twice(String),
 }
 
 /// `none` or the number, as shown in keys and tables.
@@ -452,11 +465,14 @@ mod tests {
             parse_limits("64,128, 256,none"),
             Ok(vec![Some(64), Some(128), Some(256), None])
         );
-        assert!(parse_limits("64,,128").unwrap_err().contains("entry 2 is empty"));
-        assert!(parse_limits("64,abc").unwrap_err().contains("\"abc\" is not a number"));
-        assert!(parse_limits("0").unwrap_err().contains("at least 1"));
-        assert!(parse_limits("64,64").unwrap_err().contains("twice"));
-        assert!(parse_limits("-5").is_err());
+        assert_eq!(parse_limits("64,,128"), Err(LimitsError::Empty(2)));
+        assert_eq!(
+            parse_limits("64,abc").unwrap_err().to_string(),
+            "\"abc\" is not a number of tokens or `none`; give limits like 64,128,256,none"
+        );
+        assert_eq!(parse_limits("0"), Err(LimitsError::Zero("0".into())));
+        assert_eq!(parse_limits("64,64"), Err(LimitsError::Twice("64".into())));
+        assert_eq!(parse_limits("-5"), Err(LimitsError::NotALimit("-5".into())));
     }
 
     #[test]

@@ -128,7 +128,7 @@ fn strategies_arg(s: &str) -> Result<Strategies, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits(pub Vec<Option<u32>>);
 
-fn limits_arg(s: &str) -> Result<Limits, String> {
+fn limits_arg(s: &str) -> Result<Limits, eval::LimitsError> {
     eval::parse_limits(s).map(Limits)
 }
 
