@@ -121,20 +121,7 @@ pub fn llm_err(e: &LlmError) -> CliError {
 
 /// Run `run`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let cfg = cli
-        .workspace()?
-        .resolve(&args.prompt)
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
-    let vars = super::input::vars(&cfg, args.input.as_deref(), &args.vars, args.vars_file.as_deref())?;
-    let mut spec = Spec::new(cfg, vars);
-    spec.cli = args
-        .sampling
-        .layer(args.max_tokens, args.structured.map(StructuredArg::level));
-    spec.headers.clone_from(&args.sampling.headers);
-    if args.strict_vars {
-        spec.undefined = crate::prompt::render::Undefined::Strict;
-    }
-    spec.tg_python = cli.tg_python;
+    let spec = spec_of(args, cli)?;
     let target = target_for(&args.provider, &spec, &cli.sessions)?;
     let mut recorder = if args.no_record {
         None
@@ -144,45 +131,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?,
         )
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
-    let outcome = rt.block_on(async {
-        // SIGINT / SIGTERM end the request, not the process: the partial
-        // run is analysed and recorded as cut by the user (exit 130).
-        crate::run::interrupt::arm().map_err(|e| CliError::new(Category::Internal, format!("signals: {e}")))?;
-        let mut write_err = None;
-        let result = crate::run::execute(&target, &spec, recorder.as_mut(), |ev, _| {
-            if let llm::Event::Delta { text, .. } = ev
-                && write_err.is_none()
-                && let Err(e) = out.record(&json!({"type": "delta", "text": text}))
-            {
-                write_err = Some(e);
-            }
-        })
-        .await
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
-        if let Some(e) = write_err {
-            return Err(io_err(&e));
-        }
-        Ok::<Outcome, CliError>(result)
-    })?;
-    let continued = match args.continue_calls {
-        Some(n) if outcome.record.error.is_none() => Some(
-            rt.block_on(crate::run::continuation::run(
-                &target,
-                &spec,
-                &outcome,
-                n,
-                recorder.as_mut(),
-            ))
-            .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?,
-        ),
-        _ => None,
-    };
-    drop(rt);
+    let (outcome, continued) = execute(args, (&target, &spec), recorder.as_mut(), out)?;
     if let Some(w) = crate::run::plan::schema_problem(spec.prompt.schema.as_ref()) {
         out.warn(format!("prompt {:?}: {w}", spec.prompt.id))
             .map_err(|e| io_err(&e))?;
@@ -208,9 +157,80 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         }
         None => None,
     };
-    // A provider failure is exit 5 (`provider_error`), with everything that
-    // arrived before it still in the error's detail, analysed and recorded;
-    // so is a continuation call the provider refused, whose recovery failed.
+    verdict(&outcome, refused, data, out)
+}
+
+/// The prompt, its variables and the command line's settings.
+fn spec_of(args: &Args, cli: &Cli) -> Result<Spec, CliError> {
+    let cfg = cli
+        .workspace()?
+        .resolve(&args.prompt)
+        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let vars = super::input::vars(&cfg, args.input.as_deref(), &args.vars, args.vars_file.as_deref())?;
+    let mut spec = Spec::new(cfg, vars);
+    spec.cli = args
+        .sampling
+        .layer(args.max_tokens, args.structured.map(StructuredArg::level));
+    spec.headers.clone_from(&args.sampling.headers);
+    if args.strict_vars {
+        spec.undefined = crate::prompt::render::Undefined::Strict;
+    }
+    spec.tg_python = cli.tg_python;
+    Ok(spec)
+}
+
+/// The run, each delta written as it comes, then (`--continue N`) its
+/// continuation.
+fn execute<W: Write>(
+    args: &Args,
+    (target, spec): (&Target, &Spec),
+    mut recorder: Option<&mut Recorder>,
+    out: &mut Out<W>,
+) -> Result<(Outcome, Option<crate::run::continuation::Continued>), CliError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+    let outcome = rt.block_on(async {
+        // SIGINT / SIGTERM end the request, not the process: the partial
+        // run is analysed and recorded as cut by the user (exit 130).
+        crate::run::interrupt::arm().map_err(|e| CliError::new(Category::Internal, format!("signals: {e}")))?;
+        let mut write_err = None;
+        let result = crate::run::execute(target, spec, recorder.as_deref_mut(), |ev, _| {
+            if let llm::Event::Delta { text, .. } = ev
+                && write_err.is_none()
+                && let Err(e) = out.record(&json!({"type": "delta", "text": text}))
+            {
+                write_err = Some(e);
+            }
+        })
+        .await
+        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        if let Some(e) = write_err {
+            return Err(io_err(&e));
+        }
+        Ok::<Outcome, CliError>(result)
+    })?;
+    let continued = match args.continue_calls {
+        Some(n) if outcome.record.error.is_none() => Some(
+            rt.block_on(crate::run::continuation::run(target, spec, &outcome, n, recorder))
+                .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?,
+        ),
+        _ => None,
+    };
+    Ok((outcome, continued))
+}
+
+/// A provider failure is exit 5 (`provider_error`), with everything that
+/// arrived before it still in the error's detail, analysed and recorded;
+/// so is a continuation call the provider refused, whose recovery failed.
+fn verdict<W: Write>(
+    outcome: &Outcome,
+    refused: Option<CliError>,
+    data: Value,
+    out: &mut Out<W>,
+) -> Result<Value, CliError> {
     match (&outcome.record.error, refused) {
         (Some(e), _) => {
             let mut err = llm_err(e);
