@@ -65,11 +65,6 @@ pub fn draw_note(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'st
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 
-/// A value as one line of compact JSON.
-pub fn compact(v: &serde_json::Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
-}
-
 /// A styled line clipped to `w` columns (spans kept, styles kept).
 pub fn clip_line(l: &Line<'static>, w: usize) -> Line<'static> {
     let mut left = w;
