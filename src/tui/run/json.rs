@@ -117,5 +117,12 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, d: &JsonData<'_>, scroll: Scroll, foc
             ),
         ])
     };
-    crate::tui::panes::draw_rows(f, area, title, focused, theme, total, scroll, &row);
+    let listing = crate::tui::panes::Rows {
+        title,
+        focused,
+        total,
+        scroll,
+        row: &row,
+    };
+    crate::tui::panes::draw_rows(f, area, &listing, theme);
 }

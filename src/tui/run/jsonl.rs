@@ -127,5 +127,12 @@ pub fn draw(
             Span::styled(text::clip(&body, room), body_style),
         ])
     };
-    crate::tui::panes::draw_rows(f, area, title, focused, theme, total, scroll, &row);
+    let listing = crate::tui::panes::Rows {
+        title,
+        focused,
+        total,
+        scroll,
+        row: &row,
+    };
+    crate::tui::panes::draw_rows(f, area, &listing, theme);
 }
