@@ -21,6 +21,7 @@ use crate::output::jsonl::{self, JsonlAnalysis, LineCounts, LineOutcome, LineSta
 use crate::output::loops::Loop;
 use crate::output::schema::CompiledSchema;
 use crate::output::tg::TgPython;
+use crate::output::verdict::{Fails, Mark, Salvage, Strict, Tally, Voice};
 use crate::prompt::ResponseType;
 
 /// Arguments of `parse`.
@@ -475,109 +476,53 @@ fn json_records<W: Write>(view: OutlineView<'_>, looped: Option<&Loop>, out: &mu
     out.record(&summary)
 }
 
-/// Human view of a json analysis.
+/// Human view of a json analysis: the strict verdict, then, when it
+/// failed, what salvage recovered, element by element.
 pub fn pretty_json(a: &json_out::JsonAnalysis) -> String {
     use std::fmt::Write as _;
+    let pretty = Voice::Pretty;
     let mut s = String::new();
-    match (&a.status, &a.error) {
-        (json_out::JsonStatus::Ok, _) => {
-            let _ = writeln!(s, "{}", t!("pretty.strict_ok", n = a.items.len()));
-        }
-        (json_out::JsonStatus::SchemaInvalid, _) => {
-            let _ = writeln!(s, "{}", t!("pretty.strict_schema"));
-            for v in &a.violations {
-                let _ = writeln!(s, "  {v}");
-            }
-        }
-        (_, Some(e)) => {
-            let why = if e.truncated {
-                t!("pretty.ran_out")
-            } else {
-                t!("pretty.syntax_broke")
-            };
-            let _ = writeln!(
-                s,
-                "{}",
-                t!(
-                    "pretty.strict_invalid",
-                    line = e.line,
-                    column = e.column,
-                    why = why,
-                    message = e.message
-                )
-            );
-        }
-        _ => {}
+    let strict = Strict::of(Some(a), false);
+    if let Some(w) = strict.sentence(pretty) {
+        let _ = writeln!(s, "{w}");
+    }
+    for w in strict.details(pretty) {
+        let _ = writeln!(s, "  {w}");
     }
     if a.status != json_out::JsonStatus::Ok {
-        let _ = writeln!(
-            s,
-            "{}",
-            t!("pretty.salvage_summary", n = a.elements.len(), valid = a.salvaged.len())
-        );
+        let _ = writeln!(s, "{}", Salvage::of(&a.elements).sentence(pretty));
         for b in &a.broken {
-            let _ = writeln!(
-                s,
-                "{}",
-                t!(
-                    "pretty.salvage_skipped",
-                    lines = crate::i18n::line_range(b.line, b.end_line),
-                    line = b.error.line,
-                    column = b.error.column,
-                    message = b.error.message
-                )
-            );
+            let _ = writeln!(s, "{}", Mark::Skipped(b).sentence(pretty).unwrap_or_default());
         }
         for el in &a.elements {
-            let mark = if el.valid { '✓' } else { '✗' };
-            let _ = writeln!(s, "  {mark} {} {:>4}  {}", t!("pretty.line"), el.line, el.value);
-            for e in &el.errors {
-                let _ = writeln!(s, "      {e}");
-            }
+            let m = Mark::element(el, false);
+            let words = m.sentence(pretty).unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "  {} {} {:>4}  {words}",
+                m.sign().glyph(pretty),
+                t!("pretty.line"),
+                el.line
+            );
         }
     }
     s
 }
 
-/// Human view of a jsonl analysis.
+/// Human view of a jsonl analysis: each line's mark, the tally, and
+/// TrustGraph's verdict when its service fails the whole response.
 pub fn pretty_jsonl(a: &JsonlAnalysis) -> String {
     use std::fmt::Write as _;
+    let pretty = Voice::Pretty;
     let mut s = String::new();
     for l in &a.lines {
-        let (mark, detail) = match &l.status {
-            LineStatus::Ok { item } => ('✓', a.items.get(*item).map(ToString::to_string).unwrap_or_default()),
-            LineStatus::Empty | LineStatus::Fence => (' ', l.status.word().to_owned()),
-            LineStatus::InvalidJson { column, message }
-            | LineStatus::TooDeep { column, message, .. }
-            | LineStatus::IntTooLong { column, message, .. } => (
-                '✗',
-                t!("pretty.line_invalid", column = column, message = message).into_owned(),
-            ),
-            LineStatus::Truncated { column, message } => (
-                '✗',
-                t!("pretty.line_cut", column = column, message = message).into_owned(),
-            ),
-            LineStatus::SchemaInvalid { errors } => (
-                '✗',
-                errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
-            ),
-        };
-        let _ = writeln!(s, "{mark} {:>5}  {detail}", l.line);
+        let m = Mark::line_of(l, a);
+        let words = m.sentence(pretty).unwrap_or_default();
+        let _ = writeln!(s, "{} {:>5}  {words}", m.sign().glyph(pretty), l.line);
     }
-    let c = a.counts;
-    let _ = writeln!(
-        s,
-        "{}",
-        t!(
-            "pretty.jsonl_counts",
-            ok = c.ok,
-            invalid = c.invalid_json,
-            schema = c.schema_invalid,
-            cut = c.truncated
-        )
-    );
-    if let Some(r) = a.raises {
-        let _ = writeln!(s, "{}", r.verdict(c.ok));
+    let _ = writeln!(s, "{}", Tally::of(a.counts).sentence(pretty));
+    if let Some(w) = Fails::jsonl(a).and_then(|f| f.sentence(pretty)) {
+        let _ = writeln!(s, "{w}");
     }
     s
 }

@@ -11,6 +11,8 @@
 //! - [`pyjson`]: what Python's `json.loads` accepts beyond JSON; [`pyscan`]
 //!   the order in which it fails; [`pyre`] Python's `re` for `pattern`.
 //! - [`tg`]: TrustGraph's verdict for the runtime it runs on.
+//! - [`verdict`]: one run's verdict as marks and sentences, which the
+//!   report, the workbench and pretty output only style.
 
 pub mod analysis;
 pub mod json;
@@ -30,5 +32,6 @@ pub mod sweep;
 pub mod text;
 pub mod tg;
 pub mod tokens;
+pub mod verdict;
 
 pub use analysis::{Analysis, ResponseType};

@@ -2,13 +2,9 @@
 //! response line with what the parser made of it, and the sweep over the
 //! run's own token cuts (o200k estimates when it has none).
 
-use std::fmt::Write as _;
-
-use crate::output::json::JsonStatus;
-use crate::output::jsonl::LineStatus;
-use crate::output::salvage::StopReason;
 use crate::output::sweep::{SweepPoint, sweep};
 use crate::output::tokens::{Tokenizer, boundaries, boundaries_from_pieces};
+use crate::output::verdict::{self, Voice};
 use crate::run::Analysis;
 use crate::session::RunRecord;
 
@@ -78,10 +74,6 @@ impl RunPanel {
     }
 }
 
-fn mark(good: Option<bool>, text: String) -> Mark {
-    Mark { good, text }
-}
-
 /// The lines of `text` (split at `\n`, as the JSONL analyser counts them),
 /// unmarked.
 fn plain_lines(text: &str) -> Vec<Line> {
@@ -95,105 +87,22 @@ fn plain_lines(text: &str) -> Vec<Line> {
         .collect()
 }
 
-/// Lines of `text` with the marks the analysis puts on them, and the verdict.
+/// Lines of `text` with the marks the analysis puts on them (in the
+/// report's words), and the verdict.
 fn lines_and_summary(text: &str, analysis: &Analysis) -> (Vec<Line>, String) {
     let mut lines = plain_lines(text);
-    let mut put = |n: usize, m: Mark| {
-        if let Some(l) = n.checked_sub(1).and_then(|i| lines.get_mut(i)) {
-            l.marks.push(m);
+    for m in verdict::marks(analysis) {
+        let Some(text) = m.sentence(Voice::Report) else {
+            continue;
+        };
+        if let Some(l) = m.line().checked_sub(1).and_then(|i| lines.get_mut(i)) {
+            l.marks.push(Mark {
+                good: m.sign().good(),
+                text,
+            });
         }
-    };
-    let summary = match analysis {
-        Analysis::Text => "text: nothing to parse".to_owned(),
-        Analysis::Json(a) => {
-            for e in &a.elements {
-                let mut t = format!("element {}", e.index + 1);
-                if let Some(p) = &e.property {
-                    let _ = write!(t, " of {p}");
-                }
-                if let Some(v) = e.errors.first() {
-                    let _ = write!(t, ": schema: {} {}", v.pointer, v.message);
-                }
-                put(e.line, mark(Some(e.valid), t));
-            }
-            if let Some(s) = &a.salvage_stop {
-                let why = match s.reason {
-                    StopReason::Eof => "salvage stops: an element never closed (cut)".to_owned(),
-                    StopReason::Syntax => {
-                        format!("salvage stops: {}", s.message.as_deref().unwrap_or("syntax error"))
-                    }
-                    StopReason::NoArray => "salvage: no array found".to_owned(),
-                };
-                put(s.line, mark(Some(false), why));
-            }
-            for b in &a.broken {
-                let why = format!("salvage skips a broken element: {}; resumes after", b.error.message);
-                put(b.error.line, mark(Some(false), why));
-            }
-            let strict = match (&a.status, &a.error) {
-                (JsonStatus::Ok, _) => format!("strict JSON: ok, {} items", a.items.len()),
-                (JsonStatus::InvalidJson, Some(e)) => {
-                    let kind = if e.truncated { "cut" } else { "syntax error" };
-                    put(
-                        e.line,
-                        mark(Some(false), format!("strict parse stops ({kind}): {}", e.message)),
-                    );
-                    format!(
-                        "strict JSON: invalid at line {}, column {} ({kind}), 0 items",
-                        e.line, e.column
-                    )
-                }
-                (JsonStatus::InvalidJson, None) => "strict JSON: invalid, 0 items".to_owned(),
-                (JsonStatus::SchemaInvalid, _) => format!(
-                    "strict JSON: schema-invalid ({} violations), 0 items",
-                    a.violations.len()
-                ),
-            };
-            let valid = a.elements.iter().filter(|e| e.valid).count();
-            format!(
-                "{strict}; salvage: {valid} valid of {} complete elements",
-                a.elements.len()
-            )
-        }
-        Analysis::Jsonl(a) => {
-            for o in &a.lines {
-                let m = match &o.status {
-                    LineStatus::Ok { item } => mark(Some(true), format!("item {}", item + 1)),
-                    LineStatus::Empty => continue,
-                    LineStatus::Fence => mark(None, "fence".into()),
-                    LineStatus::InvalidJson { column, message }
-                    | LineStatus::TooDeep { column, message, .. }
-                    | LineStatus::IntTooLong { column, message, .. } => {
-                        mark(Some(false), format!("not JSON (column {column}): {message}"))
-                    }
-                    LineStatus::SchemaInvalid { errors } => {
-                        let first = errors
-                            .first()
-                            .map(|v| format!("{} {}", v.pointer, v.message))
-                            .unwrap_or_default();
-                        mark(Some(false), format!("schema: {first}"))
-                    }
-                    LineStatus::Truncated { column, .. } => mark(Some(false), format!("cut at column {column}")),
-                };
-                put(o.line, m);
-            }
-            let c = &a.counts;
-            format!(
-                "JSONL: {} items kept; {} invalid JSON, {} schema-invalid, {} truncated",
-                a.items.len(),
-                c.invalid_json,
-                c.schema_invalid,
-                c.truncated
-            )
-        }
-    };
-    // TrustGraph's verdict on the whole response goes first, where a
-    // reader sees it before any line.
-    let summary = match analysis.service_fails() {
-        Some(v) => format!("TrustGraph: {v}. {summary}"),
-        None => summary,
-    };
-    (lines, summary)
+    }
+    (lines, verdict::summary(analysis))
 }
 
 /// Analyse one run: verdict, marked lines and the sweep over its cuts.

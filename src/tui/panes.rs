@@ -21,19 +21,30 @@ pub fn block(title: Line<'static>, focused: bool, theme: Theme) -> Block<'static
     }
 }
 
-/// Draw a scrolling list of `total` rows in a framed pane, building only the
-/// visible rows with `row(index, width)`. The title gets the visible range.
-#[allow(clippy::too_many_arguments)]
-pub fn draw_rows(
-    f: &mut Frame<'_>,
-    area: Rect,
-    title: &str,
-    focused: bool,
-    theme: Theme,
-    total: usize,
-    scroll: Scroll,
-    row: &dyn Fn(usize, usize) -> Line<'static>,
-) {
+/// A scrolling list of `total` rows, built one visible row at a time.
+pub struct Rows<'a> {
+    /// The pane's title (the visible range is added to it).
+    pub title: &'a str,
+    /// Whether the pane has focus (its title and frame are highlighted).
+    pub focused: bool,
+    /// How many rows there are.
+    pub total: usize,
+    /// Where the list is scrolled.
+    pub scroll: Scroll,
+    /// Row `index` at `width` columns.
+    pub row: &'a dyn Fn(usize, usize) -> Line<'static>,
+}
+
+/// Draw a scrolling list in a framed pane, building only the visible rows.
+/// The title gets the visible range.
+pub fn draw_rows(f: &mut Frame<'_>, area: Rect, list: &Rows<'_>, theme: Theme) {
+    let Rows {
+        title,
+        focused,
+        total,
+        scroll,
+        row,
+    } = *list;
     let inner_h = super::layout::inner_height(area);
     let top = scroll.top_for(total, inner_h);
     let end = (top + inner_h).min(total);
@@ -63,11 +74,6 @@ pub fn draw_note(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'st
     let inner = b.inner(area);
     f.render_widget(b, area);
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
-}
-
-/// A value as one line of compact JSON.
-pub fn compact(v: &serde_json::Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
 }
 
 /// A styled line clipped to `w` columns (spans kept, styles kept).

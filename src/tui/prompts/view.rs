@@ -60,7 +60,14 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         };
         Line::from(Span::styled(text::pad(&body, w), style))
     };
-    crate::tui::panes::draw_rows(f, list_area, &title, true, theme, total, scroll, &row);
+    let listing = crate::tui::panes::Rows {
+        title: &title,
+        focused: true,
+        total,
+        scroll,
+        row: &row,
+    };
+    crate::tui::panes::draw_rows(f, list_area, &listing, theme);
 
     let lines = details(s);
     let w = usize::from(detail_area.width.saturating_sub(2));

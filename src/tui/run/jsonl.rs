@@ -6,8 +6,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::output::jsonl::{JsonlAnalysis, LineStatus};
+use crate::output::jsonl::{JsonlAnalysis, LineOutcome, LineStatus};
 use crate::output::schema::CompiledSchema;
+use crate::output::verdict::{Fails, Mark, Sign, Tally, Voice, violation};
 
 use super::super::state::Scroll;
 use super::super::text;
@@ -31,36 +32,18 @@ pub fn rows(d: &JsonlData<'_>) -> usize {
 }
 
 fn header(d: &JsonlData<'_>, theme: Theme) -> Line<'static> {
-    let c = d.analysis.counts;
+    let tally = Tally::of(d.analysis.counts);
     let mut spans = Vec::new();
     // The verdict that overrides every line goes first, where it is not cut.
-    if let Some(r) = d.analysis.raises {
-        spans.push(Span::styled(
-            rust_i18n::t!("tui.pane.tg_raises", line = r.line).into_owned(),
-            theme.bad(),
-        ));
+    if let Some(f) = Fails::jsonl(d.analysis).and_then(|f| f.sentence(Voice::Pane)) {
+        spans.push(Span::styled(f, theme.bad()));
     }
+    let [kept, errors, blank] = tally.pane_parts();
     spans.extend([
-        Span::styled(rust_i18n::t!("tui.pane.kept", n = c.ok).into_owned(), theme.ok()),
+        Span::styled(kept, theme.ok()),
         Span::raw(" · "),
-        Span::styled(
-            rust_i18n::t!(
-                "tui.pane.line_errors",
-                invalid = c.invalid_json,
-                schema = c.schema_invalid,
-                cut = c.truncated
-            )
-            .into_owned(),
-            if c.invalid_json + c.schema_invalid + c.truncated > 0 {
-                theme.bad()
-            } else {
-                theme.dim()
-            },
-        ),
-        Span::styled(
-            rust_i18n::t!("tui.pane.blank", n = c.empty + c.fence).into_owned(),
-            theme.dim(),
-        ),
+        Span::styled(errors, if tally.rejected() > 0 { theme.bad() } else { theme.dim() }),
+        Span::styled(blank, theme.dim()),
     ]);
     if d.live {
         spans.push(Span::styled(
@@ -71,37 +54,19 @@ fn header(d: &JsonlData<'_>, theme: Theme) -> Line<'static> {
     Line::from(spans)
 }
 
-/// The text of one line's outcome (after its marker and number).
-pub fn describe(status: &LineStatus, a: &JsonlAnalysis) -> String {
-    match status {
-        LineStatus::Ok { item } => a.items.get(*item).map(crate::tui::panes::compact).unwrap_or_default(),
-        LineStatus::Empty => rust_i18n::t!("tui.pane.line_empty").into_owned(),
-        LineStatus::Fence => rust_i18n::t!("tui.pane.line_fence").into_owned(),
-        LineStatus::InvalidJson { column, message } | LineStatus::IntTooLong { column, message, .. } => {
-            rust_i18n::t!("tui.pane.line_invalid", column = column, message = message).into_owned()
-        }
-        LineStatus::TooDeep { depth, .. } => rust_i18n::t!("tui.pane.line_too_deep", depth = depth).into_owned(),
-        LineStatus::SchemaInvalid { errors } => {
-            errors.iter().map(super::json::violation).collect::<Vec<_>>().join("; ")
-        }
-        LineStatus::Truncated { column, message } => {
-            rust_i18n::t!("tui.pane.line_cut", column = column, message = message).into_owned()
-        }
-    }
-}
-
-/// A line's row: its prefix (mark and number) and what happened to it.
-fn line_row(d: &JsonlData<'_>, l: &crate::output::jsonl::LineOutcome) -> (String, String) {
-    let mark = match l.status {
-        LineStatus::Ok { .. } => "✓",
-        LineStatus::Empty | LineStatus::Fence => "·",
-        _ => "✗",
-    };
-    let mut body = describe(&l.status, d.analysis);
+/// A line's row: its prefix (mark and number), what happened to it, and
+/// how it reads at a glance.
+fn line_row(d: &JsonlData<'_>, l: &LineOutcome) -> (String, String, Sign) {
+    let m = Mark::line_of(l, d.analysis);
+    let mut body = m.sentence(Voice::Pane).unwrap_or_default();
     if let Some(why) = ignored_rejects(d, &l.status) {
         body = rust_i18n::t!("tui.pane.object_schema_rejects", body = body, why = why).into_owned();
     }
-    (format!("{mark} {:>4} ", l.line), body)
+    (
+        format!("{} {:>4} ", m.sign().glyph(Voice::Pane), l.line),
+        body,
+        m.sign(),
+    )
 }
 
 /// Row `i` as text (what search looks in).
@@ -115,7 +80,7 @@ pub fn row_text(d: &JsonlData<'_>, i: usize) -> Option<String> {
                 .collect(),
         );
     }
-    let (prefix, body) = line_row(d, d.analysis.lines.get(i - 1)?);
+    let (prefix, body, _) = line_row(d, d.analysis.lines.get(i - 1)?);
     Some(prefix + &body)
 }
 
@@ -125,7 +90,13 @@ fn ignored_rejects(d: &JsonlData<'_>, status: &LineStatus) -> Option<String> {
         return None;
     };
     let errors = d.ignored?.validate(d.analysis.items.get(*item)?).err()?;
-    Some(errors.iter().map(super::json::violation).collect::<Vec<_>>().join("; "))
+    Some(
+        errors
+            .iter()
+            .map(|v| violation(v, Voice::Pane))
+            .collect::<Vec<_>>()
+            .join("; "),
+    )
 }
 
 /// Draw the JSONL pane.
@@ -144,23 +115,24 @@ pub fn draw(
         if i == 0 {
             return crate::tui::panes::clip_line(&head, w);
         }
-        let l = &d.analysis.lines[i - 1];
-        let style = match l.status {
-            LineStatus::Ok { .. } => theme.ok(),
-            LineStatus::Empty | LineStatus::Fence => theme.dim(),
-            _ => theme.bad(),
+        let (prefix, body, sign) = line_row(d, &d.analysis.lines[i - 1]);
+        let (style, body_style) = match sign {
+            Sign::Kept => (theme.ok(), ratatui::style::Style::new()),
+            Sign::Neutral => (theme.dim(), theme.dim()),
+            Sign::Rejected => (theme.bad(), theme.bad()),
         };
-        let (prefix, body) = line_row(d, l);
         let room = w.saturating_sub(text::width(&prefix));
-        let body_style = match l.status {
-            LineStatus::Ok { .. } => ratatui::style::Style::new(),
-            LineStatus::Empty | LineStatus::Fence => theme.dim(),
-            _ => theme.bad(),
-        };
         Line::from(vec![
             Span::styled(prefix, style),
             Span::styled(text::clip(&body, room), body_style),
         ])
     };
-    crate::tui::panes::draw_rows(f, area, title, focused, theme, total, scroll, &row);
+    let listing = crate::tui::panes::Rows {
+        title,
+        focused,
+        total,
+        scroll,
+        row: &row,
+    };
+    crate::tui::panes::draw_rows(f, area, &listing, theme);
 }

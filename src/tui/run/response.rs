@@ -79,5 +79,12 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, run: &RunView, scroll: Scroll, focuse
         }
         Line::from(spans)
     };
-    crate::tui::panes::draw_rows(f, area, &title, focused, theme, total, scroll, &row);
+    let listing = crate::tui::panes::Rows {
+        title: &title,
+        focused,
+        total,
+        scroll,
+        row: &row,
+    };
+    crate::tui::panes::draw_rows(f, area, &listing, theme);
 }

@@ -122,16 +122,14 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         };
         crate::tui::panes::draw_note(f, list_area, &title, vec![Line::from(msg)], theme);
     } else {
-        crate::tui::panes::draw_rows(
-            f,
-            list_area,
-            &title,
-            true,
-            theme,
-            rows.len(),
-            Scroll { top, follow: false },
-            &row,
-        );
+        let listing = crate::tui::panes::Rows {
+            title: &title,
+            focused: true,
+            total: rows.len(),
+            scroll: Scroll { top, follow: false },
+            row: &row,
+        };
+        crate::tui::panes::draw_rows(f, list_area, &listing, theme);
     }
     let lines = details(s, theme);
     let w = usize::from(detail_area.width.saturating_sub(2));
