@@ -64,18 +64,6 @@ pub enum Analysis {
 }
 
 impl Analysis {
-    /// TrustGraph's verdict when its service fails the whole response (an
-    /// exception escapes `invoke`), in words: the one sentence `parse`,
-    /// `run`, the report and the workbench all show; `None` when the
-    /// service returns what the analysis keeps.
-    pub fn service_fails(&self) -> Option<String> {
-        match self {
-            Self::Text => None,
-            Self::Json(a) => a.raises.as_ref().map(super::tg::JsonRaises::verdict),
-            Self::Jsonl(a) => a.raises.map(|r| r.verdict(a.counts.ok)),
-        }
-    }
-
     /// Analyse `text` as `kind` against `schema` (read as Python's
     /// `jsonschema` reads it: a falsy schema validates nothing, one that
     /// does not compile rejects everything), for TrustGraph's service on
