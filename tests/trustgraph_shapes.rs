@@ -529,6 +529,27 @@ fn json_response_type_says_which_exception_escapes() {
         w.starts_with("the service fails this whole response: ValueError"),
         "{w}"
     );
+    // `--output pretty` says it too, after cutline's own reading.
+    let out = cutline()
+        .args([
+            "parse",
+            response.to_str().unwrap(),
+            "--as",
+            "json",
+            "--output",
+            "pretty",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        [
+            "strict JSON: ok, 1 items",
+            "the service fails this whole response: ValueError (Exceeds the limit (4300 digits) for integer string \
+             conversion: value has 5000 digits), where cutline's own reading says what the text holds"
+        ]
+    );
 }
 
 /// A single TrustGraph prompt has no system: TrustGraph renders it with its

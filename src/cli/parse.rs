@@ -155,7 +155,9 @@ fn parse_json<W: Write>(
         out.warn(w).map_err(|e| io_err(&e))?;
     }
     if out.format() == Format::Pretty {
-        let a = json_out::analyse(&text, &schemas);
+        let mut a = json_out::analyse(&text, &schemas);
+        let rejected = a.status == crate::output::json::JsonStatus::SchemaInvalid;
+        a.raises = crate::output::tg::json_raises(&text, schemas.whole.as_ref(), py, rejected);
         out.pretty(&pretty_json(&a)).map_err(|e| io_err(&e))?;
         return Ok(Value::Null);
     }
@@ -505,6 +507,9 @@ pub fn pretty_json(a: &json_out::JsonAnalysis) -> String {
                 el.line
             );
         }
+    }
+    if let Some(w) = Fails::json(a).and_then(|f| f.sentence(pretty)) {
+        let _ = writeln!(s, "{w}");
     }
     s
 }

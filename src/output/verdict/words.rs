@@ -321,18 +321,16 @@ impl Tally {
 }
 
 impl Fails<'_> {
-    /// TrustGraph's verdict: the report says it in full, the pane in short
-    /// (the exception, or the line it raises at); pretty output says it of
-    /// a JSONL answer only.
+    /// TrustGraph's verdict: the report and pretty output say it in full,
+    /// the pane in short (the exception, or the line it raises at).
     pub fn sentence(&self, voice: Voice) -> Option<String> {
         match (self, voice) {
-            (Self::Json(r), Voice::Report) => Some(r.verdict()),
+            (Self::Json(r), Voice::Report | Voice::Pretty) => Some(r.verdict()),
             (Self::Jsonl(r, kept), Voice::Report | Voice::Pretty) => Some(r.verdict(*kept)),
             (Self::Json(r), Voice::Pane) => {
                 Some(t!("tui.pane.tg_fails", exception = r.exception, reason = r.reason).into_owned())
             }
             (Self::Jsonl(r, _), Voice::Pane) => Some(t!("tui.pane.tg_raises", line = r.line).into_owned()),
-            (Self::Json(_), Voice::Pretty) => None,
         }
     }
 }
