@@ -108,6 +108,14 @@ impl From<crate::session::SessionError> for CliError {
     }
 }
 
+/// A run whose prompt snapshot does not rebuild: the recorded config is
+/// invalid.
+impl From<crate::session::SnapshotError> for CliError {
+    fn from(e: crate::session::SnapshotError) -> Self {
+        Self::new(Category::ConfigInvalid, e.to_string())
+    }
+}
+
 impl From<crate::eval::inputs::InputsError> for CliError {
     fn from(e: crate::eval::inputs::InputsError) -> Self {
         Self::new(Category::InputError, e.to_string())

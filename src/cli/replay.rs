@@ -26,8 +26,7 @@ pub struct Args {
 
 /// The prompt a run was recorded with, rebuilt from its snapshot.
 pub fn prompt_of(run: &crate::session::RunRecord) -> Result<PromptConfig, CliError> {
-    run.prompt_config()
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))
+    Ok(run.prompt_config()?)
 }
 
 /// Run `replay`.

@@ -48,11 +48,10 @@ pub fn input(session: Session, picked: &[usize], prompts: &Path, py: crate::outp
                 Err(e) => notes.push(format!("gold set of {}: {e}", cfg.id)),
             }
         }
-        // Text here: `RunInput::prompt` is what the page shows.
-        let prompt = record.prompt_config().map_err(|e| e.to_string()).and_then(|cfg| {
-            let schemas = SweepSchemas::of_response(cfg.response_type == ResponseType::Jsonl, cfg.schema.as_ref())
-                .map_err(|e| format!("prompt {:?}: {e}", cfg.id))?;
-            Ok((cfg, schemas))
+        let prompt = record.prompt_config().map(|cfg| {
+            let jsonl = cfg.response_type == ResponseType::Jsonl;
+            let schemas = SweepSchemas::of_response_python(jsonl, cfg.schema.as_ref());
+            (cfg, schemas)
         });
         runs.push(RunInput {
             number,

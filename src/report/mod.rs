@@ -34,7 +34,7 @@ pub struct RunInput {
     pub record: RunRecord,
     /// The prompt rebuilt from the run's snapshot with its compiled sweep
     /// schemas, or why it could not be.
-    pub prompt: Result<(PromptConfig, SweepSchemas), String>,
+    pub prompt: Result<(PromptConfig, SweepSchemas), crate::session::SnapshotError>,
     /// The twin the prompts directory names for this prompt id.
     pub twin: Option<String>,
     /// The sample input whose variables the run used, when one matches.

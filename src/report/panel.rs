@@ -121,7 +121,7 @@ pub fn panel(run: &RunInput, py: crate::output::tg::TgPython) -> RunPanel {
     };
     let (cfg, schemas) = match &run.prompt {
         Ok(x) => x,
-        Err(e) => return plain(e.clone()),
+        Err(e) => return plain(e.to_string()),
     };
     let analysis = Analysis::of(cfg.response_type, cfg.schema.as_ref(), &rec.text, py);
     let token_pieces = !rec.pieces.is_empty() && rec.pieces.iter().all(|p| !p.delta);
