@@ -15,6 +15,7 @@ use super::{Cli, io_err};
 use crate::output::sweep::{Cuts, Sweep, SweepPoint, SweepSchemas};
 use crate::output::tokens::{Tokenizer, boundaries, boundaries_from_pieces, boundaries_u32};
 use crate::prompt::ResponseType;
+use crate::session::RunRecord;
 
 /// Arguments of `sweep`.
 #[derive(Debug, clap::Args)]
@@ -59,51 +60,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         }
         None => None,
     };
-    let schemas = if let (None, None, Some(rec)) = (&args.prompt, &args.schema, &recorded) {
-        let cfg = super::replay::prompt_of(rec)?;
-        from_prompt(cfg.response_type, cfg.schema.as_ref())
-            .map_err(|e| input::compile_err(&format!("prompt {:?}", cfg.id), &e))?
-    } else if let Some(p) = &args.prompt {
-        let cfg = cli
-            .workspace()?
-            .resolve(p)
-            .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
-        from_prompt(cfg.response_type, cfg.schema.as_ref())
-            .map_err(|e| input::compile_err(&format!("prompt {:?}", cfg.id), &e))?
-    } else if let Some(path) = &args.schema {
-        let item = input::schema_file(path)?;
-        from_item_schema(&item).map_err(|e| input::compile_err(&path.display().to_string(), &e))?
-    } else {
-        return Err(CliError::new(
-            Category::Usage,
-            "give --prompt P or --schema ITEM_SCHEMA",
-        ));
-    };
-    let (text, cuts, cut_source) = match (&recorded, &args.file) {
-        (Some(rec), _) if rec.transcript().has_token_pieces() => {
-            let pieces: Vec<&str> = rec.pieces.iter().map(|p| p.text.as_str()).collect();
-            (
-                rec.text.clone(),
-                OwnedCuts::Wide(boundaries_from_pieces(&pieces)),
-                "recorded pieces".to_owned(),
-            )
-        }
-        (Some(rec), _) => {
-            let cuts = OwnedCuts::of(&rec.text, args.tokenizer);
-            (rec.text.clone(), cuts, format!("{:?}", args.tokenizer))
-        }
-        (None, Some(file)) => {
-            let bytes = input::read_all(file)?;
-            let label = if file == "-" { "<stdin>" } else { file.as_str() };
-            let (text, warn) = input::into_text(label, bytes);
-            if let Some(w) = warn {
-                out.warn(w).map_err(|e| io_err(&e))?;
-            }
-            let cuts = OwnedCuts::of(&text, args.tokenizer);
-            (text, cuts, format!("{:?}", args.tokenizer))
-        }
-        (None, None) => return Err(CliError::new(Category::Usage, "give a response FILE or --session REF")),
-    };
+    let schemas = schemas_for(args, cli, recorded.as_ref())?;
+    let (text, cuts, cut_source) = cut_points(args, recorded.as_ref(), out)?;
     let reasoning = recorded.as_ref().and_then(|r| r.usage.reasoning_tokens);
     if let Some(n) = reasoning {
         out.warn(format!(
@@ -150,6 +108,65 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         },
     });
     Ok(Value::Null)
+}
+
+/// The schemas the sweep judges by: the recorded run's prompt (neither
+/// `--prompt` nor `--schema` given), `--prompt`, or `--schema`.
+fn schemas_for(args: &Args, cli: &Cli, recorded: Option<&RunRecord>) -> Result<SweepSchemas, CliError> {
+    if let (None, None, Some(rec)) = (&args.prompt, &args.schema, recorded) {
+        let cfg = super::replay::prompt_of(rec)?;
+        from_prompt(cfg.response_type, cfg.schema.as_ref())
+            .map_err(|e| input::compile_err(&format!("prompt {:?}", cfg.id), &e))
+    } else if let Some(p) = &args.prompt {
+        let cfg = cli
+            .workspace()?
+            .resolve(p)
+            .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        from_prompt(cfg.response_type, cfg.schema.as_ref())
+            .map_err(|e| input::compile_err(&format!("prompt {:?}", cfg.id), &e))
+    } else if let Some(path) = &args.schema {
+        let item = input::schema_file(path)?;
+        from_item_schema(&item).map_err(|e| input::compile_err(&path.display().to_string(), &e))
+    } else {
+        Err(CliError::new(
+            Category::Usage,
+            "give --prompt P or --schema ITEM_SCHEMA",
+        ))
+    }
+}
+
+/// The text to cut, where it may be cut, and where those cuts come from:
+/// a recorded run's own token pieces, else the tokenizer's estimate.
+fn cut_points<W: Write>(
+    args: &Args,
+    recorded: Option<&RunRecord>,
+    out: &mut Out<W>,
+) -> Result<(String, OwnedCuts, String), CliError> {
+    Ok(match (recorded, &args.file) {
+        (Some(rec), _) if rec.transcript().has_token_pieces() => {
+            let pieces: Vec<&str> = rec.pieces.iter().map(|p| p.text.as_str()).collect();
+            (
+                rec.text.clone(),
+                OwnedCuts::Wide(boundaries_from_pieces(&pieces)),
+                "recorded pieces".to_owned(),
+            )
+        }
+        (Some(rec), _) => {
+            let cuts = OwnedCuts::of(&rec.text, args.tokenizer);
+            (rec.text.clone(), cuts, format!("{:?}", args.tokenizer))
+        }
+        (None, Some(file)) => {
+            let bytes = input::read_all(file)?;
+            let label = if file == "-" { "<stdin>" } else { file.as_str() };
+            let (text, warn) = input::into_text(label, bytes);
+            if let Some(w) = warn {
+                out.warn(w).map_err(|e| io_err(&e))?;
+            }
+            let cuts = OwnedCuts::of(&text, args.tokenizer);
+            (text, cuts, format!("{:?}", args.tokenizer))
+        }
+        (None, None) => return Err(CliError::new(Category::Usage, "give a response FILE or --session REF")),
+    })
 }
 
 /// The figures of the summary: the last point, and for each parser the
