@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
+use crate::prompt::PromptConfig;
 
 /// Arguments of `migrate`.
 #[derive(Debug, clap::Args)]
@@ -246,6 +247,30 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         )
         .map_err(|e| io_err(&e))?;
     }
+    report_parts(&m, out)?;
+    let written = write(args, &src, &m, &text)?;
+    out.record(&json!({"type": "migrated", "id": m.config.id, "format": key, key: text, "written": written}))
+        .map_err(|e| io_err(&e))?;
+    if !args.check {
+        out.pretty(&text).map_err(|e| io_err(&e))?;
+    }
+    let mut data = json!({
+        "id": m.config.id,
+        "format": key,
+        key: text,
+        "flags": m.flags,
+        "unconvertible": m.unconvertible,
+        "written": written,
+    });
+    if args.check {
+        check(args, (&src, &m.config), cli, &mut data, out)?;
+    }
+    Ok(data)
+}
+
+/// Each schema part with no per-line form and each flag, as records (and
+/// on stderr for people).
+fn report_parts<W: Write>(m: &crate::prompt::migrate::Migration, out: &mut Out<W>) -> Result<(), CliError> {
     for u in &m.unconvertible {
         out.record(&json!({"type": "unconvertible", "pointer": u.pointer, "message": u.message}))
             .map_err(|e| io_err(&e))?;
@@ -261,58 +286,65 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             super::out::say("flag", &format!("{} line {}: {}", f.part, f.line, f.message));
         }
     }
-    let mut written = None;
-    if let Some(path) = &args.write {
-        if !m.unconvertible.is_empty() && !args.force {
-            let mut err = CliError::new(
-                Category::ConfigInvalid,
-                format!(
-                    "not written: {} part(s) of the schema of `{}` have no per-line form",
-                    m.unconvertible.len(),
-                    src.id
-                ),
-            );
-            err.detail = Some(json!({"unconvertible": m.unconvertible, "flags": m.flags}));
-            return Err(err);
-        }
-        crate::store::write_atomic(path, text.as_bytes())
-            .map_err(|e| CliError::new(Category::InputError, format!("{}: cannot write: {e}", path.display())))?;
-        written = Some(path.display().to_string());
+    Ok(())
+}
+
+/// `--write PATH`: the migrated text written atomically, refused while a
+/// schema part has no per-line form (unless `--force`); the path written.
+fn write(
+    args: &Args,
+    src: &PromptConfig,
+    m: &crate::prompt::migrate::Migration,
+    text: &str,
+) -> Result<Option<String>, CliError> {
+    let Some(path) = &args.write else {
+        return Ok(None);
+    };
+    if !m.unconvertible.is_empty() && !args.force {
+        let mut err = CliError::new(
+            Category::ConfigInvalid,
+            format!(
+                "not written: {} part(s) of the schema of `{}` have no per-line form",
+                m.unconvertible.len(),
+                src.id
+            ),
+        );
+        err.detail = Some(json!({"unconvertible": m.unconvertible, "flags": m.flags}));
+        return Err(err);
     }
-    out.record(&json!({"type": "migrated", "id": m.config.id, "format": key, key: text, "written": written}))
-        .map_err(|e| io_err(&e))?;
-    if !args.check {
-        out.pretty(&text).map_err(|e| io_err(&e))?;
-    }
-    let mut data = json!({
-        "id": m.config.id,
-        "format": key,
-        key: text,
-        "flags": m.flags,
-        "unconvertible": m.unconvertible,
-        "written": written,
-    });
-    if args.check {
-        let check = super::migrate_check::CheckArgs {
-            provider: &args.provider,
-            max_tokens: args
-                .max_tokens
-                .map_or(Some(super::migrate_check::DEFAULT_MAX_TOKENS), |l| l.0),
-            input: args.input.as_deref(),
-            keys: &args.keys,
-            record: !args.no_record,
-            vars: args.vars_file.as_deref(),
-        };
-        match super::migrate_check::run(&src, &m.config, &check, cli, out) {
-            Ok(c) => data["check"] = c,
-            Err(mut e) => {
-                if let Some(detail) = e.detail.take() {
-                    data["check"] = detail;
-                }
-                e.detail = Some(data);
-                return Err(e);
+    crate::store::write_atomic(path, text.as_bytes())
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: cannot write: {e}", path.display())))?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// `--check`: both prompts run on the provider and compared; the result
+/// (or the failure's detail) goes in `data["check"]`.
+fn check<W: Write>(
+    args: &Args,
+    (src, migrated): (&PromptConfig, &PromptConfig),
+    cli: &Cli,
+    data: &mut Value,
+    out: &mut Out<W>,
+) -> Result<(), CliError> {
+    let check = super::migrate_check::CheckArgs {
+        provider: &args.provider,
+        max_tokens: args
+            .max_tokens
+            .map_or(Some(super::migrate_check::DEFAULT_MAX_TOKENS), |l| l.0),
+        input: args.input.as_deref(),
+        keys: &args.keys,
+        record: !args.no_record,
+        vars: args.vars_file.as_deref(),
+    };
+    match super::migrate_check::run(src, migrated, &check, cli, out) {
+        Ok(c) => data["check"] = c,
+        Err(mut e) => {
+            if let Some(detail) = e.detail.take() {
+                data["check"] = detail;
             }
+            e.detail = Some(data.take());
+            return Err(e);
         }
     }
-    Ok(data)
+    Ok(())
 }
