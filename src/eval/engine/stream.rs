@@ -3,7 +3,8 @@
 //! before spawning it, and a run holds its permit until its result is
 //! handed to the writer over a bounded channel, so memory grows with runs
 //! in flight, not with runs done. The writer (this task, the only owner of
-//! the recorder) records each run as it finishes.
+//! the recorder) records each run as it finishes. Dropping the execution
+//! (a cancelled eval) stops the spawner and every run it started.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -33,14 +34,14 @@ pub async fn execute(
     let in_flight = Arc::new(AtomicUsize::new(0));
     let max_in_flight = Arc::new(AtomicUsize::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Finished>(concurrency.clamp(1, 1024));
-    let spawner = tokio::spawn(spawn_runs(
+    let mut spawner = Spawner(tokio::spawn(spawn_runs(
         m.clone(),
         ask,
         pending,
         concurrency,
         tx,
         (in_flight.clone(), max_in_flight.clone()),
-    ));
+    )));
     let mut w = Writer {
         recorder,
         done: Executed::default(),
@@ -58,16 +59,26 @@ pub async fn execute(
         let go_on = w.write(&m, &f.planned, f.record, &f.analysis, events)?;
         events.progress(in_flight.load(Ordering::Relaxed));
         if !go_on {
-            spawner.abort();
+            spawner.0.abort();
             break;
         }
     }
-    let _ = spawner.await;
+    let _ = (&mut spawner.0).await;
     w.done.max_in_flight = max_in_flight.load(Ordering::Relaxed);
     Ok(w.done)
 }
 
 type Counters = (Arc<AtomicUsize>, Arc<AtomicUsize>);
+
+/// The spawner's task, aborted when the execution is dropped: its runs
+/// (held in its `JoinSet`) go with it.
+struct Spawner(tokio::task::JoinHandle<()>);
+
+impl Drop for Spawner {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 /// Start every pending run, never more than `concurrency` at once.
 async fn spawn_runs(
@@ -79,16 +90,19 @@ async fn spawn_runs(
     (in_flight, max_in_flight): Counters,
 ) {
     let sem = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
+    let mut runs = tokio::task::JoinSet::new();
     for p in pending {
         let Ok(permit) = sem.clone().acquire_owned().await else {
             return;
         };
+        // Forget the runs that ended: the set holds those in flight only.
+        while runs.try_join_next().is_some() {}
         let Some(target) = m.target(&p, &ask).cloned() else {
             continue;
         };
         let spec = m.spec(&p, &ask);
         let (tx, in_flight, max_in_flight) = (tx.clone(), in_flight.clone(), max_in_flight.clone());
-        tokio::spawn(async move {
+        runs.spawn(async move {
             let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
             max_in_flight.fetch_max(now, Ordering::SeqCst);
             let result = run_once(&target, &spec).await;
@@ -110,6 +124,8 @@ async fn spawn_runs(
             drop(permit);
         });
     }
+    // Every run ends here, or with this task when it is aborted.
+    while runs.join_next().await.is_some() {}
 }
 
 /// One run; a pooled keep-alive connection the server closed just as it
