@@ -321,7 +321,7 @@ async fn openai_compatible_sends_max_tokens_and_no_key_when_none_is_configured()
             "stop": ["\n\n"]
         })
     );
-    assert_eq!(p.info().kind, "openai_compatible");
+    assert_eq!(p.info().kind, cutline::llm::WireKind::OpenaiCompatible);
 }
 
 #[tokio::test]

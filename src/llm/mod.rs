@@ -21,6 +21,7 @@ pub mod gemini;
 pub mod grammar;
 pub mod http;
 pub mod kind;
+pub use kind::WireKind;
 pub mod learned;
 pub mod llama_server;
 pub mod local;
@@ -319,7 +320,7 @@ pub struct ProviderInfo {
     /// The configured name.
     pub name: String,
     /// The wire protocol.
-    pub kind: String,
+    pub kind: WireKind,
     /// Model id.
     pub model: String,
     /// Base URL.
