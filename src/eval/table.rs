@@ -131,6 +131,36 @@ pub struct TablePrompt {
     pub twin: Option<String>,
 }
 
+/// Gold scores micro-averaged over the runs with a gold set: precision,
+/// recall and F1 of the summed counts; `None` when no run has one.
+fn gold_score(done: &[&&RunSummary]) -> Option<GoldScore> {
+    let with_gold: Vec<GoldCounts> = done.iter().filter_map(|s| s.gold).collect();
+    if with_gold.is_empty() {
+        return None;
+    }
+    let tp = with_gold.iter().map(|g| g.true_positives).sum();
+    let predicted = with_gold.iter().map(|g| g.predicted).sum();
+    let g = with_gold.iter().map(|g| g.gold).sum();
+    let precision = ratio(tp, predicted);
+    let recall = ratio(tp, g);
+    let f1 = match (precision, recall) {
+        (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
+        // Nothing right, or nothing predicted against a non-empty gold
+        // set: F1 is 0.
+        (_, Some(_)) => Some(0.0),
+        _ => None,
+    };
+    Some(GoldScore {
+        runs: with_gold.len(),
+        true_positives: tp,
+        predicted,
+        gold: g,
+        precision,
+        recall,
+        f1,
+    })
+}
+
 /// Aggregate run summaries into rows, one per prompt × limit, in the order
 /// of `prompts` then `limits`. `runs_per_prompt` is the matrix size per row
 /// (the number of inputs of that prompt).
@@ -153,30 +183,7 @@ pub fn table<'a>(
             let valid = done.iter().map(|s| s.valid).sum();
             let judged = done.iter().map(|s| s.judged).sum();
             let parse_ok = done.iter().filter(|s| s.parse_ok).count();
-            let with_gold: Vec<GoldCounts> = done.iter().filter_map(|s| s.gold).collect();
-            let gold = (!with_gold.is_empty()).then(|| {
-                let tp = with_gold.iter().map(|g| g.true_positives).sum();
-                let predicted = with_gold.iter().map(|g| g.predicted).sum();
-                let g = with_gold.iter().map(|g| g.gold).sum();
-                let precision = ratio(tp, predicted);
-                let recall = ratio(tp, g);
-                let f1 = match (precision, recall) {
-                    (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
-                    // Nothing right, or nothing predicted against a
-                    // non-empty gold set: F1 is 0.
-                    (_, Some(_)) => Some(0.0),
-                    _ => None,
-                };
-                GoldScore {
-                    runs: with_gold.len(),
-                    true_positives: tp,
-                    predicted,
-                    gold: g,
-                    precision,
-                    recall,
-                    f1,
-                }
-            });
+            let gold = gold_score(&done);
             let losses: Vec<_> = done.iter().filter_map(|s| s.loss.as_ref()).collect();
             let loss = (!losses.is_empty()).then(|| {
                 let mut c = crate::compare::loss::Counts::default();

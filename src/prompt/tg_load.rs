@@ -280,6 +280,62 @@ struct Bundle<'a> {
 }
 
 impl Bundle<'_> {
+    /// The ids this TrustGraph loads: the index's (2.8.11 and older), or
+    /// every `template.<id>` key (current releases; the index is not
+    /// read), the indexed ones first in the index's order.
+    fn loaded_ids(&self, index: &[String], loader: TgLoader) -> Vec<String> {
+        match loader {
+            TgLoader::Indexed => index.to_vec(),
+            TgLoader::Prefix => {
+                let mut all: Vec<String> = index
+                    .iter()
+                    .filter(|i| self.templates().any(|t| t == i.as_str()))
+                    .cloned()
+                    .collect();
+                all.extend(
+                    self.templates()
+                        .filter(|t| !all.iter().any(|a| a == t))
+                        .map(str::to_owned)
+                        .collect::<Vec<_>>(),
+                );
+                all
+            }
+        }
+    }
+
+    /// Where the index and the templates disagree, and what each loader
+    /// makes of it.
+    fn index_warnings(&self, index: &[String], loader: TgLoader, warnings: &mut Vec<Warning>) {
+        if loader == TgLoader::Prefix {
+            for id in index.iter().filter(|i| !self.templates().any(|t| t == i.as_str())) {
+                warnings.push(self.warn(
+                    Some("template-index"),
+                    format!(
+                        "template-index lists `{id}` but there is no `template.{id}` key: TrustGraph does not read \
+                         the index (2.8.11 and older fail to load this bundle)"
+                    ),
+                ));
+            }
+        }
+        for t in self.templates() {
+            if !index.iter().any(|i| i == t) {
+                let key = format!("template.{t}");
+                let message = match loader {
+                    TgLoader::Indexed => {
+                        format!(
+                            "`{key}` is not in template-index: TrustGraph 2.8.11 and older do not load it (skipped)"
+                        )
+                    }
+                    TgLoader::Prefix => format!(
+                        "`{key}` is not in template-index: TrustGraph loads it (2.8.11 and older skip it; add it to \
+                         the index for them)"
+                    ),
+                };
+                warnings.push(self.warn(Some(&key), message));
+            }
+        }
+    }
+
     fn line(&self, key: &str) -> Option<usize> {
         key_line(self.text, key, self.from)
     }
@@ -485,26 +541,7 @@ fn bundle(
     let mut warnings = Vec::new();
     let system = b.system(&mut warnings)?;
     let (index, indexed) = b.index(loader)?;
-    // What this TrustGraph loads: the index's ids (2.8.11 and older), or
-    // every `template.<id>` key (current releases; the index is not read).
-    let ids: Vec<String> = match loader {
-        TgLoader::Indexed => index.clone(),
-        // Every template; the indexed ones first, in the index's order.
-        TgLoader::Prefix => {
-            let mut all: Vec<String> = index
-                .iter()
-                .filter(|i| b.templates().any(|t| t == i.as_str()))
-                .cloned()
-                .collect();
-            all.extend(
-                b.templates()
-                    .filter(|t| !all.iter().any(|a| a == t))
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>(),
-            );
-            all
-        }
-    };
+    let ids = b.loaded_ids(&index, loader);
     let mut prompts: Vec<PromptConfig> = Vec::with_capacity(ids.len());
     for id in &ids {
         if prompts.iter().any(|p| &p.id == id) {
@@ -515,35 +552,8 @@ fn bundle(
             prompts.push(p);
         }
     }
-    if indexed && loader == TgLoader::Prefix {
-        for id in index.iter().filter(|i| !b.templates().any(|t| t == i.as_str())) {
-            warnings.push(b.warn(
-                Some("template-index"),
-                format!(
-                    "template-index lists `{id}` but there is no `template.{id}` key: TrustGraph does not read the \
-                     index (2.8.11 and older fail to load this bundle)"
-                ),
-            ));
-        }
-    }
     if indexed {
-        for t in b.templates() {
-            if !index.iter().any(|i| i == t) {
-                let key = format!("template.{t}");
-                let message = match loader {
-                    TgLoader::Indexed => {
-                        format!(
-                            "`{key}` is not in template-index: TrustGraph 2.8.11 and older do not load it (skipped)"
-                        )
-                    }
-                    TgLoader::Prefix => format!(
-                        "`{key}` is not in template-index: TrustGraph loads it (2.8.11 and older skip it; add it to the \
-                         index for them)"
-                    ),
-                };
-                warnings.push(b.warn(Some(&key), message));
-            }
-        }
+        b.index_warnings(&index, loader, &mut warnings);
     }
     for k in obj.keys() {
         if k != "system" && k != "template-index" && !k.starts_with("template.") {

@@ -142,29 +142,8 @@ fn straight_points(points: &[(f64, f64)], px: impl Fn(f64) -> f64, py: impl Fn(f
 /// The chart as an `<svg>` element. `standalone` adds the XML namespace and
 /// the stylesheet, for a file of its own (`--format svg`).
 pub fn chart(c: &Chart, standalone: bool) -> Markup {
-    let (x_max, x_ticks, x_label): (f64, Vec<(f64, String)>, &str) = match &c.x {
-        XAxis::Tokens { max, .. } => {
-            let m = f(*max).max(1.0);
-            let t = ticks(m, nice_step(m, 6.0), false)
-                .into_iter()
-                .map(|t| (t, num(t)))
-                .collect();
-            (m, t, "max tokens")
-        }
-        XAxis::Limits(labels) => {
-            let m = f(labels.len().saturating_sub(1)).max(1.0);
-            let t = labels.iter().enumerate().map(|(i, l)| (f(i), l.clone())).collect();
-            (m, t, "max-token limit")
-        }
-    };
-    let y_data = c
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .fold(0.0f64, f64::max);
-    let y_step = nice_step(y_data.max(1.0), 5.0);
-    let y_ticks = ticks(y_data.max(1.0), y_step, true);
-    let y_max = y_ticks.last().copied().unwrap_or(1.0).max(y_data).max(1.0);
+    let (x_max, x_ticks, x_label) = x_axis(&c.x);
+    let (y_ticks, y_max) = y_axis(c);
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
     let (x_pad, px_span) = match c.x {
         XAxis::Limits(_) => (pw * 0.06, pw * 0.88),
@@ -222,6 +201,39 @@ pub fn chart(c: &Chart, standalone: bool) -> Markup {
             }
         }
     }
+}
+
+/// The x axis: its greatest value, its ticks with their labels, its
+/// title.
+fn x_axis(x: &XAxis) -> (f64, Vec<(f64, String)>, &'static str) {
+    match x {
+        XAxis::Tokens { max, .. } => {
+            let m = f(*max).max(1.0);
+            let t = ticks(m, nice_step(m, 6.0), false)
+                .into_iter()
+                .map(|t| (t, num(t)))
+                .collect();
+            (m, t, "max tokens")
+        }
+        XAxis::Limits(labels) => {
+            let m = f(labels.len().saturating_sub(1)).max(1.0);
+            let t = labels.iter().enumerate().map(|(i, l)| (f(i), l.clone())).collect();
+            (m, t, "max-token limit")
+        }
+    }
+}
+
+/// The y axis (items): its ticks and its greatest value, at least 1.
+fn y_axis(c: &Chart) -> (Vec<f64>, f64) {
+    let y_data = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max);
+    let y_step = nice_step(y_data.max(1.0), 5.0);
+    let y_ticks = ticks(y_data.max(1.0), y_step, true);
+    let y_max = y_ticks.last().copied().unwrap_or(1.0).max(y_data).max(1.0);
+    (y_ticks, y_max)
 }
 
 fn x_tick_name(x: &XAxis, v: f64) -> String {

@@ -124,96 +124,126 @@ pub(super) fn visit(path: &Path, each: &mut dyn FnMut(RunRecord)) -> std::io::Re
     let file = crate::limits::open_regular(path)?;
     let cap = usize::try_from(crate::limits::max_file_bytes()).unwrap_or(usize::MAX);
     let mut reader = BufReader::with_capacity(1 << 16, file);
-    let label = path.display().to_string();
-    let mut header = None;
-    let mut seen_run = false;
-    let mut warnings = Vec::new();
-    let mut skipped = 0usize;
-    let mut warn = |w: String| {
-        if warnings.len() < MAX_LINE_WARNINGS {
-            warnings.push(w);
-        } else {
-            skipped += 1;
-        }
+    let mut v = Visitor {
+        label: path.display().to_string(),
+        ..Visitor::default()
     };
-    let (mut torn_max, mut run_max) = (0, 0);
-    let mut prompts: HashMap<String, Value> = HashMap::new();
     let mut buf = Vec::new();
-    let (mut n, mut index) = (0, 0);
+    let mut n = 0;
     while let Some(kind) = next_line(&mut reader, &mut buf, cap)? {
         n += 1;
         let last = matches!(kind, Line::Last);
         if let Line::TooLong(len) = kind {
             let e = too_long(len, cap);
-            if header.is_none() {
+            if v.header.is_none() {
                 return Err(e);
             }
-            warn(format!("{label}:{n}: {e}; skipped"));
+            v.warn(n, &format!("{e}; skipped"));
             continue;
         }
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         let value: Value = match serde_json::from_slice(&buf) {
-            Ok(v) => v,
-            Err(_) if header.is_none() && (seen_run || !last) => return Err(not_a_session()),
+            Ok(value) => value,
+            Err(_) if v.header.is_none() && (v.seen_run || !last) => return Err(not_a_session()),
             Err(e) => {
-                torn_max = torn_max.max(torn_run_number(&buf).unwrap_or(0));
+                v.torn_max = v.torn_max.max(torn_run_number(&buf).unwrap_or(0));
                 let what = if last && e.is_eof() {
                     "torn last line (the writer was interrupted); skipped"
                 } else {
                     "unreadable line; skipped"
                 };
-                warn(format!("{label}:{n}: {what}: {e}"));
+                v.warn(n, &format!("{what}: {e}"));
                 continue;
             }
         };
+        v.record(n, value, each)?;
+    }
+    Ok(v.finish(path))
+}
+
+/// What a reading has found so far.
+#[derive(Default)]
+struct Visitor {
+    label: String,
+    header: Option<Header>,
+    seen_run: bool,
+    warnings: Vec<String>,
+    /// Warnings past [`MAX_LINE_WARNINGS`], counted only.
+    skipped: usize,
+    torn_max: u64,
+    run_max: u64,
+    prompts: HashMap<String, Value>,
+    /// Runs loaded so far.
+    index: usize,
+}
+
+impl Visitor {
+    /// A warning about line `n`.
+    fn warn(&mut self, n: usize, what: &str) {
+        if self.warnings.len() < MAX_LINE_WARNINGS {
+            self.warnings.push(format!("{}:{n}: {what}", self.label));
+        } else {
+            self.skipped += 1;
+        }
+    }
+
+    /// Line `n`, a JSON value: the header, a prompt snapshot or a run
+    /// (handed to `each`); anything before a header is not a session.
+    fn record(&mut self, n: usize, value: Value, each: &mut dyn FnMut(RunRecord)) -> std::io::Result<()> {
         match value.get("type").and_then(Value::as_str) {
             Some("session") => match serde_json::from_value::<Header>(value) {
-                Ok(h) => header = Some(h),
-                Err(e) => warn(format!("{label}:{n}: bad session header: {e}")),
+                Ok(h) => self.header = Some(h),
+                Err(e) => self.warn(n, &format!("bad session header: {e}")),
             },
-            _ if header.is_none() => return Err(not_a_session()),
+            _ if self.header.is_none() => return Err(not_a_session()),
             Some("prompt") => match (value.get("ref").and_then(Value::as_str), value.get("prompt")) {
                 (Some(r), Some(p)) => {
-                    prompts.insert(r.to_owned(), p.clone());
+                    self.prompts.insert(r.to_owned(), p.clone());
                 }
-                _ => warn(format!("{label}:{n}: bad prompt snapshot; skipped")),
+                _ => self.warn(n, "bad prompt snapshot; skipped"),
             },
-            Some("run") => match run_of(value, &prompts) {
+            Some("run") => match run_of(value, &self.prompts) {
                 Ok(r) => {
-                    seen_run = true;
-                    run_max = run_max.max(run_number(&r, index));
-                    index += 1;
+                    self.seen_run = true;
+                    self.run_max = self.run_max.max(run_number(&r, self.index));
+                    self.index += 1;
                     each(r);
                 }
-                Err(e) => warn(format!("{label}:{n}: bad run record; skipped: {e}")),
+                Err(e) => self.warn(n, &format!("bad run record; skipped: {e}")),
             },
-            _ => warn(format!("{label}:{n}: unknown record type; skipped")),
+            _ => self.warn(n, "unknown record type; skipped"),
+        }
+        Ok(())
+    }
+
+    /// What was found; a file without a header gets one from its name.
+    fn finish(mut self, path: &Path) -> Seen {
+        if self.skipped > 0 {
+            self.warnings
+                .push(format!("{}: {} more bad line(s) skipped", self.label, self.skipped));
+        }
+        let header = self.header.unwrap_or_else(|| {
+            self.warnings.push(format!("{}: no session header", self.label));
+            Header {
+                kind: "session".into(),
+                version: 1,
+                id: path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                created_ms: 0,
+            }
+        });
+        Seen {
+            header,
+            warnings: self.warnings,
+            torn_max: self.torn_max,
+            run_max: self.run_max,
+            prompts: self.prompts,
         }
     }
-    if skipped > 0 {
-        warnings.push(format!("{label}: {skipped} more bad line(s) skipped"));
-    }
-    let header = header.unwrap_or_else(|| {
-        warnings.push(format!("{label}: no session header"));
-        Header {
-            kind: "session".into(),
-            version: 1,
-            id: path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            created_ms: 0,
-        }
-    });
-    Ok(Seen {
-        header,
-        warnings,
-        torn_max,
-        run_max,
-        prompts,
-    })
 }
 
 /// Why a run line is not a run record (the reader skips it with a

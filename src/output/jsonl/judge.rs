@@ -123,8 +123,10 @@ pub(super) fn judge_full(
     };
     let off = body.as_ptr() as usize - line.as_ptr() as usize;
     let column_at = |at: usize| crate::output::position::line_col(line, off + at.min(body.len())).1;
-    let at = match pyscan::scan(body, py.json_max_depth()) {
-        PyScan::Ok => {
+    let at = match python_stop(pyscan::scan(body, py.json_max_depth()), py, column_at) {
+        Python::Raises(judged) => return judged,
+        Python::Refuses(at) => at,
+        Python::Reads => {
             if let Ok(value) = serde {
                 return plain(value);
             }
@@ -138,16 +140,36 @@ pub(super) fn judge_full(
             }
             body.len()
         }
+    };
+    invalid(line, body, &serde, at, lead && is_tag_word(body), terminated || clipped)
+}
+
+/// What Python's `json.loads` does with a line `serde_json` does not take
+/// as it is.
+enum Python {
+    /// It reads it.
+    Reads,
+    /// It refuses it with a `JSONDecodeError` at this byte.
+    Refuses(usize),
+    /// It raises what `parse_jsonl` does not catch, so the whole response
+    /// fails there: the line's verdict.
+    Raises(Judged),
+}
+
+/// What Python makes of a line, from its scan.
+fn python_stop(scan: PyScan, py: TgPython, column_at: impl Fn(usize) -> usize) -> Python {
+    match scan {
+        PyScan::Ok => Python::Reads,
         PyScan::IntDigits { at, digits } => {
             let message = format!(
                 "an integer of {digits} digits: Python's json.loads raises ValueError (limit 4300 digits), which \
                  parse_jsonl does not catch, so the whole response fails there"
             );
-            return Judged::plain(LineStatus::IntTooLong {
+            Python::Raises(Judged::plain(LineStatus::IntTooLong {
                 column: column_at(at),
                 digits,
                 message,
-            });
+            }))
         }
         PyScan::TooDeep { at, depth } => {
             let message = format!(
@@ -156,11 +178,11 @@ pub(super) fn judge_full(
                 py.as_str(),
                 py.json_max_depth()
             );
-            return Judged::plain(LineStatus::TooDeep {
+            Python::Raises(Judged::plain(LineStatus::TooDeep {
                 column: column_at(at),
                 depth,
                 message,
-            });
+            }))
         }
         PyScan::Decode { at, depth } if depth > py.decode_error_max_depth() => {
             let message = format!(
@@ -168,15 +190,14 @@ pub(super) fn judge_full(
                  RecursionError, which parse_jsonl does not catch, so the whole response fails there",
                 py.as_str()
             );
-            return Judged::plain(LineStatus::TooDeep {
+            Python::Raises(Judged::plain(LineStatus::TooDeep {
                 column: column_at(at),
                 depth,
                 message,
-            });
+            }))
         }
-        PyScan::Decode { at, .. } => at,
-    };
-    invalid(line, body, &serde, at, lead && is_tag_word(body), terminated || clipped)
+        PyScan::Decode { at, .. } => Python::Refuses(at),
+    }
 }
 
 /// A line `json.loads` refuses with `JSONDecodeError` at byte `at` of

@@ -140,52 +140,16 @@ fn migrate_object(root: &Map<String, Value>, out: &mut Vec<Unconvertible>) -> Op
         report(out, "/properties", "the object has no properties to turn into lines");
         return None;
     }
-    for (k, v) in root {
-        let fine = ROOT_KEEP.contains(&k.as_str())
-            || DEFS.contains(&k.as_str())
-            || matches!(k.as_str(), "type" | "properties" | "required")
-            || (k == "additionalProperties" && *v == Value::Bool(false));
-        if !fine {
-            report(
-                out,
-                &format!("/{}", escape(k)),
-                format!("`{k}` constrains the whole object and has no per-line form; dropped"),
-            );
-        }
-    }
+    drop_root_constraints(root, out);
     let mut branches = Vec::new();
     let mut tags = Vec::new();
     let mut refs = Vec::new();
     for (name, prop) in props {
         let at = format!("/properties/{}", escape(name));
-        let Some(p) = prop.as_object() else {
-            report(out, &at, format!("property `{name}` is not an array of objects"));
+        let Some(items) = items_of(name, prop, &at, out) else {
             continue;
         };
-        let items = p.get("items").and_then(Value::as_object);
-        let is_array = p.get("type").and_then(Value::as_str) == Some("array");
-        let Some(items) = items.filter(|i| is_array && i.get("type").and_then(Value::as_str) == Some("object")) else {
-            report(out, &at, format!("property `{name}` is not an array of objects"));
-            continue;
-        };
-        for k in p.keys() {
-            if !matches!(k.as_str(), "type" | "items" | "description" | "title") {
-                report(
-                    out,
-                    &format!("{at}/{}", escape(k)),
-                    format!("`{k}` constrains the array `{name}` and has no per-line form; dropped"),
-                );
-            }
-        }
         let tag = singular(name);
-        if items.get("properties").and_then(|ps| ps.get("type")).is_some() {
-            report(
-                out,
-                &format!("{at}/items/properties/type"),
-                format!("the items of `{name}` already have a `type` property; it cannot also be the tag"),
-            );
-            continue;
-        }
         let branch = tagged_branch(items, &tag);
         refs.push((format!("#{at}/items"), format!("#/oneOf/{}", branches.len())));
         branches.push(Value::Object(branch));
@@ -212,6 +176,58 @@ fn migrate_object(root: &Map<String, Value>, out: &mut Vec<Unconvertible>) -> Op
         return None;
     }
     Some((value, Shape::Union(tags)))
+}
+
+/// Flag each keyword that constrains the whole object: it has no per-line
+/// form and is dropped.
+fn drop_root_constraints(root: &Map<String, Value>, out: &mut Vec<Unconvertible>) {
+    for (k, v) in root {
+        let fine = ROOT_KEEP.contains(&k.as_str())
+            || DEFS.contains(&k.as_str())
+            || matches!(k.as_str(), "type" | "properties" | "required")
+            || (k == "additionalProperties" && *v == Value::Bool(false));
+        if !fine {
+            report(
+                out,
+                &format!("/{}", escape(k)),
+                format!("`{k}` constrains the whole object and has no per-line form; dropped"),
+            );
+        }
+    }
+}
+
+/// The items schema of property `name` (at `at`), when it is an array of
+/// objects whose items can take a `type` tag; what does not carry over is
+/// flagged in `out`.
+fn items_of<'p>(name: &str, prop: &'p Value, at: &str, out: &mut Vec<Unconvertible>) -> Option<&'p Map<String, Value>> {
+    let Some(p) = prop.as_object() else {
+        report(out, at, format!("property `{name}` is not an array of objects"));
+        return None;
+    };
+    let items = p.get("items").and_then(Value::as_object);
+    let is_array = p.get("type").and_then(Value::as_str) == Some("array");
+    let Some(items) = items.filter(|i| is_array && i.get("type").and_then(Value::as_str) == Some("object")) else {
+        report(out, at, format!("property `{name}` is not an array of objects"));
+        return None;
+    };
+    for k in p.keys() {
+        if !matches!(k.as_str(), "type" | "items" | "description" | "title") {
+            report(
+                out,
+                &format!("{at}/{}", escape(k)),
+                format!("`{k}` constrains the array `{name}` and has no per-line form; dropped"),
+            );
+        }
+    }
+    if items.get("properties").and_then(|ps| ps.get("type")).is_some() {
+        report(
+            out,
+            &format!("{at}/items/properties/type"),
+            format!("the items of `{name}` already have a `type` property; it cannot also be the tag"),
+        );
+        return None;
+    }
+    Some(items)
 }
 
 /// The items schema of one array as a union branch: `type` first in
