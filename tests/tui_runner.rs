@@ -788,6 +788,9 @@ async fn esc_stops_the_eval_and_keeps_the_runs_recorded() {
     };
     assert_eq!((p.total, p.ran), (12, 2));
     let session = dir.path().join(format!("{}.jsonl", p.session));
+    // Requests sent before the cancel may still be on their way to the
+    // server: count once they have landed.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let asked = server.requests().len();
     // Past the slow answers: nothing more was recorded or asked.
     tokio::time::sleep(Duration::from_millis(3500)).await;

@@ -68,6 +68,32 @@ pub fn draw_rows(f: &mut Frame<'_>, area: Rect, list: &Rows<'_>, theme: Theme) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
+/// Draw `body` in a focused frame titled `title`, scrolled to row `top`
+/// (kept in range); the title gets the visible range when not all fits.
+pub fn draw_scrolled(f: &mut Frame<'_>, area: Rect, title: String, body: Vec<Line<'static>>, top: usize, theme: Theme) {
+    let inner_h = super::layout::inner_height(area);
+    let total = body.len();
+    let top = top.min(total.saturating_sub(inner_h));
+    let mut spans = vec![Span::styled(title, theme.accent())];
+    if total > inner_h {
+        spans.push(Span::styled(
+            format!(" {}–{}/{total} ", top + 1, (top + inner_h).min(total)),
+            theme.dim(),
+        ));
+    }
+    let b = block(Line::from(spans), true, theme);
+    let inner = b.inner(area);
+    f.render_widget(b, area);
+    let w = usize::from(inner.width);
+    let shown: Vec<Line<'static>> = body
+        .into_iter()
+        .skip(top)
+        .take(inner_h)
+        .map(|l| clip_line(&l, w))
+        .collect();
+    f.render_widget(Paragraph::new(shown), inner);
+}
+
 /// A framed pane holding a few lines of text.
 pub fn draw_note(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'static>>, theme: Theme) {
     let b = block(Line::styled(format!(" {title} "), theme.dim()), false, theme);

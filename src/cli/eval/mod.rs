@@ -18,7 +18,6 @@ mod records;
 mod setup;
 mod strategy;
 
-use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -31,7 +30,7 @@ use super::run::StructuredArg;
 use super::{Cli, io_err};
 use crate::eval::engine::{self, Ask, Matrix, Planned, PromptPlan};
 use crate::eval::strategy::Strategy;
-use crate::eval::{self, RunSummary, TablePrompt};
+use crate::eval::{self, RunSummary};
 use crate::llm::structured::Path as Structured;
 use crate::llm::{ErrorKind, LlmError};
 use crate::session::Recorder;
@@ -471,23 +470,7 @@ fn tables<W: Write>(
     summaries: &[RunSummary],
     out: &mut Out<W>,
 ) -> Result<(Vec<eval::Row>, Vec<Value>), CliError> {
-    let ids: Vec<&str> = m.plans.iter().map(|p| p.cfg.id.as_str()).collect();
-    let table_prompts: Vec<TablePrompt> = m
-        .plans
-        .iter()
-        .map(|p| TablePrompt {
-            id: p.cfg.id.clone(),
-            response_type: p.cfg.response_type,
-            twin: p.cfg.twin.clone().filter(|t| ids.contains(&t.as_str())),
-        })
-        .collect();
-    let mut per_prompt: BTreeMap<String, usize> = BTreeMap::new();
-    for p in &m.planned {
-        *per_prompt.entry(m.plans[p.prompt].cfg.id.clone()).or_insert(0) += 1;
-    }
-    for n in per_prompt.values_mut() {
-        *n /= ask.limits.len().max(1);
-    }
+    let (table_prompts, per_prompt) = m.table_prompts(ask.limits.len());
     let rows = eval::table(&table_prompts, &ask.limits, &per_prompt, summaries);
     for r in &rows {
         out.record(&tagged("summary", r)).map_err(|e| io_err(&e))?;

@@ -60,6 +60,26 @@ pub enum Answer {
     Failed(LlmError),
 }
 
+impl Answer {
+    /// The answer as the transcript a stream would have given, with the
+    /// batch and custom id it came back under: what `run::finish` records.
+    pub fn transcript(self, from: &BatchRef) -> Transcript {
+        let mut t = match self {
+            Self::Answered(t) => *t,
+            Self::Failed(e) => Transcript {
+                finish: Some(crate::llm::FinishReason::Error),
+                error: Some(e),
+                ..Transcript::default()
+            },
+        };
+        t.batch = Some(crate::llm::BatchRef {
+            id: from.batch.clone(),
+            custom_id: from.custom_id.clone(),
+        });
+        t
+    }
+}
+
 /// Where a run's answer came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchRef {

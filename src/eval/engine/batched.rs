@@ -12,7 +12,6 @@ use super::{Ask, Events, ExecError, Executed, Matrix, Planned, Writer};
 use crate::eval::batch::{self, Answer, BatchRef, Job, Manifest, Note, Options, Sink};
 use crate::llm::batch::BatchApi;
 use crate::llm::registry::Target;
-use crate::llm::{FinishReason, Transcript};
 use crate::run::{Plan, Spec};
 use crate::session::Recorder;
 
@@ -40,18 +39,7 @@ impl<E: Events> Sink for Bridge<'_, '_, E> {
         if self.stopped || self.error.is_some() {
             return;
         }
-        let mut t = match answer {
-            Answer::Answered(t) => *t,
-            Answer::Failed(e) => Transcript {
-                finish: Some(FinishReason::Error),
-                error: Some(e),
-                ..Transcript::default()
-            },
-        };
-        t.batch = Some(crate::llm::BatchRef {
-            id: from.batch.clone(),
-            custom_id: from.custom_id.clone(),
-        });
+        let t = answer.transcript(from);
         let info = self.target.provider.info();
         let Ok(o) = crate::run::finish(info, &a.spec, &a.plan, crate::session::now_ms(), &t, None) else {
             return;

@@ -83,6 +83,30 @@ pub struct Matrix {
 }
 
 impl Matrix {
+    /// The summary table's prompts (each twin named when it is in the
+    /// matrix too) and the runs of each row (a prompt's inputs), for
+    /// `eval::table` over `limits` limits.
+    pub fn table_prompts(&self, limits: usize) -> (Vec<eval::TablePrompt>, std::collections::BTreeMap<String, usize>) {
+        let ids: Vec<&str> = self.plans.iter().map(|p| p.cfg.id.as_str()).collect();
+        let prompts = self
+            .plans
+            .iter()
+            .map(|p| eval::TablePrompt {
+                id: p.cfg.id.clone(),
+                response_type: p.cfg.response_type,
+                twin: p.cfg.twin.clone().filter(|t| ids.contains(&t.as_str())),
+            })
+            .collect();
+        let mut per_prompt = std::collections::BTreeMap::new();
+        for p in &self.planned {
+            *per_prompt.entry(self.plans[p.prompt].cfg.id.clone()).or_insert(0) += 1;
+        }
+        for n in per_prompt.values_mut() {
+            *n /= limits.max(1);
+        }
+        (prompts, per_prompt)
+    }
+
     /// The target of a planned run.
     pub fn target<'a>(&'a self, p: &Planned, ask: &'a Ask) -> Option<&'a Target> {
         self.plans[p.prompt].replays[p.input].as_ref().or(ask.shared.as_ref())

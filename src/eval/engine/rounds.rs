@@ -346,19 +346,7 @@ struct Keep<'a, T, H: Handler<T>> {
 
 impl<T, H: Handler<T>> Sink for Keep<'_, T, H> {
     fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) {
-        let mut t = match answer {
-            Answer::Answered(t) => *t,
-            Answer::Failed(e) => Transcript {
-                finish: Some(FinishReason::Error),
-                error: Some(e),
-                ..Transcript::default()
-            },
-        };
-        t.batch = Some(crate::llm::BatchRef {
-            id: from.batch.clone(),
-            custom_id: from.custom_id.clone(),
-        });
-        if let Err(e) = self.answers.keep(key, t) {
+        if let Err(e) = self.answers.keep(key, answer.transcript(from)) {
             self.error.get_or_insert(e);
         }
     }

@@ -8,13 +8,12 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 use crate::compare::{Report, Score, Side};
 use crate::tui::keymap::Action;
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
-use crate::tui::{layout, panes, text};
+use crate::tui::{panes, text};
 
 /// Keys listed per type and side before "… and N more".
 const MAX_KEYS: usize = 12;
@@ -228,30 +227,6 @@ pub fn rows(s: &State) -> usize {
 
 /// Draw the Compare tab.
 pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
-    let theme = s.theme;
-    let body = body(s);
-    let inner_h = layout::inner_height(area);
-    let total = body.len();
-    let top = s.compare.top.min(total.saturating_sub(inner_h));
-    let mut spans = vec![Span::styled(
-        rust_i18n::t!("tui.pane.compare_title").into_owned(),
-        theme.accent(),
-    )];
-    if total > inner_h {
-        spans.push(Span::styled(
-            format!(" {}–{}/{total} ", top + 1, (top + inner_h).min(total)),
-            theme.dim(),
-        ));
-    }
-    let b = panes::block(Line::from(spans), true, theme);
-    let inner = b.inner(area);
-    f.render_widget(b, area);
-    let w = usize::from(inner.width);
-    let shown: Vec<Line<'static>> = body
-        .into_iter()
-        .skip(top)
-        .take(inner_h)
-        .map(|l| panes::clip_line(&l, w))
-        .collect();
-    f.render_widget(Paragraph::new(shown), inner);
+    let title = rust_i18n::t!("tui.pane.compare_title").into_owned();
+    panes::draw_scrolled(f, area, title, body(s), s.compare.top, s.theme);
 }

@@ -4,7 +4,6 @@
 //! runtime of its own, so a cancel drops every run in flight and the
 //! engine's spawner with them; what the writer recorded stays.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -13,8 +12,8 @@ use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
 use super::{EvalEnd, EvalError, EvalJob, EvalMsg, EvalPlan};
-use crate::eval::engine::{self, Ask, Matrix, Planned, PromptPlan};
-use crate::eval::{Input, RunSummary, TablePrompt};
+use crate::eval::engine::{self, Ask, Planned, PromptPlan};
+use crate::eval::{Input, RunSummary};
 use crate::llm::config::ProvidersFileError;
 use crate::llm::params::Layer;
 use crate::llm::registry::{Choice, Registry, Target};
@@ -169,28 +168,6 @@ fn prompt_plans(job: &EvalJob, gold_dir: &Path, notes: &mut Vec<String>) -> Resu
     Ok(plans)
 }
 
-/// The table's prompts and the runs per row of each.
-fn table_of(m: &Matrix, limits: usize) -> (Vec<TablePrompt>, BTreeMap<String, usize>) {
-    let ids: Vec<&str> = m.plans.iter().map(|p| p.cfg.id.as_str()).collect();
-    let prompts = m
-        .plans
-        .iter()
-        .map(|p| TablePrompt {
-            id: p.cfg.id.clone(),
-            response_type: p.cfg.response_type,
-            twin: p.cfg.twin.clone().filter(|t| ids.contains(&t.as_str())),
-        })
-        .collect();
-    let mut per_prompt: BTreeMap<String, usize> = BTreeMap::new();
-    for p in &m.planned {
-        *per_prompt.entry(m.plans[p.prompt].cfg.id.clone()).or_insert(0) += 1;
-    }
-    for n in per_prompt.values_mut() {
-        *n /= limits.max(1);
-    }
-    (prompts, per_prompt)
-}
-
 /// The eval: plan, open and read the session, send the plan, run what is
 /// pending through the engine.
 async fn eval(
@@ -239,7 +216,7 @@ async fn eval(
         .cloned()
         .collect();
     let skipped: Vec<RunSummary> = m.planned.iter().filter_map(|p| done.remove(&p.key)).collect();
-    let (prompts, per_prompt) = table_of(&m, job.limits.len());
+    let (prompts, per_prompt) = m.table_prompts(job.limits.len());
     let plan = EvalPlan {
         session: recorder.id().to_owned(),
         path: path.display().to_string(),

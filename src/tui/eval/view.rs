@@ -6,15 +6,14 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 use rust_i18n::t;
 
 use super::{Ending, EvalRun, Progress};
 use crate::eval::{Row, TwinRow, limit_label, pct};
 use crate::tui::keymap::Action;
+use crate::tui::panes;
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
-use crate::tui::{layout, panes};
 
 /// Width of the progress bar, in cells.
 const BAR: usize = 24;
@@ -237,27 +236,6 @@ pub fn rows(s: &State) -> usize {
 
 /// Draw the eval view.
 pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
-    let theme = s.theme;
-    let body = body(s);
-    let inner_h = layout::inner_height(area);
-    let total = body.len();
-    let top = s.eval.top.min(total.saturating_sub(inner_h));
-    let mut spans = vec![Span::styled(t!("tui.eval.title").into_owned(), theme.accent())];
-    if total > inner_h {
-        spans.push(Span::styled(
-            format!(" {}–{}/{total} ", top + 1, (top + inner_h).min(total)),
-            theme.dim(),
-        ));
-    }
-    let b = panes::block(Line::from(spans), true, theme);
-    let inner = b.inner(area);
-    f.render_widget(b, area);
-    let w = usize::from(inner.width);
-    let shown: Vec<Line<'static>> = body
-        .into_iter()
-        .skip(top)
-        .take(inner_h)
-        .map(|l| panes::clip_line(&l, w))
-        .collect();
-    f.render_widget(Paragraph::new(shown), inner);
+    let title = t!("tui.eval.title").into_owned();
+    panes::draw_scrolled(f, area, title, body(s), s.eval.top, s.theme);
 }
