@@ -159,17 +159,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     }
     let m = Arc::new(m);
     let (mut recorder, session_ref, session_path) = open(args, cli, &m, &who)?;
-    let (mut done, session_warnings) = engine::resume(&m, &session_path)
+    let (done, session_warnings) = engine::resume(&m, &session_path)
         .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", session_path.display())))?;
     for w in session_warnings {
         out.warn(w).map_err(io)?;
     }
-    let pending: Vec<Planned> = m
-        .planned
-        .iter()
-        .filter(|p| !done.contains_key(&p.key))
-        .cloned()
-        .collect();
+    let (pending, skipped_runs) = m.split(done);
     let concurrency = args
         .concurrency
         .map_or(if who.is_local { 1 } else { 4 }, |c| c as usize);
@@ -182,11 +177,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     out.record(&plan_rec).map_err(io)?;
     // Skipped runs first, in plan order.
     let mut summaries: Vec<RunSummary> = Vec::with_capacity(m.planned.len());
-    for p in &m.planned {
-        if let Some(s) = done.remove(&p.key) {
-            out.record(&run_record(&s)).map_err(io)?;
-            summaries.push(s);
-        }
+    for s in skipped_runs {
+        out.record(&run_record(&s)).map_err(io)?;
+        summaries.push(s);
     }
     if let Some(file) = &args.batch.batch_file {
         return batch::write_file(&m, &ask, &pending, file, out);

@@ -107,6 +107,20 @@ impl Matrix {
         (prompts, per_prompt)
     }
 
+    /// The plan against what the session holds (`done`, from [`resume`]):
+    /// the runs still to do, and the summaries of those recorded, both in
+    /// plan order.
+    pub fn split(&self, mut done: HashMap<String, RunSummary>) -> (Vec<Planned>, Vec<RunSummary>) {
+        let pending = self
+            .planned
+            .iter()
+            .filter(|p| !done.contains_key(&p.key))
+            .cloned()
+            .collect();
+        let recorded = self.planned.iter().filter_map(|p| done.remove(&p.key)).collect();
+        (pending, recorded)
+    }
+
     /// The target of a planned run.
     pub fn target<'a>(&'a self, p: &Planned, ask: &'a Ask) -> Option<&'a Target> {
         self.plans[p.prompt].replays[p.input].as_ref().or(ask.shared.as_ref())

@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
 use super::{EvalEnd, EvalError, EvalJob, EvalMsg, EvalPlan};
-use crate::eval::engine::{self, Ask, Planned, PromptPlan};
+use crate::eval::engine::{self, Ask, PromptPlan};
 use crate::eval::{Input, RunSummary};
 use crate::llm::config::ProvidersFileError;
 use crate::llm::params::Layer;
@@ -204,18 +204,12 @@ async fn eval(
             path: job.sessions_dir.clone(),
             source,
         })?;
-    let (mut done, session_warnings) = engine::resume(&m, &path).map_err(|source| EvalError::Session {
+    let (done, session_warnings) = engine::resume(&m, &path).map_err(|source| EvalError::Session {
         path: path.clone(),
         source,
     })?;
     notes.extend(session_warnings);
-    let pending: Vec<Planned> = m
-        .planned
-        .iter()
-        .filter(|p| !done.contains_key(&p.key))
-        .cloned()
-        .collect();
-    let skipped: Vec<RunSummary> = m.planned.iter().filter_map(|p| done.remove(&p.key)).collect();
+    let (pending, skipped) = m.split(done);
     let (prompts, per_prompt) = m.table_prompts(job.limits.len());
     let plan = EvalPlan {
         session: recorder.id().to_owned(),
