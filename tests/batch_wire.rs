@@ -439,3 +439,35 @@ async fn responses_background_mode_polls_each_response_and_collects_it() {
     assert!(cutline::llm::batch::api(anthropic.as_ref(), Window::Hours2).is_none());
     let _ = Duration::ZERO;
 }
+
+/// A model that echoes the key in a batch answer: the results file is
+/// scrubbed whole before anything is kept of it, as a stream's text is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_echoed_in_a_batch_answer_is_never_kept() {
+    let server = Server::handler(|r: &Recorded| match r.path.as_str() {
+        "/v1/batches/batch_1" => Reply::status(
+            200,
+            &json!({"id": "batch_1", "status": "completed", "output_file_id": "file-out"}).to_string(),
+        ),
+        "/v1/files/file-out/content" => Reply::status(
+            200,
+            &json!({"id": "r", "custom_id": "c0", "response": {"status_code": 200, "request_id": "q", "body": {
+                "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4.1-mini",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": format!("the key is {KEY}")}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 6}}}, "error": null})
+            .to_string(),
+        ),
+        _ => Reply::status(404, r#"{"error": {"message": "no such route"}}"#),
+    })
+    .await;
+    let gpt = provider("openai", &format!("{}/v1", server.url()), "gpt-4.1-mini");
+    let api = cutline::llm::batch::api(gpt.as_ref(), Window::Day).unwrap();
+    let b = Submitted {
+        id: "batch_1".into(),
+        parts: Vec::new(),
+    };
+    let r = by_id(api.results(b).await.expect("results"));
+    let (text, finish) = text(&r["c0"]);
+    assert_eq!(finish, Some(FinishReason::Stop));
+    assert!(text.starts_with("the key is ") && !text.contains(KEY), "{text}");
+}

@@ -102,12 +102,7 @@ impl Endpoint {
         let bytes = self.send_bytes(call, MAX_JSON_BYTES).await?;
         bytes
             .map(|b| {
-                let text = String::from_utf8_lossy(&b);
-                let text = self
-                    .key
-                    .as_ref()
-                    .map_or_else(|| text.clone().into_owned(), |k| k.scrub(&text));
-                serde_json::from_str(&text)
+                serde_json::from_slice(&b)
                     .map_err(|e| LlmError::new(ErrorKind::Stream, format!("{url}: not JSON: {e}")))
             })
             .transpose()
@@ -180,7 +175,13 @@ impl Endpoint {
                 Err(e) if e.status == Some(404) => return Ok(None),
                 Err(e) => return Err(e),
             };
-            http::read_capped(resp, cap, self.timeouts.idle).await.map(Some)
+            let bytes = http::read_capped(resp, cap, self.timeouts.idle).await?;
+            // A model that echoes the key must not put it in a record: every
+            // body kept (a batch's results, a JSON answer) is scrubbed whole.
+            Ok(Some(match key.as_ref() {
+                Some(k) => k.scrub(&String::from_utf8_lossy(&bytes)).into_bytes(),
+                None => bytes,
+            }))
         };
         match tokio::time::timeout(self.timeouts.total, work).await {
             Ok(r) => r.map_err(|e| key.as_ref().map_or(e.clone(), |k| k.scrub_error(e))),
