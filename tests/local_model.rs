@@ -17,18 +17,35 @@ use cutline::llm::params::Structured;
 use cutline::llm::registry::{Choice, Registry, Target};
 use cutline::run::{Analysis, Spec};
 
-fn model_or_skip() -> bool {
+/// The model, one test at a time: on 2 cores, servers started side by side
+/// take turns on the CPU mid-token and a call then outlasts its timeouts
+/// (three at once took 5½ minutes where one takes 7 s). `None` (with the
+/// reason printed) when the model is not installed, unless
+/// `CUTLINE_REQUIRE_LOCAL` is set.
+fn model_or_skip() -> Option<std::sync::MutexGuard<'static, ()>> {
+    static MODEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     match cutline::llm::local::installed() {
-        Ok(_) => true,
+        Ok(_) => Some(MODEL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)),
         Err(e) => {
             assert!(
                 std::env::var_os("CUTLINE_REQUIRE_LOCAL").is_none(),
                 "CUTLINE_REQUIRE_LOCAL is set but {e}"
             );
             eprintln!("skipped: {e}");
-            false
+            None
         }
     }
+}
+
+/// An async test body run while the caller holds the model (a sync test, so
+/// the guard is never held across an await).
+fn block_on<F: std::future::Future>(body: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(body)
 }
 
 fn run_json(args: &[&str], sessions: &Path) -> Value {
@@ -56,9 +73,9 @@ fn run_json(args: &[&str], sessions: &Path) -> Value {
 /// runs are recorded and replay from the session.
 #[test]
 fn json_array_lost_jsonl_kept_at_64_tokens() {
-    if !model_or_skip() {
+    let Some(_model) = model_or_skip() else {
         return; // skip: the local model is not installed (model_or_skip said so)
-    }
+    };
     let dir = tempfile::tempdir().expect("tmp");
     let json = run_json(
         &["run", "extract-definitions", "--max-tokens", "64", "--session", "s"],
@@ -127,14 +144,16 @@ impl Drop for StopLocal {
 
 /// One server for the library-level checks, run in sequence: two tests
 /// sharing the process-wide server would stop it under each other.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn local_provider_replay_fidelity_and_structured_output() {
-    if !model_or_skip() {
+#[test]
+fn local_provider_replay_fidelity_and_structured_output() {
+    let Some(_model) = model_or_skip() else {
         return; // skip: the local model is not installed (model_or_skip said so)
-    }
+    };
     let _stop = StopLocal;
-    replay_at_n_equals_a_live_run_at_n().await;
-    structured_output_through_llama_server_returns_parsed().await;
+    block_on(async {
+        replay_at_n_equals_a_live_run_at_n().await;
+        structured_output_through_llama_server_returns_parsed().await;
+    });
 }
 
 /// Greedy decoding: a run at N tokens is exactly the first N tokens of the
@@ -198,9 +217,9 @@ schema = '''{"type": "object", "properties": {"city": {"type": "string", "maxLen
 /// verdict agrees with the item comparison it reports.
 #[test]
 fn migrate_check_runs_both_prompts_on_the_real_model() {
-    if !model_or_skip() {
+    let Some(_model) = model_or_skip() else {
         return; // skip: the local model is not installed (model_or_skip said so)
-    }
+    };
     let sessions = tempfile::tempdir().expect("tempdir");
     let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
     let out = Command::cargo_bin("cutline")
@@ -261,9 +280,9 @@ fn migrate_check_runs_both_prompts_on_the_real_model() {
 /// generated tokens again as one batch took another branch at 40 tokens.
 #[test]
 fn a_continued_run_goes_on_from_the_exact_tokens() {
-    if !model_or_skip() {
+    let Some(_model) = model_or_skip() else {
         return; // skip: the local model is not installed (model_or_skip said so)
-    }
+    };
     let run = |extra: &[&str]| -> Value {
         let out = Command::cargo_bin("cutline")
             .unwrap()
@@ -280,7 +299,14 @@ fn a_continued_run_goes_on_from_the_exact_tokens() {
             .timeout(std::time::Duration::from_secs(900))
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        // With `--output json` an error is the envelope on stdout.
+        assert!(
+            out.status.success(),
+            "exit {:?}\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["data"].clone()
     };
     let uncut = run(&[]);
@@ -322,16 +348,20 @@ fn a_continued_run_goes_on_from_the_exact_tokens() {
 /// The workbench's `c` on the real model goes on from the model's own
 /// tokens, as `run --continue` does: pressing it at 40 tokens until the
 /// answer ends on its own gives, byte for byte, the uncut run's text.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_workbench_continues_from_the_exact_tokens() {
+#[test]
+fn the_workbench_continues_from_the_exact_tokens() {
+    let Some(_model) = model_or_skip() else {
+        return; // skip: the local model is not installed (model_or_skip said so)
+    };
+    block_on(workbench_continues());
+}
+
+async fn workbench_continues() {
     use cutline::tui::event::{Effect, Event, ProviderChoice};
     use cutline::tui::runner::Runner;
     use cutline::tui::state::State;
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-    if !model_or_skip() {
-        return; // skip: the local model is not installed (model_or_skip said so)
-    }
     let sessions = tempfile::tempdir().unwrap();
     let uncut = run_json(
         &["run", "extract-definitions-jsonl", "--provider", "local"],
@@ -416,9 +446,9 @@ async fn the_workbench_continues_from_the_exact_tokens() {
 /// is schema-valid, and the limit still cuts at most the last line.
 #[test]
 fn grammar_constrained_jsonl_lines_are_all_valid() {
-    if !model_or_skip() {
+    let Some(_model) = model_or_skip() else {
         return; // skip: the local model is not installed (model_or_skip said so)
-    }
+    };
     let dir = tempfile::tempdir().expect("tempdir");
     for (prompt, limit) in [("extract-definitions-jsonl", "60"), ("agent-kg-extract-jsonl", "120")] {
         let d = run_json(

@@ -1,6 +1,6 @@
 //! The embedded default model: llama.cpp's `llama-server` with Gemma 3 270M,
 //! installed by `cutline setup local` into the user's cache directory and
-//! started by cutline itself on a free loopback port.
+//! started by cutline itself on a loopback port the server picks.
 //!
 //! One server per process, started on first use and reused across runs; it
 //! is stopped by [`shutdown`], which the CLI and TUI call on every exit path
@@ -68,7 +68,10 @@ struct Running {
     child: Child,
     /// Holds the write end of its stdin pipe: closed when cutline ends.
     watchdog: Option<Child>,
-    url: String,
+    /// Where it listens, once its log has said: it binds a port of its own
+    /// choosing (`--port 0`), so no other process can take the port
+    /// between cutline picking it and the server binding it.
+    url: Option<String>,
 }
 
 impl Drop for Running {
@@ -117,88 +120,68 @@ fn watchdog(_pid: u32, _log: &std::path::Path) -> Option<Child> {
 static SERVER: Mutex<Option<Running>> = Mutex::new(None);
 static STARTING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn free_port() -> std::io::Result<u16> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(l.local_addr()?.port())
-}
+/// How long a starting server has to say where it listens and answer
+/// `/health`.
+const START_DEADLINE: Duration = Duration::from_secs(120);
 
 /// The URL of the running local server, starting it if needed.
 pub async fn ensure_started() -> Result<String, LlmError> {
     // Concurrent first uses (a twin run) must not see a server that is
     // still loading, nor start two: one caller starts it, the others wait.
     let _starting = STARTING.lock().await;
-    if let Some(url) = running_url() {
+    if let ServerState::Listening(url) = server_state() {
         return Ok(url);
     }
-    let inst = installed()?;
-    // The free port is released before llama-server binds it, so another
-    // process can take it in between: try a few ports before giving up.
-    let mut last = None;
-    for _ in 0..3 {
-        match start_once(&inst).await {
-            Ok(url) => return Ok(url),
-            Err(e) if e.kind == ErrorKind::Connect => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| LlmError::new(ErrorKind::Connect, "llama-server did not start")))
+    start(&installed()?).await
 }
 
-async fn start_once(inst: &Install) -> Result<String, LlmError> {
-    let port = free_port().map_err(|e| LlmError::new(ErrorKind::Connect, format!("no free loopback port: {e}")))?;
-    // One log per process, so concurrent cutlines do not clobber each other's.
+async fn start(inst: &Install) -> Result<String, LlmError> {
+    // One log per process, so concurrent cutlines do not clobber each
+    // other's; the server's own line in it says which port it took.
     let log_dir = cache_dir().join("logs");
-    let _ = std::fs::create_dir_all(&log_dir);
     let log_path = log_dir.join(format!("llama-server-{}.log", std::process::id()));
-    let log = std::fs::File::create(&log_path).ok();
+    let log = std::fs::create_dir_all(&log_dir)
+        .and_then(|()| std::fs::File::create(&log_path))
+        .map_err(|e| {
+            LlmError::new(
+                ErrorKind::SetupRequired,
+                format!("could not create llama-server's log {}: {e}", log_path.display()),
+            )
+        })?;
     let mut cmd = Command::new(&inst.server);
     cmd.arg("-m")
         .arg(&inst.model)
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--host", "127.0.0.1", "--port", "0"])
         .args(["-c", "4096", "-np", "1", "--no-webui"])
         .stdin(Stdio::null());
-    match log.as_ref().and_then(|f| f.try_clone().ok()) {
-        Some(f) => {
-            cmd.stdout(Stdio::from(f));
-        }
-        None => {
-            cmd.stdout(Stdio::null());
-        }
-    }
-    match log {
-        Some(f) => cmd.stderr(Stdio::from(f)),
-        None => cmd.stderr(Stdio::null()),
+    match log.try_clone() {
+        Ok(f) => cmd.stdout(Stdio::from(f)),
+        Err(_) => cmd.stdout(Stdio::null()),
     };
+    cmd.stderr(Stdio::from(log));
     let child = cmd.spawn().map_err(|e| {
         LlmError::new(
             ErrorKind::SetupRequired,
             format!("could not start {}: {e}; {SETUP_HINT}", inst.server.display()),
         )
     })?;
-    let url = format!("http://127.0.0.1:{port}");
     let watchdog = watchdog(child.id(), &log_path);
     if let Ok(mut g) = SERVER.lock() {
         *g = Some(Running {
             child,
             watchdog,
-            url: url.clone(),
+            url: None,
         });
     }
-    wait_healthy(&url, &log_path).await?;
-    Ok(url)
-}
-
-fn running_url() -> Option<String> {
-    match server_state() {
-        ServerState::Running(url) => Some(url),
-        ServerState::Exited(_) | ServerState::None => None,
-    }
+    wait_healthy(&log_path).await
 }
 
 /// The server this process started, as it is now.
 enum ServerState {
-    /// Alive at this URL.
-    Running(String),
+    /// Alive and listening at this URL.
+    Listening(String),
+    /// Alive, and its log has not yet said where it listens.
+    Starting,
     /// It ended with this status (now forgotten, so the next use starts another).
     Exited(std::process::ExitStatus),
     /// None was started, or it was stopped.
@@ -213,7 +196,7 @@ fn server_state() -> ServerState {
         return ServerState::None;
     };
     match r.child.try_wait() {
-        Ok(None) => ServerState::Running(r.url.clone()),
+        Ok(None) => r.url.clone().map_or(ServerState::Starting, ServerState::Listening),
         Ok(Some(status)) => {
             *g = None;
             ServerState::Exited(status)
@@ -225,12 +208,44 @@ fn server_state() -> ServerState {
     }
 }
 
-async fn wait_healthy(url: &str, log: &std::path::Path) -> Result<(), LlmError> {
+/// Keep the URL the starting server's log gave.
+fn set_url(url: &str) {
+    if let Ok(mut g) = SERVER.lock()
+        && let Some(r) = g.as_mut()
+    {
+        r.url = Some(url.to_owned());
+    }
+}
+
+/// Where llama-server says it listens: its startup line, `… listening on
+/// http://127.0.0.1:PORT` (older builds add ` - starting the main loop`).
+fn listening_url(log: &str) -> Option<&str> {
+    const MARK: &str = "listening on http://";
+    let at = log.rfind(MARK)? + MARK.len() - "http://".len();
+    let rest = &log[at..];
+    // Only a whole line: the URL ends where whitespace begins.
+    let url = &rest[..rest.find(char::is_whitespace)?];
+    let port = url.rsplit_once(':')?.1;
+    (!port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && port != "0").then_some(url)
+}
+
+/// Wait until the starting server has said where it listens and answers
+/// `/health`; the URL, or why not (it exited, or the deadline passed), the
+/// log named.
+async fn wait_healthy(log: &std::path::Path) -> Result<String, LlmError> {
     let client = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + START_DEADLINE;
     loop {
-        match server_state() {
-            ServerState::Running(_) => {}
+        let url = match server_state() {
+            ServerState::Listening(url) => Some(url),
+            ServerState::Starting => {
+                let text = std::fs::read(log).unwrap_or_default();
+                let url = listening_url(&String::from_utf8_lossy(&text)).map(str::to_owned);
+                if let Some(u) = &url {
+                    set_url(u);
+                }
+                url
+            }
             ServerState::Exited(status) => {
                 return Err(LlmError::new(
                     ErrorKind::Connect,
@@ -243,21 +258,26 @@ async fn wait_healthy(url: &str, log: &std::path::Path) -> Result<(), LlmError> 
                     format!("llama-server stopped while starting; see {}", log.display()),
                 ));
             }
-        }
-        if let Ok(r) = client
-            .get(format!("{url}/health"))
-            .timeout(Duration::from_secs(2))
-            .send()
-            .await
+        };
+        if let Some(url) = url
+            && let Ok(r) = client
+                .get(format!("{url}/health"))
+                .timeout(Duration::from_secs(2))
+                .send()
+                .await
             && r.status().is_success()
         {
-            return Ok(());
+            return Ok(url);
         }
         if Instant::now() > deadline {
             stop(false);
             return Err(LlmError::new(
                 ErrorKind::Timeout,
-                format!("llama-server did not become healthy in 120s; see {}", log.display()),
+                format!(
+                    "llama-server did not become healthy in {}s; see {}",
+                    START_DEADLINE.as_secs(),
+                    log.display()
+                ),
             ));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -286,5 +306,28 @@ fn stop(remove_log: bool) {
                 .join("logs")
                 .join(format!("llama-server-{}.log", std::process::id())),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listening_url;
+
+    #[test]
+    fn the_port_the_server_took_is_read_from_its_log() {
+        let current = "0.00.003 I srv  init: The UI is disabled\n0.01.444 I srv  llama_server: listening on http://127.0.0.1:42655\n";
+        assert_eq!(listening_url(current), Some("http://127.0.0.1:42655"));
+        let older = "main: server is listening on http://127.0.0.1:8080 - starting the main loop\n";
+        assert_eq!(listening_url(older), Some("http://127.0.0.1:8080"));
+    }
+
+    #[test]
+    fn no_url_until_the_line_is_whole() {
+        assert_eq!(listening_url(""), None);
+        assert_eq!(listening_url("loading model\n"), None);
+        assert_eq!(listening_url("llama_server: listening on http://127.0.0.1:"), None);
+        assert_eq!(listening_url("listening on http://127.0.0.1:0\n"), None);
+        // A line still being written: the digits so far are not the port.
+        assert_eq!(listening_url("llama_server: listening on http://127.0.0.1:426"), None);
     }
 }
