@@ -48,6 +48,14 @@ impl Tmux {
         self.cmd(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "36", shell_cmd]);
     }
 
+    /// Run `shell_cmd` in the same pane on a cleared screen, ending what
+    /// runs there. Killing the last session instead ends the tmux server,
+    /// and a new session started while it is still going away can fail,
+    /// leaving no pane (a blank screen).
+    fn restart(&self, shell_cmd: &str) {
+        self.cmd(&["respawn-pane", "-k", "-t", "e2e", shell_cmd]);
+    }
+
     /// Type `keys` in order. Never Escape: an Escape read together with
     /// the key after it is one Alt sequence, so it goes through [`Tmux::escape`].
     fn keys(&self, keys: &[&str]) {
@@ -192,13 +200,18 @@ fn fixture(dir: &Path) {
 }
 
 fn launch(t: &Tmux, dir: &Path) {
+    t.start(&workbench_cmd(dir));
+}
+
+/// The workbench on `dir`'s fixture, then its exit code and the terminal's
+/// mode once it has gone.
+fn workbench_cmd(dir: &Path) -> String {
     let bin = env!("CARGO_BIN_EXE_cutline");
-    let cmd = format!(
+    format!(
         "cd '{}' && env XDG_CACHE_HOME='{}' CUTLINE_CONFIG= '{bin}' --prompts prompts --sessions sessions --provider replay; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?icanon'; echo STTY_DONE; sleep 60",
         dir.display(),
         dir.join("cache").display()
-    );
-    t.start(&cmd);
+    )
 }
 
 /// Wait until the workbench is on screen (`cutline` with no subcommand
@@ -738,8 +751,7 @@ fn the_last_tab_and_the_pin_come_back_next_time() {
     assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
     let kept = std::fs::read_to_string(dir.path().join("sessions/.cutline-workbench.json")).unwrap();
     assert_eq!(kept, r#"{"tab":"compare","pin":"demo#1"}"#);
-    t.cmd(&["kill-session", "-t", "e2e"]);
-    launch(&t, dir.path());
+    t.restart(&workbench_cmd(dir.path()));
     let s = t.wait_for("compare side A: demo#1, pinned last session");
     assert!(s.contains("Nothing to compare yet"), "the Compare tab is on show:\n{s}");
     t.keys(&["q"]);
