@@ -118,30 +118,12 @@ fn uses(me: &[String], code: &str) -> BTreeSet<String> {
 
 /// The absolute module paths `code` (of the file at module path `me`)
 /// names, each cut to `depth` segments: `crate::a::b::…` and `super::`
-/// chains resolved against `me`.
+/// chains resolved against `me`, a grouped import (`crate::{a::X, b}`)
+/// naming each of its paths.
 fn paths_used(me: &[String], code: &str, depth: usize) -> BTreeSet<Vec<String>> {
     let mut found = BTreeSet::new();
-    let segments = |s: &str| -> Vec<String> {
-        let mut out = Vec::new();
-        let mut rest = s;
-        loop {
-            let id: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-            if id.is_empty() {
-                break;
-            }
-            rest = &rest[id.len()..];
-            out.push(id);
-            match rest.strip_prefix("::") {
-                Some(r) => rest = r,
-                None => break,
-            }
-        }
-        out
-    };
-    for (at, _) in code.match_indices("crate::") {
-        let before = code[..at].chars().next_back().unwrap_or(' ');
-        if !(before.is_alphanumeric() || before == '_' || before == '$') {
-            let mut p = segments(&code[at + 7..]);
+    for rest in rooted(code, "crate::") {
+        for mut p in tree_paths(rest) {
             p.truncate(depth);
             found.insert(p);
         }
@@ -160,12 +142,82 @@ fn paths_used(me: &[String], code: &str, depth: usize) -> BTreeSet<Vec<String>> 
         if ups > me.len() {
             continue;
         }
-        let mut p: Vec<String> = me[..me.len() - ups].to_vec();
-        p.extend(segments(rest));
-        p.truncate(depth);
-        found.insert(p);
+        for tail in tree_paths(rest) {
+            let mut p: Vec<String> = me[..me.len() - ups].to_vec();
+            p.extend(tail);
+            p.truncate(depth);
+            found.insert(p);
+        }
     }
     found
+}
+
+/// Each place `root` (such as `crate::` or `std::`) begins a path in
+/// `code`, not as the tail of a longer name, with the text after it.
+fn rooted<'a>(code: &'a str, root: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    code.match_indices(root).filter_map(move |(at, _)| {
+        let before = code[..at].chars().next_back().unwrap_or(' ');
+        (!(before.is_alphanumeric() || before == '_' || before == '$')).then(|| &code[at + root.len()..])
+    })
+}
+
+/// The paths a use tree's text begins with: `a::b::X` gives `[a, b, X]`,
+/// `a::{b::X, c}` gives `[a, b, X]` and `[a, c]`, groups nested at any
+/// depth and spread over lines.
+fn tree_paths(text: &str) -> Vec<Vec<String>> {
+    let text = text.trim_start();
+    let id: String = text.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    if id.is_empty() {
+        return match text.strip_prefix('{') {
+            Some(inner) => group_items(inner).into_iter().flat_map(tree_paths).collect(),
+            None => vec![Vec::new()],
+        };
+    }
+    match text[id.len()..].trim_start().strip_prefix("::") {
+        Some(rest) => tree_paths(rest)
+            .into_iter()
+            .map(|tail| std::iter::once(id.clone()).chain(tail).collect())
+            .collect(),
+        None => vec![vec![id]],
+    }
+}
+
+/// The items of a `{…}` group whose text after the `{` is `inner`: split
+/// at the commas outside nested groups, up to the group's `}`.
+fn group_items(inner: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut from) = (0usize, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&inner[from..i]);
+                return items;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&inner[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[from..]);
+    items
+}
+
+/// Every `std::` path `code` names, grouped imports spelled out
+/// (`std::{fs, io}` gives `std::fs` and `std::io`).
+fn std_paths(code: &str) -> BTreeSet<String> {
+    rooted(code, "std::")
+        .flat_map(tree_paths)
+        .map(|p| {
+            std::iter::once("std".to_owned())
+                .chain(p)
+                .collect::<Vec<_>>()
+                .join("::")
+        })
+        .collect()
 }
 
 /// The circles among the direct submodules of `top` (strongly connected
@@ -252,8 +304,10 @@ fn breaches() -> Vec<Breach> {
             }
         }
         if FLOORS[1].1.contains(&top.as_str()) && !IO_ALLOWED.iter().any(|(f, _)| *f == file) {
+            let std_used = std_paths(&code);
             for io in IO_PATHS {
-                if code.contains(io) {
+                let spelled_out = std_used.iter().any(|p| p == io || p.starts_with(&format!("{io}::")));
+                if code.contains(io) || spelled_out {
                     out.push(Breach {
                         file: file.clone(),
                         rule: format!("the pure floor uses `{io}`"),
@@ -290,6 +344,32 @@ fn the_check_sees_crate_and_super_paths_but_not_comments_or_strings() {
         ["eval", "run"].into_iter().map(String::from).collect::<BTreeSet<_>>()
     );
     assert_eq!(module_path(Path::new("llm/http/mod.rs")), ["llm", "http"]);
+}
+
+/// A grouped import names every path in it: an upward one inside braces,
+/// nested or spread over lines, is seen, and so is `std::{fs, …}` in the
+/// pure floor.
+#[test]
+fn the_check_sees_paths_inside_grouped_imports() {
+    let me = vec!["tui".to_owned(), "view".to_owned()];
+    let code = code_only(
+        "use crate::{\n    llm::{self, Event},\n    cli::out::say,\n};\nuse super::super::{report::X, eval::Y};",
+    );
+    assert_eq!(
+        uses(&me, &code),
+        ["cli", "eval", "llm", "report"]
+            .into_iter()
+            .map(String::from)
+            .collect::<BTreeSet<_>>()
+    );
+    let io = std_paths(&code_only(
+        "use std::{collections::BTreeMap, fs::{self, File}, io::Write};",
+    ));
+    assert!(io.contains("std::fs::File"), "{io:?}");
+    assert!(
+        io.contains("std::io::Write") && io.contains("std::collections::BTreeMap"),
+        "{io:?}"
+    );
 }
 
 /// Circles inside a floor's modules: none, except the ones listed here,
