@@ -175,7 +175,7 @@ fn kill_rounds() {
             "round {round}: the child died early"
         );
         let s = session::load(&path).unwrap_or_else(|e| panic!("round {round}: does not load: {e}"));
-        assert_eq!(s.header.kind, "session");
+        assert_eq!(s.header.kind, cutline::session::HeaderKind::Session);
         let new = s.runs.len() - loaded_before;
         // Every acknowledged record is there; at most the one in flight
         // (written but not yet acknowledged) is extra.

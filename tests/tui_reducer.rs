@@ -481,7 +481,7 @@ pub fn recorded_session() -> cutline::session::Session {
     cutline::session::Session {
         path: "sessions/demo.jsonl".into(),
         header: cutline::session::Header {
-            kind: "session".into(),
+            kind: cutline::session::HeaderKind::Session,
             version: 1,
             id: "demo".into(),
             created_ms: 0,

@@ -37,9 +37,9 @@ fn anchor(s: &Section) -> String {
 fn finals(s: &Section) -> (usize, Option<usize>, Option<usize>) {
     match s {
         Section::Pair(p) => (p.json.kept(), p.json.salvaged(), Some(p.jsonl.kept())),
-        Section::Single(r) => match r.record.response_type.as_str() {
-            "jsonl" => (0, None, Some(r.kept())),
-            _ => (r.kept(), r.salvaged(), None),
+        Section::Single(r) => match r.record.response_type {
+            ResponseType::Jsonl => (0, None, Some(r.kept())),
+            ResponseType::Json | ResponseType::Text => (r.kept(), r.salvaged(), None),
         },
     }
 }

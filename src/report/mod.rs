@@ -358,11 +358,11 @@ fn limit_charts(rows: &[Row]) -> Vec<svg::Chart> {
             rows.iter()
                 .any(|x| x.prompt == *t && x.response_type != r.response_type)
         });
-        let (array_id, lines_id) = match (r.response_type.as_str(), twin) {
-            ("json", t) => (Some(r.prompt.as_str()), t),
-            ("jsonl", Some(t)) => (Some(t), Some(r.prompt.as_str())),
-            ("jsonl", None) => (None, Some(r.prompt.as_str())),
-            _ => continue,
+        let (array_id, lines_id) = match (r.response_type, twin) {
+            (ResponseType::Json, t) => (Some(r.prompt.as_str()), t),
+            (ResponseType::Jsonl, Some(t)) => (Some(t), Some(r.prompt.as_str())),
+            (ResponseType::Jsonl, None) => (None, Some(r.prompt.as_str())),
+            (ResponseType::Text, _) => continue,
         };
         done.extend(array_id);
         done.extend(lines_id);

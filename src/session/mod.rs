@@ -21,9 +21,9 @@ pub use write::{Recorder, SessionFull, VERSION, is_full};
 /// The first line of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
-    /// Always "session".
+    /// The line's record type (`"type": "session"`).
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: HeaderKind,
     /// Format version.
     pub version: u32,
     /// Session id (also the file stem).
@@ -50,6 +50,15 @@ pub struct Params {
     /// Each parameter's value and the precedence level it came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<crate::llm::params::Settings>,
+}
+
+/// The record type a session's first line carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HeaderKind {
+    /// The header.
+    #[default]
+    Session,
 }
 
 /// The record type a run line carries: one word, so a line is told from

@@ -227,7 +227,7 @@ impl Visitor {
         let header = self.header.unwrap_or_else(|| {
             self.warnings.push(format!("{}: no session header", self.label));
             Header {
-                kind: "session".into(),
+                kind: super::HeaderKind::Session,
                 version: 1,
                 id: path
                     .file_stem()

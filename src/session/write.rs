@@ -83,7 +83,7 @@ impl Recorder {
             line_cap: crate::limits::max_file_bytes(),
         };
         let header = Header {
-            kind: "session".into(),
+            kind: super::HeaderKind::Session,
             version: VERSION,
             id,
             created_ms: now_ms(),
