@@ -20,6 +20,7 @@ use crate::llm::registry::{Choice, Registry, Target};
 use crate::prompt::PromptConfig;
 use crate::tui::event::Event;
 use crate::tui::providers::ProviderChoice;
+use crate::tui::providers::registry_choice;
 use crate::tui::runner::RunContext;
 
 /// Start eval `job` (gold sets from `gold_dir`); its news comes back as
@@ -99,23 +100,15 @@ struct Who {
 }
 
 fn who(provider: &ProviderChoice, registry: &Result<Registry, ProvidersFileError>) -> Result<Who, EvalError> {
-    let (choice, model) = match provider {
-        ProviderChoice::Replay => {
-            return Ok(Who {
-                shared: None,
-                model: String::new(),
-                is_local: false,
-            });
-        }
-        ProviderChoice::Local => (Choice::Local, None),
-        ProviderChoice::Configured { name, model } => (Choice::Named(name.clone()), model.as_deref()),
-    };
-    let registry = match (&choice, registry) {
-        (Choice::Named(_), Err(e)) => return Err(EvalError::Config(e.clone())),
-        (_, Ok(r)) => r.clone(),
-        (_, Err(_)) => Registry::default(),
-    };
-    let target = registry.target(&choice, model).map_err(|e| match &choice {
+    let (registry, choice, model) = registry_choice(provider, registry).map_err(EvalError::Config)?;
+    if choice == Choice::Replay {
+        return Ok(Who {
+            shared: None,
+            model: String::new(),
+            is_local: false,
+        });
+    }
+    let target = registry.target(&choice, model.as_deref()).map_err(|e| match &choice {
         Choice::Named(name) => EvalError::Provider {
             name: name.clone(),
             source: e,

@@ -13,7 +13,7 @@ mod state;
 pub(super) mod update;
 pub mod view;
 
-pub(super) use effects::spawn_load;
 pub use effects::{SaveModelCause, SaveModelError, load_providers, save_model};
+pub(super) use effects::{registry_choice, spawn_load};
 pub use save_model::SaveModel;
 pub use state::{PickerRow, ProviderChoice, ProviderEntry, ProviderPicker};

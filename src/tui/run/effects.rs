@@ -22,6 +22,7 @@ use crate::run::target::{Recording, Resolved};
 use crate::session::Recorder;
 use crate::tui::event::Event;
 use crate::tui::providers::ProviderChoice;
+use crate::tui::providers::registry_choice;
 use crate::tui::runner::RunContext;
 
 /// Start `job` on the runtime; its news comes back as [`Event::Run`]. A
@@ -70,17 +71,8 @@ pub(in crate::tui) async fn target_of(
             target: crate::run::target::replay_of(record, reference.clone()),
             note: Some(format!("replay of {reference}")),
         }),
-        (Source::Prompt(spec), choice) => {
-            let (choice, model) = match choice {
-                ProviderChoice::Replay => (Choice::Replay, None),
-                ProviderChoice::Local => (Choice::Local, None),
-                ProviderChoice::Configured { name, model } => (Choice::Named(name.clone()), model.clone()),
-            };
-            let registry = match (&choice, registry) {
-                (Choice::Named(_), Err(e)) => return Err(RunError::Config(e.clone())),
-                (_, Ok(r)) => r.clone(),
-                (_, Err(_)) => Registry::default(),
-            };
+        (Source::Prompt(spec), pick) => {
+            let (registry, choice, model) = registry_choice(pick, registry).map_err(RunError::Config)?;
             let (dir, id, vars) = (sessions_dir.to_path_buf(), spec.prompt.id.clone(), spec.vars.clone());
             tokio::task::spawn_blocking(move || {
                 crate::run::target::resolve(
@@ -141,7 +133,7 @@ async fn run_task(
     })
     .await;
     let (json, jsonl) = an.finish();
-    let outcome = crate::run::finish(info, &spec, &plan, started_ms, &transcript, None)?;
+    let outcome = crate::run::finish(info, &spec, &plan, started_ms, &transcript, None);
     let notes = run_notes(&outcome, &spec, &jsonl);
     let records = matches!(
         (&job.provider, &job.source),
