@@ -97,9 +97,7 @@ fn uncut(args: &Args, cli: &Cli, spec: &Spec) -> Result<Uncut, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
-    let outcome = rt
-        .block_on(crate::run::execute(&target, spec, None, |_, _| {}))
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let outcome = rt.block_on(crate::run::execute(&target, spec, None, |_, _| {}))?;
     let r = outcome.record;
     Ok(match (&r.error, r.finish, crate::run::loop_of(&r)) {
         (Some(e), _, _) => Uncut::Left(format!("the run failed: {e}")),
@@ -135,10 +133,7 @@ fn before(mut t: Transcript, end: usize) -> Transcript {
 
 /// Run `budget`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let cfg = cli
-        .workspace()?
-        .resolve(&args.prompt)
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let cfg = cli.workspace()?.resolve(&args.prompt)?;
     let jsonl = cfg.response_type == ResponseType::Jsonl;
     let schemas = SweepSchemas::of_response(jsonl, cfg.schema.as_ref())
         .map_err(|e| CliError::new(Category::ConfigInvalid, format!("prompt {:?}: {e}", cfg.id)))?;

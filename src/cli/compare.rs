@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::input;
-use super::out::{Category, CliError, Out};
+use super::out::{CliError, Out};
 use super::{Cli, io_err};
 use rust_i18n::t;
 
@@ -65,10 +65,7 @@ fn line_schema(kind: ResponseType, schema: Option<&Value>) -> Option<Value> {
 
 fn load(reference: &str, prompt: Option<&str>, cli: &Cli) -> Result<Loaded, CliError> {
     if let Some(p) = prompt {
-        let cfg = cli
-            .workspace()?
-            .resolve(p)
-            .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        let cfg = cli.workspace()?.resolve(p)?;
         let bytes = input::read_all(reference)?;
         let (text, _) = input::lossy(reference, &bytes);
         let schema = crate::run::analysis_schema(crate::llm::structured::Path::None, cfg.schema.as_ref());

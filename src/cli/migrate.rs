@@ -224,9 +224,7 @@ fn migrated_text<W: Write>(
 /// Run `migrate`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let ws = cli.workspace()?;
-    let src = ws
-        .resolve(&args.prompt)
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let src = ws.resolve(&args.prompt)?;
     if let Some(id) = &args.id {
         crate::prompt::check_id(id).map_err(|e| CliError::new(Category::Usage, format!("--id: {e}")))?;
     }

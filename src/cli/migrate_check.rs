@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::out::{Category, CliError, Out};
-use super::run::{llm_err, target_for};
+use super::run::target_for;
 use super::{Cli, io_err};
 use crate::compare::{self, Keys, Report};
 use crate::llm::registry::Target;
@@ -161,9 +161,7 @@ pub fn run<W: Write>(
         for prompt in [src, migrated] {
             let spec = Spec::new(prompt.clone(), vars.clone()).limit(args.max_tokens);
             let target = target(args.provider, &spec, cli)?;
-            let outcome = rt
-                .block_on(crate::run::execute(&target, &spec, recorder.as_mut(), |_, _| {}))
-                .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+            let outcome = rt.block_on(crate::run::execute(&target, &spec, recorder.as_mut(), |_, _| {}))?;
             outcomes.push(outcome);
         }
         let (a, b) = (&outcomes[0], &outcomes[1]);
@@ -220,10 +218,9 @@ fn target(name: &str, spec: &Spec, cli: &Cli) -> Result<Target, CliError> {
     if name != "replay" {
         return target_for(name, spec, &cli.sessions);
     }
-    let rendered = crate::prompt::render(&spec.prompt, &Map::new(), &spec.vars)
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let rendered = crate::prompt::render(&spec.prompt, &Map::new(), &spec.vars)?;
     let (rec, source) = recording_of(&cli.sessions, &rendered.system, &rendered.prompt).ok_or_else(|| {
-        llm_err(&LlmError::new(
+        CliError::from(&LlmError::new(
             ErrorKind::BadRequest,
             format!(
                 "no recorded run of the rendered prompt {:?} in {}; check on a model with --provider local",

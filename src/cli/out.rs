@@ -122,6 +122,81 @@ impl From<crate::eval::inputs::InputsError> for CliError {
     }
 }
 
+/// A prompt that does not load or render (`file:line:col: cause`).
+impl From<crate::prompt::ConfigError> for CliError {
+    fn from(e: crate::prompt::ConfigError) -> Self {
+        Self::new(Category::ConfigInvalid, e.to_string())
+    }
+}
+
+/// A run that could not start: its prompt does not render.
+impl From<crate::run::StartError> for CliError {
+    fn from(e: crate::run::StartError) -> Self {
+        Self::new(Category::ConfigInvalid, e.to_string())
+    }
+}
+
+/// An eval whose prompts do not render on an input.
+impl From<crate::eval::engine::PlanError> for CliError {
+    fn from(e: crate::eval::engine::PlanError) -> Self {
+        Self::new(Category::ConfigInvalid, e.to_string())
+    }
+}
+
+/// A provider failure: `setup_required` when the local model is missing,
+/// `interrupted` when a signal cut the run, else `provider_error`.
+impl From<&crate::llm::LlmError> for CliError {
+    fn from(e: &crate::llm::LlmError) -> Self {
+        use crate::llm::ErrorKind;
+        let category = match e.kind {
+            ErrorKind::SetupRequired => Category::SetupRequired,
+            ErrorKind::Cancelled => Category::Interrupted,
+            _ => Category::ProviderError,
+        };
+        Self::new(category, e.to_string())
+    }
+}
+
+impl From<crate::llm::LlmError> for CliError {
+    fn from(e: crate::llm::LlmError) -> Self {
+        Self::from(&e)
+    }
+}
+
+/// A batch manifest beside a session that does not read or write.
+impl From<crate::eval::batch::ManifestError> for CliError {
+    fn from(e: crate::eval::batch::ManifestError) -> Self {
+        Self::new(Category::InputError, e.to_string())
+    }
+}
+
+/// The batch answers file beside a session that does not read or write.
+impl From<crate::eval::batch::AnswersError> for CliError {
+    fn from(e: crate::eval::batch::AnswersError) -> Self {
+        Self::new(Category::InputError, e.to_string())
+    }
+}
+
+/// An eval engine failure: output that does not write, a batch API that
+/// fails (the provider's category, its API named), a batch file that
+/// does not read.
+impl From<crate::eval::engine::ExecError> for CliError {
+    fn from(e: crate::eval::engine::ExecError) -> Self {
+        use crate::eval::batch::BatchError;
+        use crate::eval::engine::ExecError;
+        match e {
+            ExecError::Io(e) => crate::cli::io_err(&e),
+            ExecError::Batch(BatchError::Provider { api, source }) => {
+                let mut err = Self::from(&source);
+                err.message = format!("{api}: {}", err.message);
+                err
+            }
+            ExecError::Batch(e) => Self::new(Category::InputError, e.to_string()),
+            ExecError::Runtime(e) => Self::new(Category::Internal, e),
+        }
+    }
+}
+
 /// A line for people on stderr, `prefix: message`, the message sanitised
 /// for the terminal ([`crate::term::clean_text`]): an error body's escape
 /// sequences are shown, never acted on.

@@ -74,10 +74,7 @@ pub fn kind_and_schema(
     cli: &Cli,
 ) -> Result<Reading, CliError> {
     if let Some(p) = prompt {
-        let cfg = cli
-            .workspace()?
-            .resolve(p)
-            .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        let cfg = cli.workspace()?.resolve(p)?;
         let kind = as_.unwrap_or_else(|| cfg.response_type.into());
         return Ok((
             kind,

@@ -36,7 +36,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     }
     let target = super::params::registry()?
         .target(&choice, args.model.as_deref())
-        .map_err(|e| super::run::llm_err(&e))?;
+        .map_err(CliError::from)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

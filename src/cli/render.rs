@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::prompt::Undefined;
 
-use super::out::{Category, CliError, Out};
+use super::out::{CliError, Out};
 use super::{Cli, io_err};
 
 /// Arguments of `render`.
@@ -38,18 +38,14 @@ pub struct Args {
 
 /// Run `render`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let cfg = cli
-        .workspace()?
-        .resolve(&args.prompt)
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let cfg = cli.workspace()?.resolve(&args.prompt)?;
     let vars = super::input::vars(&cfg, args.input.as_deref(), &args.vars, args.vars_file.as_deref())?;
     let undefined = if args.strict_vars {
         Undefined::Strict
     } else {
         Undefined::Ibis
     };
-    let rendered = crate::prompt::render_with(&cfg, &Map::new(), &vars, undefined)
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let rendered = crate::prompt::render_with(&cfg, &Map::new(), &vars, undefined)?;
     for name in &rendered.undefined {
         out.warn(super::input::undefined_warning(&cfg.id, name))
             .map_err(|e| io_err(&e))?;

@@ -85,8 +85,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         crate::session::now_ms(),
         &transcript,
         None,
-    )
-    .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    );
     let mut data = super::run::report(&outcome, None, out)?;
     super::run::object_schema_report(&mut data, &outcome, &spec.prompt, out)?;
     data["replayed_from"] = Value::String(source);

@@ -15,7 +15,7 @@ use super::params::Sampling;
 use super::{Cli, io_err};
 use crate::llm::params::Structured;
 use crate::llm::registry::{Choice, Target};
-use crate::llm::{self, ErrorKind, LlmError};
+use crate::llm::{self, ErrorKind};
 use crate::run::target::Recording;
 use crate::run::{Outcome, Spec};
 use crate::session::Recorder;
@@ -105,18 +105,7 @@ pub fn target_for(word: &str, spec: &Spec, sessions: &std::path::Path) -> Result
         (&spec.prompt.id, &spec.vars, sessions, Recording::SameInput),
     )
     .map(|r| r.target)
-    .map_err(|e| llm_err(&e))
-}
-
-/// A provider failure as a CLI error (`setup_required` when the local
-/// model is missing, `interrupted` when a signal cut the run).
-pub fn llm_err(e: &LlmError) -> CliError {
-    let cat = match e.kind {
-        ErrorKind::SetupRequired => Category::SetupRequired,
-        ErrorKind::Cancelled => Category::Interrupted,
-        _ => Category::ProviderError,
-    };
-    CliError::new(cat, e.to_string())
+    .map_err(CliError::from)
 }
 
 /// Run `run`.
@@ -162,10 +151,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
 
 /// The prompt, its variables and the command line's settings.
 fn spec_of(args: &Args, cli: &Cli) -> Result<Spec, CliError> {
-    let cfg = cli
-        .workspace()?
-        .resolve(&args.prompt)
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+    let cfg = cli.workspace()?.resolve(&args.prompt)?;
     let vars = super::input::vars(&cfg, args.input.as_deref(), &args.vars, args.vars_file.as_deref())?;
     let mut spec = Spec::new(cfg, vars);
     spec.cli = args
@@ -205,18 +191,16 @@ fn execute<W: Write>(
                 write_err = Some(e);
             }
         })
-        .await
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        .await?;
         if let Some(e) = write_err {
             return Err(io_err(&e));
         }
         Ok::<Outcome, CliError>(result)
     })?;
     let continued = match args.continue_calls {
-        Some(n) if outcome.record.error.is_none() => Some(
-            rt.block_on(crate::run::continuation::run(target, spec, &outcome, n, recorder))
-                .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?,
-        ),
+        Some(n) if outcome.record.error.is_none() => {
+            Some(rt.block_on(crate::run::continuation::run(target, spec, &outcome, n, recorder))?)
+        }
         _ => None,
     };
     Ok((outcome, continued))
@@ -233,7 +217,7 @@ fn verdict<W: Write>(
 ) -> Result<Value, CliError> {
     match (&outcome.record.error, refused) {
         (Some(e), _) => {
-            let mut err = llm_err(e);
+            let mut err = CliError::from(e);
             err.message = format!("{} (what arrived is kept and recorded)", err.message);
             err.detail = Some(data);
             Err(err)
@@ -257,7 +241,7 @@ fn refused_call(c: &crate::run::continuation::Continued) -> Option<CliError> {
     let call = c.calls.last()?;
     let how = serde_json::to_value(call.how).ok()?;
     let error = c.records.last()?.error.as_ref()?;
-    let mut err = llm_err(error);
+    let mut err = CliError::from(error);
     let what = if error.kind == ErrorKind::Cancelled {
         "was cut"
     } else {

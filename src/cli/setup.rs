@@ -76,7 +76,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
             format!("{} failed ({status}); see its output above", script.display()),
         ));
     }
-    let i = crate::llm::local::installed().map_err(|e| CliError::new(Category::SetupRequired, e.to_string()))?;
+    let i = crate::llm::local::installed()?;
     out.record(&json!({"type": "installed", "server": i.server, "model": i.model, "already": false}))
         .map_err(|e| io_err(&e))?;
     Ok(json!({"installed": true, "already": false, "server": i.server, "model": i.model}))

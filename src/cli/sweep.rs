@@ -118,10 +118,7 @@ fn schemas_for(args: &Args, cli: &Cli, recorded: Option<&RunRecord>) -> Result<S
         from_prompt(cfg.response_type, cfg.schema.as_ref())
             .map_err(|e| input::compile_err(&format!("prompt {:?}", cfg.id), &e))
     } else if let Some(p) = &args.prompt {
-        let cfg = cli
-            .workspace()?
-            .resolve(p)
-            .map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        let cfg = cli.workspace()?.resolve(p)?;
         from_prompt(cfg.response_type, cfg.schema.as_ref())
             .map_err(|e| input::compile_err(&format!("prompt {:?}", cfg.id), &e))
     } else if let Some(path) = &args.schema {

@@ -223,7 +223,8 @@ pub enum ErrorKind {
 }
 
 /// A provider failure. Never carries an API key.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{kind:?}{}: {message}", HttpStatus(*.status))]
 pub struct LlmError {
     /// What kind.
     pub kind: ErrorKind,
@@ -245,16 +246,17 @@ impl LlmError {
     }
 }
 
-impl std::fmt::Display for LlmError {
+/// ` (HTTP 429)`, or nothing when no status came.
+struct HttpStatus(Option<u16>);
+
+impl std::fmt::Display for HttpStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.status {
-            Some(s) => write!(f, "{:?} (HTTP {s}): {}", self.kind, self.message),
-            None => write!(f, "{:?}: {}", self.kind, self.message),
+        match self.0 {
+            Some(s) => write!(f, " (HTTP {s})"),
+            None => Ok(()),
         }
     }
 }
-
-impl std::error::Error for LlmError {}
 
 /// One streamed event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

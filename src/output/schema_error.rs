@@ -5,19 +5,11 @@
 use serde::Serialize;
 
 /// A schema error found at compile time, with the JSON pointer into the schema.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("schema does not compile at {}: {message}", if .pointer.is_empty() { "/" } else { .pointer })]
 pub struct SchemaCompileError {
     /// JSON pointer of the offending keyword inside the schema.
     pub pointer: String,
     /// What is wrong there.
     pub message: String,
 }
-
-impl std::fmt::Display for SchemaCompileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.pointer.is_empty() { "/" } else { &self.pointer };
-        write!(f, "schema does not compile at {at}: {}", self.message)
-    }
-}
-
-impl std::error::Error for SchemaCompileError {}

@@ -6,7 +6,8 @@
 use std::fmt;
 
 /// A prompt config that does not load or render.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {cause}", Position(*.line, *.column))]
 pub struct ConfigError {
     /// The file (or other label) the config came from.
     pub file: String,
@@ -46,20 +47,20 @@ impl ConfigError {
     }
 }
 
-impl fmt::Display for ConfigError {
+/// `:line:col`, `:line` or nothing, as much as is known.
+struct Position(Option<usize>, Option<usize>);
+
+impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.file)?;
-        if let Some(l) = self.line {
+        if let Some(l) = self.0 {
             write!(f, ":{l}")?;
-            if let Some(c) = self.column {
+            if let Some(c) = self.1 {
                 write!(f, ":{c}")?;
             }
         }
-        write!(f, ": {}", self.cause)
+        Ok(())
     }
 }
-
-impl std::error::Error for ConfigError {}
 
 /// Something loaded but worth telling the author.
 #[derive(Debug, Clone, PartialEq, Eq)]

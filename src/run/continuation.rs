@@ -198,7 +198,7 @@ pub async fn run(
             started,
             &t,
             recorder.as_deref_mut(),
-        )?;
+        );
         let (how, kept) = asked(&plan, &stitched);
         stitched = format!("{kept}{}", o.record.text);
         ids = ids_after(ids, how, &o.record);

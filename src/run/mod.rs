@@ -88,9 +88,9 @@ pub struct Outcome {
 /// Why a run could not start.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StartError {
-    /// The prompt does not render or its schema does not compile.
-    #[error("{0}")]
-    Config(String),
+    /// The prompt does not render (the file, line and cause).
+    #[error(transparent)]
+    Render(#[from] crate::prompt::ConfigError),
 }
 
 /// Snapshot of a prompt config for the session record.
@@ -115,7 +115,14 @@ pub async fn execute(
     let mut plan = plan(spec, target)?;
     let started_ms = now_ms();
     let transcript = stream(target, &mut plan, &mut on_event).await;
-    finish(target.provider.info(), spec, &plan, started_ms, &transcript, recorder)
+    Ok(finish(
+        target.provider.info(),
+        spec,
+        &plan,
+        started_ms,
+        &transcript,
+        recorder,
+    ))
 }
 
 /// How many refusals one run learns from before it gives up.
@@ -319,7 +326,7 @@ pub fn finish(
     started_ms: u64,
     t: &Transcript,
     recorder: Option<&mut Recorder>,
-) -> Result<Outcome, StartError> {
+) -> Outcome {
     let p = &spec.prompt;
     let schema = plan.analysis_schema(p.schema.as_ref());
     let analysis = Analysis::of(p.response_type, schema.as_ref(), &t.text, spec.tg_python);
@@ -380,13 +387,13 @@ pub fn finish(
             tracing::warn!("could not record the run in {}: {e}", rec.path().display());
         }
     }
-    Ok(Outcome {
+    Outcome {
         record,
         analysis,
         parsed,
         structured_error,
         undefined: plan.undefined.clone(),
-    })
+    }
 }
 
 /// A line for a person about where a run's output budget went, when the

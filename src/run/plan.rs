@@ -243,8 +243,8 @@ pub fn schema_problem(prompt_schema: Option<&Value>) -> Option<String> {
 /// Plan `spec` on `target`, fitted to what the model accepts now.
 pub fn plan(spec: &Spec, target: &Target) -> Result<Plan, StartError> {
     let p = &spec.prompt;
-    let rendered = crate::prompt::render_with(p, &Map::new(), &spec.vars, spec.undefined)
-        .map_err(|e| StartError::Config(e.to_string()))?;
+    let rendered =
+        crate::prompt::render_with(p, &Map::new(), &spec.vars, spec.undefined).map_err(StartError::Render)?;
     let prompt_layer = params::Layer::of_prompt(p);
     let settings = params::resolve(&spec.cli, &prompt_layer, &target.layer, target.wire);
     let mut plan = Plan {

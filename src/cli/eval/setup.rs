@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{Args, Cli, config_err, llm_err};
+use super::{Args, Cli};
 use crate::cli::out::{Category, CliError};
 use crate::eval::inputs::{self, RawInput};
 use crate::eval::{Gold, Input};
@@ -22,7 +22,7 @@ pub(super) fn resolve_prompts(args: &Args, ws: &crate::store::Workspace) -> Resu
         if reference.is_empty() {
             return Err(CliError::new(Category::Usage, "--prompt: an empty prompt id"));
         }
-        let cfg = ws.resolve(reference).map_err(config_err)?;
+        let cfg = ws.resolve(reference)?;
         let twin = cfg.twin.clone();
         if !out.iter().any(|p| p.id == cfg.id) {
             out.push(cfg);
@@ -30,9 +30,12 @@ pub(super) fn resolve_prompts(args: &Args, ws: &crate::store::Workspace) -> Resu
         if let (false, Some(t)) = (args.no_twins, twin)
             && !out.iter().any(|p| p.id == t)
         {
-            let tcfg = ws
-                .resolve(&t)
-                .map_err(|e| config_err(format!("twin {t:?} of {reference:?}: {e} (or pass --no-twins)")))?;
+            let tcfg = ws.resolve(&t).map_err(|e| {
+                CliError::new(
+                    Category::ConfigInvalid,
+                    format!("twin {t:?} of {reference:?}: {e} (or pass --no-twins)"),
+                )
+            })?;
             out.push(tcfg);
         }
     }
@@ -64,7 +67,7 @@ pub(super) fn who(args: &Args) -> Result<Who, CliError> {
         let registry = crate::cli::params::registry()?;
         let t = registry.target(&choice, None).map_err(|e| match e.kind {
             ErrorKind::BadRequest if matches!(choice, Choice::Named(_)) => CliError::new(Category::Usage, e.message),
-            _ => llm_err(&e),
+            _ => CliError::from(&e),
         })?;
         Some(t)
     };

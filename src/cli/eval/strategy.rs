@@ -129,13 +129,12 @@ fn by_rounds<W: Write>(
     w: &mut Writer<'_, W>,
 ) -> Result<(), CliError> {
     let session_path = w.recorder.path().to_owned();
-    let input_err = |e: &dyn std::fmt::Display| CliError::new(Category::InputError, e.to_string());
     let mpath = manifest::path_for(&session_path);
-    let mut mf = match Manifest::load(&mpath).map_err(|e| input_err(&e))? {
+    let mut mf = match Manifest::load(&mpath)? {
         Some(mf) => mf,
         None => Manifest::new(w.recorder.id(), &args.provider, model, b.api.name(), b.window),
     };
-    let mut kept = Answers::open(&answers::path_for(&session_path)).map_err(|e| input_err(&e))?;
+    let mut kept = Answers::open(&answers::path_for(&session_path))?;
     let batching = rounds::Batching {
         api: b.api,
         opts: b.opts,
@@ -162,9 +161,9 @@ fn by_rounds<W: Write>(
         .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
     let ended = rt
         .block_on(rounds::execute(labelled, work, batching, w))
-        .map_err(super::exec_err)?;
+        .map_err(CliError::from)?;
     if let Some(e) = w.start_error.take() {
-        return Err(CliError::new(Category::ConfigInvalid, e));
+        return Err(e.into());
     }
     if ended.pending > 0 {
         return Err(CliError::new(
@@ -190,7 +189,7 @@ struct Writer<'o, W: Write> {
     /// Run ids of the session's batch-answered runs, by custom id.
     seen: HashMap<String, String>,
     /// A cell that could not start (its prompt does not render).
-    start_error: Option<String>,
+    start_error: Option<StartError>,
 }
 
 impl<'o, W: Write> Writer<'o, W> {
@@ -226,7 +225,7 @@ impl<W: Write> rounds::Handler<Result<Done, StartError>> for Writer<'_, W> {
         match result {
             Ok(done) => self.write(done),
             Err(e) => {
-                self.start_error.get_or_insert(e.to_string());
+                self.start_error.get_or_insert(e);
                 Ok(())
             }
         }
@@ -329,7 +328,7 @@ fn execute(
     let common = Arc::new(common);
     rt.block_on(async {
         if is_local {
-            crate::llm::local::installed().map_err(|e| super::llm_err(&e))?;
+            crate::llm::local::installed()?;
         }
         let sem = Arc::new(tokio::sync::Semaphore::new(concurrency));
         let mut tasks = Vec::new();
@@ -343,7 +342,7 @@ fn execute(
         for t in tasks {
             match t.await.ok().flatten() {
                 Some(Ok(done)) => on_done(done)?,
-                Some(Err(e)) => return Err(CliError::new(Category::ConfigInvalid, e.to_string())),
+                Some(Err(e)) => return Err(e.into()),
                 None => return Err(CliError::new(Category::Internal, "a strategy task ended early")),
             }
         }

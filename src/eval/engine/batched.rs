@@ -41,9 +41,7 @@ impl<E: Events> Sink for Bridge<'_, '_, E> {
         }
         let t = answer.transcript(from);
         let info = self.target.provider.info();
-        let Ok(o) = crate::run::finish(info, &a.spec, &a.plan, crate::session::now_ms(), &t, None) else {
-            return;
-        };
+        let o = crate::run::finish(info, &a.spec, &a.plan, crate::session::now_ms(), &t, None);
         match self
             .writer
             .write(self.m, &a.planned, o.record, &o.analysis, self.events)

@@ -163,7 +163,8 @@ pub enum PlanError {
         /// The input.
         input: String,
         /// Why.
-        cause: String,
+        #[source]
+        cause: Box<crate::run::StartError>,
     },
 }
 
@@ -188,7 +189,7 @@ pub fn plan(prompts: Vec<PromptPlan>, ask: &Ask) -> Result<(Matrix, Vec<String>)
             let plan = crate::run::plan(&spec, target).map_err(|e| PlanError::Render {
                 prompt: pp.cfg.id.clone(),
                 input: input.id.clone(),
-                cause: e.to_string(),
+                cause: Box::new(e),
             })?;
             let ih = eval::input_hash(&input.vars, &plan.request.system, &plan.request.prompt);
             for &limit in &ask.limits {

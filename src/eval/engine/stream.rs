@@ -160,7 +160,7 @@ fn failed(target: &crate::llm::registry::Target, spec: &crate::run::Spec, p: Pla
         ..crate::llm::Transcript::default()
     };
     let plan = crate::run::plan(spec, target).ok()?;
-    let o = crate::run::finish(target.provider.info(), spec, &plan, crate::session::now_ms(), &t, None).ok()?;
+    let o = crate::run::finish(target.provider.info(), spec, &plan, crate::session::now_ms(), &t, None);
     Some(Finished {
         planned: p,
         record: o.record,

@@ -23,21 +23,14 @@ type ByteStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bytes
 
 /// Why a response body stopped: the transport failed, or the size bound was
 /// reached.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum BodyError {
     /// The connection broke.
+    #[error(transparent)]
     Http(reqwest::Error),
     /// More than [`MAX_BODY_BYTES`] arrived.
+    #[error("response larger than 64 MiB")]
     TooLarge,
-}
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Http(e) => e.fmt(f),
-            Self::TooLarge => f.write_str("response larger than 64 MiB"),
-        }
-    }
 }
 
 type BoundedStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bytes::Bytes, BodyError>> + Send>>;
