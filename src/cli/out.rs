@@ -122,6 +122,13 @@ impl From<crate::eval::inputs::InputsError> for CliError {
     }
 }
 
+/// A providers file (`cutline.toml`) that does not load.
+impl From<crate::llm::config::ProvidersFileError> for CliError {
+    fn from(e: crate::llm::config::ProvidersFileError) -> Self {
+        Self::new(Category::ConfigInvalid, e.to_string())
+    }
+}
+
 /// A prompt that does not load or render (`file:line:col: cause`).
 impl From<crate::prompt::ConfigError> for CliError {
     fn from(e: crate::prompt::ConfigError) -> Self {

@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use super::out::{Category, CliError};
+use super::out::CliError;
 use crate::llm::params::{Layer, Structured};
 use crate::llm::registry::Registry;
 
@@ -103,9 +103,9 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
 /// The providers of `cutline.toml` and the user config, read on first use
 /// and kept for the rest of the process.
 pub fn registry() -> Result<&'static Registry, CliError> {
-    static REGISTRY: OnceLock<Result<Registry, String>> = OnceLock::new();
+    static REGISTRY: OnceLock<Result<Registry, crate::llm::config::ProvidersFileError>> = OnceLock::new();
     REGISTRY
-        .get_or_init(|| Registry::load().map_err(|e| e.to_string()))
+        .get_or_init(Registry::load)
         .as_ref()
-        .map_err(|e| CliError::new(Category::ConfigInvalid, e.clone()))
+        .map_err(|e| CliError::from(e.clone()))
 }
