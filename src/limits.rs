@@ -101,3 +101,52 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
 pub fn over_cap(cap: u64) -> io::Error {
     too_large("more bytes than its size says", cap)
 }
+
+/// One line as read by [`next_line`].
+pub enum Line {
+    /// A whole line (without its newline) in the buffer.
+    Whole,
+    /// The file's last line (with or without a newline after it).
+    Last,
+    /// A line longer than the cap: skipped whole, its length.
+    TooLong(u64),
+}
+
+/// The next line of `r` into `buf`, at most `cap` bytes, without its
+/// newline; `Ok(None)` at the end. A line over the cap is skipped whole
+/// and only its length kept, so a JSONL file of any size is read in memory
+/// bounded by its longest line (sessions, batch answers, batch results).
+pub fn next_line(r: &mut impl io::BufRead, buf: &mut Vec<u8>, cap: usize) -> io::Result<Option<Line>> {
+    buf.clear();
+    let mut skipped: u64 = 0;
+    loop {
+        let avail = r.fill_buf()?;
+        if avail.is_empty() {
+            return Ok(match (skipped, buf.is_empty()) {
+                (0, true) => None,
+                (0, false) => Some(Line::Last),
+                (n, _) => Some(Line::TooLong(n)),
+            });
+        }
+        let (take, done) = match memchr::memchr(b'\n', avail) {
+            Some(i) => (i, true),
+            None => (avail.len(), false),
+        };
+        if skipped > 0 || buf.len() + take > cap {
+            skipped += (buf.len() + take) as u64;
+            buf.clear();
+        } else {
+            buf.extend_from_slice(&avail[..take]);
+        }
+        r.consume(take + usize::from(done));
+        if done {
+            return Ok(Some(if skipped > 0 {
+                Line::TooLong(skipped)
+            } else if r.fill_buf()?.is_empty() {
+                Line::Last
+            } else {
+                Line::Whole
+            }));
+        }
+    }
+}

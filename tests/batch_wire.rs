@@ -471,3 +471,39 @@ async fn a_key_echoed_in_a_batch_answer_is_never_kept() {
     assert_eq!(finish, Some(FinishReason::Stop));
     assert!(text.starts_with("the key is ") && !text.contains(KEY), "{text}");
 }
+
+/// A batch whose input does not validate ends `failed` with only its
+/// `errors`: its status carries the provider's words (each request is
+/// then failed with them) and it has no results, instead of an error that
+/// stopped every later collection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openai_batch_that_failed_as_a_whole_says_why() {
+    let server = Server::handler(|r: &Recorded| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/v1/batches/batch_7") => Reply::status(
+            200,
+            &json!({"id": "batch_7", "object": "batch", "status": "failed", "output_file_id": null, "error_file_id": null,
+                "errors": {"object": "list", "data": [
+                    {"code": "invalid_json_line", "message": "This line is not parseable as valid JSON.", "param": null, "line": 2},
+                    {"code": "model_not_found", "message": "The model does not exist.", "param": "body.model", "line": null}]},
+                "request_counts": {"completed": 0, "failed": 0, "total": 0}})
+            .to_string(),
+        ),
+        _ => Reply::status(404, r#"{"error": {"message": "no such route"}}"#),
+    })
+    .await;
+    let gpt = provider("openai", &format!("{}/v1", server.url()), "gpt-4.1-mini");
+    let api = cutline::llm::batch::api(gpt.as_ref(), Window::Day).expect("openai has batches");
+    let b = cutline::llm::batch::Submitted {
+        id: "batch_7".into(),
+        parts: Vec::new(),
+    };
+    let status = api.status(b.clone()).await.expect("status");
+    assert_eq!(status.phase, cutline::llm::batch::Phase::Ended);
+    assert_eq!(
+        status.failure.as_deref(),
+        Some(
+            "line 2: This line is not parseable as valid JSON. (invalid_json_line); The model does not exist. (model_not_found)"
+        )
+    );
+    assert_eq!(api.results(b).await.expect("no results, no error"), []);
+}

@@ -85,6 +85,7 @@ impl BatchApi for Fake {
                 done: 0,
                 failed: 0,
                 total: entry.0.len() as u64,
+                failure: None,
             })
         })
     }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::Server;
 
-use openai_batch::{KEY_ENV, World, completion, config, cutline, inputs, openai};
+use openai_batch::{Fate, KEY_ENV, World, completion, config, cutline, inputs, openai};
 
 fn eval(dir: &Path, session: &str, extra: &[&str]) -> (i32, Vec<Value>) {
     let out = cutline(dir)
@@ -66,13 +66,24 @@ async fn a_batch_eval_records_every_run_once_as_the_streamed_eval_does() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("cutline.toml"), config(&server.url())).unwrap();
     inputs(dir.path(), 200);
-    // Two runs expire in the first batch and are answered in the second round.
     let (code, recs) = eval(dir.path(), "streamed", &[]);
     assert_eq!(code, 0, "{recs:?}");
     let streamed = analyses(dir.path(), "streamed");
     assert_eq!(streamed.len(), 800);
-    let keys: Vec<String> = streamed.keys().take(2).cloned().collect();
-    state.lock().unwrap().expire_once = keys.iter().map(|k| cutline::llm::batch::custom_id(k)).collect();
+    // The lifecycle: polls rate limited past the HTTP layer's retries,
+    // results shuffled, two runs expired and two failed by the server in
+    // batch 1, which is then cancelled halfway (what it answered is kept);
+    // batch 2, the resent runs, fails as a whole; batch 3 answers the rest.
+    let keys: Vec<String> = streamed.keys().take(4).cloned().collect();
+    let ids: Vec<String> = keys.iter().map(|k| cutline::llm::batch::custom_id(k)).collect();
+    {
+        let mut w = state.lock().unwrap();
+        w.expire_once = ids[..2].to_vec();
+        w.error_once = ids[2..].to_vec();
+        // Five: one more than the HTTP layer's four attempts.
+        w.limited_polls = 5;
+        w.fates = [(1, Fate::Cancelled), (2, Fate::Failed)].into();
+    }
     let (code, recs) = eval(dir.path(), "batched", &["--batch", "--poll", "10ms"]);
     assert_eq!(
         code,
@@ -80,9 +91,33 @@ async fn a_batch_eval_records_every_run_once_as_the_streamed_eval_does() {
         "{:?}",
         recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>()
     );
+    let session = cutline::session::load(&dir.path().join("sessions/batched.jsonl")).unwrap();
+    assert_eq!(session.runs.len(), 800, "each run recorded exactly once");
     let batched = analyses(dir.path(), "batched");
-    assert_eq!(batched.len(), 800, "each run recorded once");
+    assert_eq!(batched.len(), 800, "every run key recorded");
     assert_eq!(batched, streamed, "the same analyses as streamed");
+    let events: Vec<&str> = recs
+        .iter()
+        .filter(|r| r["type"] == "batch")
+        .map(|r| r["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(events.iter().filter(|e| **e == "submitted").count(), 3, "{events:?}");
+    assert!(
+        events.contains(&"poll_failed"),
+        "a poll rate limited for good is tried again: {events:?}"
+    );
+    let collected: Vec<&Value> = recs.iter().filter(|r| r["event"] == "collected").collect();
+    let n = |v: &Value| v.as_u64().unwrap();
+    let (answered, resent) = (n(&collected[0]["answered"]), n(&collected[0]["resent"]));
+    assert_eq!(answered + resent, 800);
+    assert!(
+        (396..=400).contains(&answered),
+        "batch 1 answered every second run but the 4: {answered}"
+    );
+    assert_eq!(collected[1]["answered"], 0, "batch 2 failed as a whole");
+    assert_eq!(collected[1]["failed"], 0, "its runs go again, not recorded as failed");
+    assert_eq!(n(&collected[1]["resent"]), resent);
+    assert_eq!(n(&collected[2]["answered"]), resent, "batch 3 answered the rest");
     let s = cutline::session::load(&dir.path().join("sessions/batched.jsonl")).unwrap();
     let r = &s.runs[0];
     let b = r.batch.as_ref().expect("a batch run says which batch");
@@ -92,13 +127,14 @@ async fn a_batch_eval_records_every_run_once_as_the_streamed_eval_does() {
         cutline::llm::batch::custom_id(&cutline::eval::record_key(r))
     );
     let st = state.lock().unwrap();
-    for k in &keys {
-        assert_eq!(
-            st.sent[&cutline::llm::batch::custom_id(k)],
-            2,
-            "expired once, sent again"
-        );
-    }
+    assert_eq!(st.limited, 5);
+    let thrice = st.sent.values().filter(|n| **n == 3).count() as u64;
+    assert_eq!(thrice, resent, "what batch 1 did not answer went in all three batches");
+    assert_eq!(
+        st.sent.values().filter(|n| **n == 1).count() as u64,
+        answered,
+        "the rest once"
+    );
     let totals = recs.iter().find(|r| r["type"] == "totals").unwrap();
     assert_eq!(totals["batch_price_factor"], 0.5);
     assert!(recs.iter().any(|r| r["type"] == "batch" && r["event"] == "submitted"));
@@ -115,8 +151,15 @@ async fn a_batch_eval_records_every_run_once_as_the_streamed_eval_does() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_process_killed_while_creating_its_batch_leaves_no_second_batch() {
+    // Batches of other checkouts of the same eval carry the same session
+    // id (one from before per-entry tags, one with this entry's name): a
+    // resume must not take them for its own.
     let state = Arc::new(Mutex::new(World {
         hold_create: Duration::from_secs(3),
+        strangers: vec![
+            ("batch_98".into(), "k".into()),
+            ("batch_99".into(), "k.b1.0000000000000000".into()),
+        ],
         ..World::default()
     }));
     let server = Server::handler(openai(state.clone())).await;
@@ -198,7 +241,13 @@ async fn a_process_killed_while_creating_its_batch_leaves_no_second_batch() {
     );
     let s = cutline::session::load(&dir.path().join("sessions/k.jsonl")).unwrap();
     assert_eq!(s.runs.len(), 5, "no run lost");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("\"event\":\"adopted\""));
+    assert!(
+        s.runs.iter().all(|r| r.batch.as_ref().unwrap().id == "batch_1"),
+        "its own batch"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"event\":\"adopted\",\"local\":\"b1\",\"id\":\"batch_1\""));
+    let tag = &st.batches[0].tag;
+    assert!(tag.starts_with("k.b1.") && tag.len() == "k.b1.".len() + 16, "{tag}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -298,4 +347,105 @@ async fn wait_zero_returns_pending_and_a_provider_without_batches_is_named() {
             .contains("nothing was submitted"),
         "{env}"
     );
+}
+
+/// `batches --cancel` stops a batch without losing what it answered: the
+/// entry stays `cancelling`, the next eval collects the answered half and
+/// sends only the rest again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_batch_keeps_what_it_answered() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config(&server.url())).unwrap();
+    inputs(dir.path(), 10);
+    let (code, recs) = eval(dir.path(), "c", &["--batch", "--wait", "0"]);
+    assert_eq!(code, 10, "{recs:?}");
+    let out = cutline(dir.path())
+        .args(["batches", "c", "--cancel", "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(state.lock().unwrap().cancels, 1);
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("sessions/c.batches.json")).unwrap()).unwrap();
+    assert_eq!(manifest["batches"][0]["state"], "cancelling");
+    let (code, recs) = eval(dir.path(), "c", &["--batch", "--poll", "10ms"]);
+    assert_eq!(code, 0, "{recs:?}");
+    let s = cutline::session::load(&dir.path().join("sessions/c.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 40, "10 inputs × 2 prompts × 2 limits, each once");
+    let st = state.lock().unwrap();
+    assert_eq!(st.creates, 2, "the cancelled half went in one more batch");
+    assert_eq!(
+        st.sent.values().filter(|n| **n == 1).count(),
+        20,
+        "the answered half is never sent again"
+    );
+    assert_eq!(
+        s.runs
+            .iter()
+            .filter(|r| r.batch.as_ref().unwrap().id == "batch_1")
+            .count(),
+        20
+    );
+}
+
+/// An output file line that is not JSON, or not a batch result, is an
+/// error naming the file and the line; nothing is recorded.
+#[test]
+fn a_bad_batch_results_line_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config("http://127.0.0.1:9")).unwrap();
+    inputs(dir.path(), 2);
+    let results = dir.path().join("out.jsonl");
+    std::fs::write(
+        &results,
+        "{\"custom_id\": \"c1\", \"response\": null, \"error\": {\"code\": \"batch_expired\"}}\n\n{\"id\": 3}\n",
+    )
+    .unwrap();
+    let (code, recs) = eval(dir.path(), "bad", &["--batch-results", results.to_str().unwrap()]);
+    assert_eq!(code, 4, "{recs:?}");
+    let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+    assert_eq!(
+        err["message"],
+        format!("{}:3: not a batch output line (no custom_id)", results.display())
+    );
+    std::fs::write(&results, "{\"custom_id\": \n").unwrap();
+    let (code, recs) = eval(dir.path(), "bad", &["--batch-results", results.to_str().unwrap()]);
+    assert_eq!(code, 4, "{recs:?}");
+    let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{}:1: not JSON: ", results.display())),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("sessions/bad.jsonl").exists()
+            || cutline::session::load(&dir.path().join("sessions/bad.jsonl"))
+                .unwrap()
+                .runs
+                .is_empty()
+    );
+}
+
+/// The batch flags mean nothing without `--batch`: a usage error, not a
+/// flag silently ignored.
+#[test]
+fn batch_flags_without_batch_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config("http://127.0.0.1:9")).unwrap();
+    inputs(dir.path(), 1);
+    for flag in [
+        ["--batch-window", "2h"],
+        ["--wait", "5m"],
+        ["--poll", "1s"],
+        ["--rounds", "2"],
+    ] {
+        let (code, recs) = eval(dir.path(), "flags", &flag);
+        assert_eq!(code, 2, "{flag:?}: {recs:?}");
+        let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+        assert!(err["message"].as_str().unwrap().contains("--batch"), "{err}");
+    }
 }

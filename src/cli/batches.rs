@@ -52,12 +52,10 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let mut all = Vec::new();
     let mut text = String::new();
     for path in files {
-        let mut m = Manifest::load(&path)
-            .map_err(|e| CliError::new(Category::InputError, e.to_string()))?
+        let mut m = Manifest::load(&path)?
             .ok_or_else(|| CliError::new(Category::InputError, format!("{}: no batch manifest", path.display())))?;
         rt.block_on(refresh(&mut m, args.cancel, out))?;
-        m.save(&path)
-            .map_err(|e| CliError::new(Category::InputError, e.to_string()))?;
+        m.save(&path)?;
         for e in &m.batches {
             let rec = json!({
                 "type": "batch",
@@ -95,9 +93,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
 }
 
 /// Poll (and with `cancel`, cancel) every batch the provider still works
-/// on; a provider that is not configured any more leaves the last word.
+/// on; a provider that is not configured any more leaves the last word. A
+/// cancelled batch stays `cancelling` in the manifest: the next `eval`
+/// collects what it answered before the cancel took, so nothing paid for
+/// is lost.
 async fn refresh<W: Write>(m: &mut Manifest, cancel: bool, out: &mut Out<W>) -> Result<(), CliError> {
-    let open = m.batches.iter().any(|e| e.state == EntryState::Submitted);
+    let open = m.batches.iter().any(|e| e.state.polled());
     if !open {
         return Ok(());
     }
@@ -113,11 +114,11 @@ async fn refresh<W: Write>(m: &mut Manifest, cancel: bool, out: &mut Out<W>) -> 
         .map_err(|e| io_err(&e))?;
         return Ok(());
     };
-    for e in m.batches.iter_mut().filter(|e| e.state == EntryState::Submitted) {
+    for e in m.batches.iter_mut().filter(|e| e.state.polled()) {
         let Some(b) = e.batch.clone() else { continue };
-        if cancel {
-            api.cancel(b.clone()).await.map_err(|e| super::run::llm_err(&e))?;
-            e.state = EntryState::Cancelled;
+        if cancel && e.state == EntryState::Submitted {
+            api.cancel(b.clone()).await?;
+            e.state = EntryState::Cancelling;
         }
         match api.status(b).await {
             Ok(s) => e.status = Some(s),

@@ -5,12 +5,13 @@
 //! version 2) is put back into every run that refers to it.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::{Header, RunRecord, Session, list, run_number};
+use crate::limits::{Line, next_line};
 
 /// At most this many line warnings per file; the rest are counted in one.
 const MAX_LINE_WARNINGS: usize = 20;
@@ -70,52 +71,6 @@ pub(super) struct Seen {
     pub(super) run_max: u64,
     /// The prompt snapshots written, by ref.
     pub(super) prompts: HashMap<String, Value>,
-}
-
-/// One line as read.
-enum Line {
-    /// A whole line (without its newline) in the buffer.
-    Whole,
-    /// The file's last line (with or without a newline after it).
-    Last,
-    /// A line longer than the cap: skipped whole, its length.
-    TooLong(u64),
-}
-
-/// The next line into `buf`, at most `cap` bytes; `Ok(None)` at the end.
-fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>, cap: usize) -> std::io::Result<Option<Line>> {
-    buf.clear();
-    let mut skipped: u64 = 0;
-    loop {
-        let avail = r.fill_buf()?;
-        if avail.is_empty() {
-            return Ok(match (skipped, buf.is_empty()) {
-                (0, true) => None,
-                (0, false) => Some(Line::Last),
-                (n, _) => Some(Line::TooLong(n)),
-            });
-        }
-        let (take, done) = match memchr::memchr(b'\n', avail) {
-            Some(i) => (i, true),
-            None => (avail.len(), false),
-        };
-        if skipped > 0 || buf.len() + take > cap {
-            skipped += (buf.len() + take) as u64;
-            buf.clear();
-        } else {
-            buf.extend_from_slice(&avail[..take]);
-        }
-        r.consume(take + usize::from(done));
-        if done {
-            return Ok(Some(if skipped > 0 {
-                Line::TooLong(skipped)
-            } else if r.fill_buf()?.is_empty() {
-                Line::Last
-            } else {
-                Line::Whole
-            }));
-        }
-    }
 }
 
 /// The one reader of a session file: the header, each run handed on (its

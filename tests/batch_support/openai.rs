@@ -63,14 +63,37 @@ pub fn stream(body: &Value) -> Reply {
     Reply::data(&refs)
 }
 
+/// How a batch ends when it does not simply complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// Cancelled partway: every second request answered, the rest
+    /// `batch_cancelled` in the error file.
+    Cancelled,
+    /// Failed as a whole (its input did not validate): no files, only the
+    /// batch's `errors`.
+    Failed,
+}
+
+/// One created batch.
+#[derive(Debug, Clone)]
+pub struct Created {
+    pub id: String,
+    pub input: String,
+    pub polls: u32,
+    pub tag: String,
+}
+
 #[derive(Default)]
 pub struct World {
     /// file id → uploaded lines.
     pub files: HashMap<String, Vec<Value>>,
-    /// batch id → (input file, polls, metadata tag).
-    pub batches: Vec<(String, String, u32, String)>,
+    /// Every batch created, in order (`batch_1`, `batch_2`, …).
+    pub batches: Vec<Created>,
     /// custom ids that expire the first time they are sent.
     pub expire_once: Vec<String>,
+    /// custom ids the provider fails (a 500 in the error file) the first
+    /// time they are sent.
+    pub error_once: Vec<String>,
     /// Times each custom id was sent.
     pub sent: HashMap<String, u32>,
     /// Hold each create call this long (a process can be killed meanwhile).
@@ -80,6 +103,96 @@ pub struct World {
     /// Batches numbered above this stay `in_progress` (a command's wait
     /// runs out between rounds).
     pub hold_after: Option<usize>,
+    /// Polls of a batch answered 429 (with `retry-after: 0`) before any is
+    /// answered: more than the HTTP layer retries, so a whole poll fails.
+    pub limited_polls: u32,
+    /// 429s served so far.
+    pub limited: u32,
+    /// Batch number → how it ends.
+    pub fates: HashMap<usize, Fate>,
+    /// Cancel calls received (each makes its batch end `cancelled`).
+    pub cancels: u32,
+    /// Batches created by someone else with the same session in their
+    /// tag (another checkout, an older run), listed by the batches list.
+    pub strangers: Vec<(String, String)>,
+}
+
+/// A fixed shuffle of a batch's lines (by a hash of the custom id), so
+/// results never come back in the order sent.
+fn shuffled(lines: &[Value]) -> Vec<Value> {
+    let mut v = lines.to_vec();
+    v.sort_by_key(|l| {
+        let id = l["custom_id"].as_str().unwrap_or("");
+        id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    });
+    v
+}
+
+fn batch_number(id: &str) -> usize {
+    id.trim_start_matches("batch_").parse().unwrap_or(0)
+}
+
+/// The batch object at this poll.
+fn batch_object(s: &World, b: &Created) -> Value {
+    let held = s.hold_after.is_some_and(|n| batch_number(&b.id) > n);
+    let polls = if held { 2 } else { b.polls };
+    let fate = s.fates.get(&batch_number(&b.id)).copied();
+    let status = match (polls, fate) {
+        (0..=3, _) => ["validating", "validating", "in_progress", "finalizing"][polls as usize],
+        (_, Some(Fate::Cancelled)) => "cancelled",
+        (_, Some(Fate::Failed)) => "failed",
+        (_, None) => "completed",
+    };
+    let mut v = json!({"id": b.id, "object": "batch", "status": status, "endpoint": "/v1/chat/completions",
+        "input_file_id": b.input, "metadata": {"cutline_session": b.tag},
+        "request_counts": {"completed": 0, "failed": 0, "total": polls}});
+    if fate == Some(Fate::Failed) {
+        v["errors"] = json!({"object": "list", "data": [{"code": "invalid_request", "message": "model not available for batch", "param": "body.model", "line": 1}]});
+    } else {
+        v["output_file_id"] = json!(format!("out-{}", b.input));
+        v["error_file_id"] = json!(format!("err-{}", b.input));
+    }
+    v
+}
+
+/// The output (`out`) or error (`err`) file of the batch over `input`.
+fn result_file(s: &World, kind: &str, input: &str) -> String {
+    let lines = s.files.get(input).cloned().unwrap_or_default();
+    let number = s
+        .batches
+        .iter()
+        .find(|b| b.input == input)
+        .map_or(0, |b| batch_number(&b.id));
+    let cancelled = s.fates.get(&number) == Some(&Fate::Cancelled);
+    let mut out = Vec::new();
+    for (i, l) in shuffled(&lines).iter().enumerate() {
+        let id = l["custom_id"].as_str().unwrap().to_owned();
+        let first = s.sent[&id] == 1;
+        let error = if cancelled && i % 2 == 1 {
+            Some(
+                json!({"id": "r", "custom_id": id, "response": null, "error": {"code": "batch_cancelled", "message": "cancelled"}}),
+            )
+        } else if first && s.expire_once.contains(&id) {
+            Some(
+                json!({"id": "r", "custom_id": id, "response": null, "error": {"code": "batch_expired", "message": "expired"}}),
+            )
+        } else if first && s.error_once.contains(&id) {
+            Some(
+                json!({"id": "r", "custom_id": id, "response": {"status_code": 500, "request_id": "q",
+                "body": {"error": {"message": "The server had an error", "type": "server_error", "param": null, "code": null}}}, "error": null}),
+            )
+        } else {
+            None
+        };
+        match (kind, error) {
+            ("out", None) => out.push(json!({"id": "r", "custom_id": id, "response": {"status_code": 200, "request_id": "q", "body": completion(&l["body"])}, "error": null})),
+            ("err", Some(e)) => out.push(e),
+            _ => {}
+        }
+    }
+    out.iter().map(Value::to_string).collect::<Vec<_>>().join("\n")
 }
 
 /// The OpenAI emulator: streams, files, batches, output files.
@@ -108,8 +221,13 @@ pub fn openai(state: Arc<Mutex<World>>) -> impl Fn(&Recorded) -> Reply + Send + 
             s.creates += 1;
             let id = format!("batch_{}", s.batches.len() + 1);
             let tag = b["metadata"]["cutline_session"].as_str().unwrap_or("").to_owned();
-            s.batches
-                .push((id.clone(), b["input_file_id"].as_str().unwrap().to_owned(), 0, tag));
+            let input = b["input_file_id"].as_str().unwrap().to_owned();
+            s.batches.push(Created {
+                id: id.clone(),
+                input,
+                polls: 0,
+                tag,
+            });
             let hold = s.hold_create;
             drop(s);
             std::thread::sleep(hold);
@@ -119,51 +237,48 @@ pub fn openai(state: Arc<Mutex<World>>) -> impl Fn(&Recorded) -> Reply + Send + 
             );
         }
         if r.method == "GET" && path.starts_with("/batches?") {
-            let data: Vec<Value> = s
-                .batches
-                .iter()
-                .map(|(id, _, _, tag)| json!({"id": id, "metadata": {"cutline_session": tag}}))
+            // Newest first, as the API lists them: the strangers came later.
+            let strangers = s.strangers.iter().map(|(id, tag)| (id.as_str(), tag.as_str()));
+            let ours = s.batches.iter().rev().map(|b| (b.id.as_str(), b.tag.as_str()));
+            let data: Vec<Value> = strangers
+                .chain(ours)
+                .map(|(id, tag)| json!({"id": id, "metadata": {"cutline_session": tag}}))
                 .collect();
             return Reply::status(
                 200,
                 &json!({"object": "list", "data": data, "has_more": false}).to_string(),
             );
         }
-        if r.method == "GET" && path.starts_with("/batches/") {
-            let id = path.trim_start_matches("/batches/");
-            let Some(b) = s.batches.iter_mut().find(|b| b.0 == id) else {
-                return Reply::status(404, "{}");
-            };
-            b.2 += 1;
-            let number: usize = id.trim_start_matches("batch_").parse().unwrap_or(0);
-            let held = s.hold_after.is_some_and(|n| number > n);
-            let Some(b) = s.batches.iter_mut().find(|b| b.0 == id) else {
-                return Reply::status(404, "{}");
-            };
-            let polls = if held { 2 } else { b.2 };
-            let status = ["validating", "in_progress", "finalizing", "completed"][(polls as usize - 1).min(3)];
-            let (input, polls) = (b.1.clone(), b.2);
+        if r.method == "POST" && path.starts_with("/batches/") && path.ends_with("/cancel") {
+            let id = path.trim_start_matches("/batches/").trim_end_matches("/cancel");
+            s.fates.insert(batch_number(id), Fate::Cancelled);
+            s.cancels += 1;
             return Reply::status(
                 200,
-                &json!({"id": id, "status": status, "output_file_id": format!("out-{input}"), "error_file_id": format!("err-{input}"),
-                    "request_counts": {"completed": 0, "failed": 0, "total": polls}}).to_string(),
+                &json!({"id": id, "object": "batch", "status": "cancelling"}).to_string(),
             );
+        }
+        if r.method == "GET" && path.starts_with("/batches/") {
+            if s.limited < s.limited_polls {
+                s.limited += 1;
+                return Reply::status(
+                    429,
+                    r#"{"error": {"message": "Rate limit reached for batch polls", "type": "requests", "param": null, "code": "rate_limit_exceeded"}}"#,
+                )
+                .header("retry-after", "0");
+            }
+            let id = path.trim_start_matches("/batches/");
+            let Some(i) = s.batches.iter().position(|b| b.id == id) else {
+                return Reply::status(404, "{}");
+            };
+            s.batches[i].polls += 1;
+            let v = batch_object(&s, &s.batches[i]);
+            return Reply::status(200, &v.to_string());
         }
         if r.method == "GET" && path.starts_with("/files/") {
             let name = path.trim_start_matches("/files/").trim_end_matches("/content");
             let (kind, input) = name.split_once('-').unwrap();
-            let lines = s.files.get(input).cloned().unwrap_or_default();
-            let mut out = Vec::new();
-            for l in lines.iter().rev() {
-                let id = l["custom_id"].as_str().unwrap().to_owned();
-                let expire = s.expire_once.contains(&id) && s.sent[&id] == 1;
-                match (kind, expire) {
-                    ("out", false) => out.push(json!({"id": "r", "custom_id": id, "response": {"status_code": 200, "request_id": "q", "body": completion(&l["body"])}, "error": null})),
-                    ("err", true) => out.push(json!({"id": "r", "custom_id": id, "response": null, "error": {"code": "batch_expired", "message": "expired"}})),
-                    _ => {}
-                }
-            }
-            return Reply::status(200, &out.iter().map(Value::to_string).collect::<Vec<_>>().join("\n"));
+            return Reply::status(200, &result_file(&s, kind, input));
         }
         Reply::status(404, r#"{"error": {"message": "no such route"}}"#)
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::setup::Who;
-use super::{Args, CliEvents, exec_err};
+use super::{Args, CliEvents};
 use crate::cli::io_err;
 use crate::cli::out::{Category, CliError, Out};
 use crate::eval::batch::{Answer, Manifest, Note, Options, manifest, time};
@@ -29,18 +29,18 @@ pub struct BatchArgs {
     pub batch: bool,
     /// `24h` (the batch APIs), or `2h` / `8h` (OpenAI's Responses
     /// background mode).
-    #[arg(long, value_name = "2h|8h|24h", value_parser = window_arg, default_value = "24h")]
+    #[arg(long, requires = "batch", value_name = "2h|8h|24h", value_parser = window_arg, default_value = "24h")]
     pub batch_window: Window,
     /// The first pause between polls (then ×1.5 each time, at most 10 min).
-    #[arg(long, value_name = "DURATION", value_parser = duration_arg, default_value = "10s")]
+    #[arg(long, requires = "batch", value_name = "DURATION", value_parser = duration_arg, default_value = "10s")]
     pub poll: Duration,
     /// How long this command waits for the batches (`0`: submit and
     /// return; the same command later collects).
-    #[arg(long, value_name = "DURATION", value_parser = duration_arg, default_value = "24h")]
+    #[arg(long, requires = "batch", value_name = "DURATION", value_parser = duration_arg, default_value = "24h")]
     pub wait: Duration,
     /// Times a run is sent at most (expired, cancelled or failed runs go
     /// again in later rounds; after the last, the run is recorded failed).
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    #[arg(long, requires = "batch", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub rounds: u32,
     /// Write the OpenAI batch input file of every pending run to FILE and
     /// stop (nothing is sent).
@@ -128,7 +128,7 @@ pub async fn execute<W: Write>(
 ) -> Result<engine::Executed, CliError> {
     let path = manifest::path_for(session_path);
     let session = recorder.id().to_owned();
-    let mut mf = match Manifest::load(&path).map_err(|e| CliError::new(Category::InputError, e.to_string()))? {
+    let mut mf = match Manifest::load(&path)? {
         Some(mf) => mf,
         None => Manifest::new(&session, &args.provider, &ask.model, b.api.name(), b.window),
     };
@@ -140,7 +140,7 @@ pub async fn execute<W: Write>(
     };
     engine::batched::execute(m, ask, pending, batching, recorder, events)
         .await
-        .map_err(exec_err)
+        .map_err(CliError::from)
 }
 
 /// One executor note as a `batch` record.
@@ -157,6 +157,9 @@ pub fn note_record(n: &Note) -> Value {
             json!({"type": "batch", "event": "submitted", "local": local, "id": id, "requests": requests, "round": round})
         }
         Note::Polled { local, status } => json!({"type": "batch", "event": "polled", "local": local, "status": status}),
+        Note::PollFailed { local, error } => {
+            json!({"type": "batch", "event": "poll_failed", "local": local, "error": error.to_string()})
+        }
         Note::Collected {
             local,
             answered,
@@ -187,8 +190,7 @@ fn lines(m: &Matrix, ask: &Ask, pending: &[Planned]) -> Result<Vec<(String, Valu
     let mut out = Vec::with_capacity(pending.len());
     for p in pending {
         let spec = m.spec(p, ask);
-        let plan =
-            crate::run::plan(&spec, target).map_err(|e| CliError::new(Category::ConfigInvalid, e.to_string()))?;
+        let plan = crate::run::plan(&spec, target)?;
         let item = Item {
             custom_id: crate::llm::batch::custom_id(&p.key),
             request: plan.request,
@@ -232,6 +234,48 @@ pub fn write_file<W: Write>(
     Ok(rec)
 }
 
+/// The results of an OpenAI-format batch output file, read line by line
+/// (an output file of a big eval is larger than any file read whole);
+/// an error names the file, the line and why.
+fn results_of(file: &Path) -> Result<impl Iterator<Item = Result<crate::llm::batch::Result1, CliError>>, CliError> {
+    let at = |n: usize, why: &dyn std::fmt::Display| {
+        CliError::new(Category::InputError, format!("{}:{n}: {why}", file.display()))
+    };
+    let f = crate::limits::open_regular(file)
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", file.display())))?;
+    let cap = usize::try_from(crate::limits::max_file_bytes()).unwrap_or(usize::MAX);
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut buf = Vec::new();
+    let mut n = 0;
+    Ok(std::iter::from_fn(move || {
+        loop {
+            n += 1;
+            let kind = match crate::limits::next_line(&mut reader, &mut buf, cap) {
+                Ok(Some(k)) => k,
+                Ok(None) => return None,
+                Err(e) => return Some(Err(at(n, &e))),
+            };
+            if let crate::limits::Line::TooLong(len) = kind {
+                return Some(Err(at(
+                    n,
+                    &format!("a line of {len} bytes, over the {} MiB cap", cap >> 20),
+                )));
+            }
+            if buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let line: Value = match serde_json::from_slice(&buf) {
+                Ok(v) => v,
+                Err(e) => return Some(Err(at(n, &format!("not JSON: {e}")))),
+            };
+            return Some(
+                crate::llm::batch::openai::result_of(&line)
+                    .ok_or_else(|| at(n, &"not a batch output line (no custom_id)")),
+            );
+        }
+    }))
+}
+
 /// `--batch-results`: record the answers of an OpenAI-format output file,
 /// each matched to its run by custom id (lines for runs not pending are
 /// left alone).
@@ -243,26 +287,13 @@ pub fn record_file<W: Write>(
     recorder: &mut Recorder,
     events: &mut CliEvents<'_, W>,
 ) -> Result<engine::Executed, CliError> {
-    let bytes = crate::limits::read(file)
-        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", file.display())))?;
-    let mut results = Vec::new();
-    for (n, line) in crate::llm::batch::jsonl(&bytes).enumerate() {
-        let line =
-            line.map_err(|e| CliError::new(Category::InputError, format!("{}:{}: {e}", file.display(), n + 1)))?;
-        let r = crate::llm::batch::openai::result_of(&line).ok_or_else(|| {
-            CliError::new(
-                Category::InputError,
-                format!("{}:{}: not a batch output line (no custom_id)", file.display(), n + 1),
-            )
-        })?;
-        results.push(r);
-    }
     let ids: HashMap<String, String> = pending
         .iter()
         .map(|p| (crate::llm::batch::custom_id(&p.key), p.key.clone()))
         .collect();
     let mut answers = Vec::new();
-    for r in results {
+    for r in results_of(file)? {
+        let r = r?;
         let Some(key) = ids.get(&r.custom_id) else { continue };
         let answer = match r.outcome {
             Outcome::Succeeded(t) => Answer::Answered(t),
@@ -277,5 +308,5 @@ pub fn record_file<W: Write>(
         .filter(|p| answered.contains(p.key.as_str()))
         .collect();
     let source = file.display().to_string();
-    engine::batched::record(m, ask, jobs, answers, &source, recorder, events).map_err(exec_err)
+    engine::batched::record(m, ask, jobs, answers, &source, recorder, events).map_err(CliError::from)
 }

@@ -32,7 +32,6 @@ use crate::eval::engine::{self, Ask, Matrix, Planned, PromptPlan};
 use crate::eval::strategy::Strategy;
 use crate::eval::{self, RunSummary};
 use crate::llm::structured::Path as Structured;
-use crate::llm::{ErrorKind, LlmError};
 use crate::session::Recorder;
 use progress::Progress;
 use records::{batch_price, peak_rss_kib, run_record, tagged, twin_record};
@@ -131,19 +130,6 @@ fn limits_arg(s: &str) -> Result<Limits, eval::LimitsError> {
     eval::parse_limits(s).map(Limits)
 }
 
-fn config_err(e: impl std::fmt::Display) -> CliError {
-    CliError::new(Category::ConfigInvalid, e.to_string())
-}
-
-fn llm_err(e: &LlmError) -> CliError {
-    let cat = if e.kind == ErrorKind::SetupRequired {
-        Category::SetupRequired
-    } else {
-        Category::ProviderError
-    };
-    CliError::new(cat, e.to_string())
-}
-
 /// Run `eval`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     if let Some(Strategies(strategies)) = &args.strategy {
@@ -153,7 +139,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let ask = Arc::new(ask_of(args, cli, &who));
     let batching = batch::prepare(args, &who)?;
     let io = |e: std::io::Error| io_err(&e);
-    let (m, warnings) = engine::plan(prompt_plans(args, cli, &who, out)?, &ask).map_err(config_err)?;
+    let (m, warnings) = engine::plan(prompt_plans(args, cli, &who, out)?, &ask)?;
     for w in warnings {
         out.warn(w).map_err(io)?;
     }
@@ -305,7 +291,7 @@ fn execute<W: Write>(
         .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
     let result = rt.block_on(async {
         if who.is_local {
-            crate::llm::local::installed().map_err(|e| llm_err(&e))?;
+            crate::llm::local::installed()?;
         }
         if let Some(file) = &args.batch.batch_results {
             return batch::record_file(m, ask, pending, file, recorder, events);
@@ -314,25 +300,11 @@ fn execute<W: Write>(
             Some(b) => batch::execute(args, (m, ask), pending, b, (session_path, recorder), events).await,
             None => engine::stream::execute(m.clone(), ask.clone(), pending, concurrency, recorder, events)
                 .await
-                .map_err(exec_err),
+                .map_err(CliError::from),
         }
     });
     drop(rt);
     result
-}
-
-/// An engine failure as a CLI error.
-fn exec_err(e: engine::ExecError) -> CliError {
-    match e {
-        engine::ExecError::Io(e) => io_err(&e),
-        engine::ExecError::Batch(crate::eval::batch::BatchError::Provider { api, source }) => {
-            let mut err = llm_err(&source);
-            err.message = format!("{api}: {}", err.message);
-            err
-        }
-        engine::ExecError::Batch(e) => CliError::new(Category::InputError, e.to_string()),
-        engine::ExecError::Runtime(e) => CliError::new(Category::Internal, e),
-    }
 }
 
 /// The engine's events as records on the output contract and a progress
@@ -412,7 +384,9 @@ fn finish<W: Write>(
         session = recorder.path().display()
     ));
     text.push('\n');
-    if args.batch.wants() {
+    // A provider's batch API bills at its batch price; the offline files
+    // ran on a server of the user's, which gives no discount.
+    if args.batch.batch {
         batch_price(billed, &mut totals, &mut text);
     }
     out.record(&totals).map_err(io)?;

@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::Line;
 use crate::llm::Transcript;
 
 /// One kept answer.
 #[derive(Debug, Serialize, Deserialize)]
-struct Line {
+struct Kept {
     key: String,
     transcript: Transcript,
 }
@@ -62,43 +63,54 @@ impl Answers {
     /// are appended there. A torn last line (a crash mid-write) is dropped:
     /// its call is asked again.
     pub fn open(path: &Path) -> Result<Self, AnswersError> {
-        let mut by_key = HashMap::new();
-        let bytes = match crate::limits::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(source) => {
-                return Err(AnswersError::Read {
-                    path: path.to_owned(),
-                    source,
+        let read_err = |source| AnswersError::Read {
+            path: path.to_owned(),
+            source,
+        };
+        let file = match crate::limits::open_regular(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self {
+                    by_key: HashMap::new(),
+                    path: Some(path.to_owned()),
                 });
             }
+            Err(e) => return Err(read_err(e)),
         };
-        let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-        let mut good = 0;
-        for (n, line) in lines.iter().enumerate() {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                good += line.len() + 1;
-                continue;
-            }
-            match serde_json::from_slice::<Line>(line) {
-                Ok(l) => {
+        // Line by line: the file grows with every answer of a big eval,
+        // so only one line at a time is held beside the answers kept.
+        let cap = usize::try_from(crate::limits::max_file_bytes()).unwrap_or(usize::MAX);
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+        let (mut by_key, mut buf, mut good, mut n) = (HashMap::new(), Vec::new(), 0u64, 0);
+        while let Some(kind) = crate::limits::next_line(&mut reader, &mut buf, cap).map_err(read_err)? {
+            n += 1;
+            let parsed = match kind {
+                Line::TooLong(len) => Err(format!("a line of {len} bytes, over the {} MiB cap", cap >> 20)),
+                _ if buf.iter().all(u8::is_ascii_whitespace) => {
+                    good += buf.len() as u64 + 1;
+                    continue;
+                }
+                _ => serde_json::from_slice::<Kept>(&buf).map_err(|e| e.to_string()),
+            };
+            match (parsed, kind) {
+                (Ok(l), _) => {
                     by_key.insert(l.key, l.transcript);
-                    good += line.len() + 1;
+                    good += buf.len() as u64 + 1;
                 }
-                Err(_) if n + 1 == lines.len() => {
-                    // Cut it off, so the next answer starts a line of its own.
-                    let f = std::fs::OpenOptions::new().write(true).open(path);
-                    f.and_then(|f| f.set_len(good as u64))
-                        .map_err(|source| AnswersError::Read {
-                            path: path.to_owned(),
-                            source,
-                        })?;
+                (Err(_), Line::Last) => {
+                    // A torn last line (a crash mid-write): cut it off, so
+                    // the next answer starts a line of its own.
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(path)
+                        .and_then(|f| f.set_len(good))
+                        .map_err(read_err)?;
                 }
-                Err(e) => {
+                (Err(cause), _) => {
                     return Err(AnswersError::Parse {
                         path: path.to_owned(),
-                        line: n + 1,
-                        cause: e.to_string(),
+                        line: n,
+                        cause,
                     });
                 }
             }
@@ -117,7 +129,7 @@ impl Answers {
     /// Keep `t` as the answer to `key`, on disk before in memory.
     pub fn keep(&mut self, key: &str, t: Transcript) -> std::io::Result<()> {
         if let Some(path) = &self.path {
-            let line = Line {
+            let line = Kept {
                 key: key.to_owned(),
                 transcript: t,
             };

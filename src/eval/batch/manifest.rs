@@ -3,9 +3,9 @@
 //! id → run key of each request, its round and its state. It is written
 //! before each create call (state `creating`) and after it (`submitted`,
 //! with the id), so a crash between the two is found on resume (by the
-//! session's tag where the API allows) and a batch is never submitted
-//! twice; then after each poll and each collection. Written whole and
-//! replaced atomically.
+//! entry's own tag, where the API takes one) and a batch is never
+//! submitted twice; then after each poll and each collection. Written
+//! whole and replaced atomically.
 
 use std::path::{Path, PathBuf};
 
@@ -21,10 +21,28 @@ pub enum EntryState {
     Creating,
     /// Created: the provider is working on it.
     Submitted,
+    /// Created, and its cancel asked for (`batches --cancel`): the provider
+    /// ends it soon, and what it answered before is still collected.
+    Cancelling,
     /// Every result recorded (or handed to a next round).
     Collected,
-    /// Cancelled at the user's word (`batches --cancel`).
+    /// Cancelled at the user's word by a cutline that did not collect what
+    /// it had answered (manifests written before `cancelling`).
     Cancelled,
+}
+
+impl EntryState {
+    /// Whether the provider may still be working on it: its runs are never
+    /// submitted again, and it is polled until it ends.
+    pub fn in_flight(self) -> bool {
+        matches!(self, Self::Creating | Self::Submitted | Self::Cancelling)
+    }
+
+    /// Whether it has been created and not yet collected: polled, then
+    /// collected once it ends.
+    pub fn polled(self) -> bool {
+        matches!(self, Self::Submitted | Self::Cancelling)
+    }
 }
 
 /// One batch of the eval.
@@ -39,6 +57,13 @@ pub struct Entry {
     pub state: EntryState,
     /// When the create call started, ms since the epoch.
     pub created_ms: u64,
+    /// The tag its create call carries where the API takes one: the
+    /// session, this entry and a random part, so that a resume adopts only
+    /// the batch this entry created (never another machine's or an older
+    /// one of the same session). Empty in manifests written before it,
+    /// which were tagged with the session alone.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tag: String,
     /// The provider's batch, once created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<Submitted>,
@@ -166,12 +191,23 @@ impl Manifest {
         format!("b{}", self.batches.len() + 1)
     }
 
-    /// Run keys in a batch the provider still works on (submitted or being
-    /// created): never submitted again.
+    /// A tag for the next create call: the session, the entry's local name
+    /// and 64 random bits (`RandomState` is seeded from the OS), so that no
+    /// other create call anywhere carries it.
+    pub fn next_tag(&self, local: &str) -> String {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(crate::session::now_ms());
+        h.write(local.as_bytes());
+        format!("{}.{local}.{:016x}", self.session, h.finish())
+    }
+
+    /// Run keys in a batch the provider still works on (being created,
+    /// submitted or being cancelled): never submitted again.
     pub fn in_flight(&self) -> impl Iterator<Item = &str> {
         self.batches
             .iter()
-            .filter(|e| matches!(e.state, EntryState::Creating | EntryState::Submitted))
+            .filter(|e| e.state.in_flight())
             .flat_map(|e| e.requests.iter().map(|(_, k)| k.as_str()))
     }
 }

@@ -4,15 +4,19 @@
 //! them through the same `run::finish` as a streamed run.
 //!
 //! One call does everything a command can do in its `--wait`: adopt a
-//! batch a crashed process created (found by its tag) or forget one that
-//! was never created, collect every batch that ended, resubmit what
-//! expired, was cancelled or failed (each run at most `rounds` times; after
-//! the last it is handed back as a failure), submit what was never sent,
-//! and poll with backoff (the first interval `--poll`, ×1.5 after each
-//! poll, at most 10 minutes; a server's `retry-after` is honoured by the
-//! HTTP layer) until nothing is pending or the wait runs out. Results are
-//! matched by custom id, never by position, and a run already recorded is
-//! never handed back twice.
+//! batch a crashed process created (found by the tag its create call
+//! carried, unique to that manifest entry) or forget one that was never
+//! created, collect every batch that ended (a cancelled one too: what it
+//! answered before the cancel is kept), resubmit what expired, was
+//! cancelled or failed, a batch that failed as a whole included (each run
+//! at most `rounds` times; after the last it is handed back as a failure),
+//! submit what was never sent, and poll with backoff (the first interval
+//! `--poll`, ×1.5 after each poll, at most 10 minutes; a server's
+//! `retry-after` is honoured by the HTTP layer, and a poll still rate
+//! limited or failing after its retries is tried again at the next poll)
+//! until nothing is pending or the wait runs out. Results are matched by
+//! custom id, never by position, and a run already recorded is never
+//! handed back twice.
 
 pub mod answers;
 pub mod manifest;
@@ -106,6 +110,9 @@ pub enum Note {
     },
     /// A batch was polled.
     Polled { local: String, status: Status },
+    /// A poll or a collection failed for now (rate limited, a server
+    /// error, a timeout): tried again at the next poll.
+    PollFailed { local: String, error: LlmError },
     /// An ended batch's results were collected.
     Collected {
         local: String,
@@ -152,6 +159,14 @@ pub enum BatchError {
     Manifest(#[from] ManifestError),
 }
 
+/// Whether a failed poll or collection may pass if tried again later.
+fn passing(e: &LlmError) -> bool {
+    matches!(
+        e.kind,
+        ErrorKind::RateLimited | ErrorKind::Server | ErrorKind::Timeout | ErrorKind::Connect | ErrorKind::Stream
+    )
+}
+
 struct Exec<'a> {
     api: &'a dyn BatchApi,
     m: &'a mut Manifest,
@@ -173,18 +188,19 @@ impl Exec<'_> {
         Ok(self.m.save(self.path)?)
     }
 
-    /// Batches in `creating`: adopted when the API finds one by its tag,
-    /// else forgotten (their runs go again).
+    /// Batches in `creating`: adopted when the API finds one by the tag
+    /// its create call carried, else forgotten (their runs go again).
     async fn recover(&mut self, sink: &mut impl Sink) -> Result<(), BatchError> {
         for i in 0..self.m.batches.len() {
             if self.m.batches[i].state != EntryState::Creating {
                 continue;
             }
-            let found = self
-                .api
-                .find(self.m.session.clone())
-                .await
-                .map_err(|e| self.provider(e))?;
+            // Manifests from before per-entry tags tagged with the session.
+            let tag = match self.m.batches[i].tag.as_str() {
+                "" => self.m.session.clone(),
+                t => t.to_owned(),
+            };
+            let found = self.api.find(tag).await.map_err(|e| self.provider(e))?;
             let known: HashSet<&str> = self
                 .m
                 .batches
@@ -219,42 +235,75 @@ impl Exec<'_> {
             .m
             .batches
             .iter()
-            .filter(|e| e.state == EntryState::Collected || e.state == EntryState::Cancelled)
+            .filter(|e| matches!(e.state, EntryState::Collected | EntryState::Cancelled))
             .filter(|e| e.requests.iter().any(|(_, k)| k == key))
             .count();
         u32::try_from(n).unwrap_or(u32::MAX)
     }
 
-    /// Poll every submitted batch once; collect the ended ones.
+    /// Poll every batch the provider works on once; collect the ended
+    /// ones. A poll or a collection that fails for a while (a 429 past the
+    /// HTTP layer's retries, a 5xx, a timeout) is noted and tried again at
+    /// the next poll, within the wait; any other failure stops the command.
     async fn poll_and_collect(&mut self, sink: &mut impl Sink) -> Result<(), BatchError> {
         for i in 0..self.m.batches.len() {
             let e = &self.m.batches[i];
-            let (EntryState::Submitted, Some(b)) = (e.state, e.batch.clone()) else {
+            let Some(b) = e.batch.clone().filter(|_| e.state.polled()) else {
                 continue;
             };
-            let status = self.api.status(b.clone()).await.map_err(|e| self.provider(e))?;
             let local = e.local.clone();
+            let status = match self.api.status(b.clone()).await {
+                Ok(s) => s,
+                Err(error) if passing(&error) => {
+                    sink.note(Note::PollFailed { local, error });
+                    continue;
+                }
+                Err(e) => return Err(self.provider(e)),
+            };
             self.m.batches[i].status = Some(status.clone());
             self.save()?;
-            let ended = status.phase == Phase::Ended;
-            sink.note(Note::Polled { local, status });
-            if ended {
-                self.collect(i, b, sink).await?;
+            sink.note(Note::Polled {
+                local: local.clone(),
+                status: status.clone(),
+            });
+            if status.phase != Phase::Ended {
+                continue;
+            }
+            match self.api.results(b.clone()).await {
+                Ok(results) => self.collect(i, &b, &status, results, sink)?,
+                Err(error) if passing(&error) => sink.note(Note::PollFailed { local, error }),
+                Err(e) => return Err(self.provider(e)),
             }
         }
         Ok(())
     }
 
-    async fn collect(&mut self, i: usize, b: Submitted, sink: &mut impl Sink) -> Result<(), BatchError> {
-        let results = self.api.results(b.clone()).await.map_err(|e| self.provider(e))?;
+    /// Hand on every result of the ended batch `i`; a request with none
+    /// failed with the batch when it failed as a whole, else its window
+    /// ran out.
+    fn collect(
+        &mut self,
+        i: usize,
+        b: &Submitted,
+        status: &Status,
+        results: Vec<batch::Result1>,
+        sink: &mut impl Sink,
+    ) -> Result<(), BatchError> {
         let mut by_id: HashMap<String, Outcome> = results.into_iter().map(|r| (r.custom_id, r.outcome)).collect();
+        let missing = || match &status.failure {
+            Some(why) => Outcome::Errored(LlmError::new(
+                ErrorKind::BadRequest,
+                format!("the batch failed as a whole: {why}"),
+            )),
+            None => Outcome::Expired,
+        };
         let requests = self.m.batches[i].requests.clone();
         let (mut answered, mut resent, mut failed) = (0, 0, 0);
         for (custom_id, key) in &requests {
             if self.recorded.contains(key) {
                 continue;
             }
-            let outcome = by_id.remove(custom_id).unwrap_or(Outcome::Expired);
+            let outcome = by_id.remove(custom_id).unwrap_or_else(missing);
             let from = BatchRef {
                 batch: b.id.clone(),
                 custom_id: custom_id.clone(),
@@ -317,11 +366,13 @@ impl Exec<'_> {
                 .max()
                 .unwrap_or(0);
             let local = self.m.next_local();
+            let tag = self.m.next_tag(&local);
             self.m.batches.push(Entry {
                 local: local.clone(),
                 round,
                 state: EntryState::Creating,
                 created_ms: crate::session::now_ms(),
+                tag: tag.clone(),
                 batch: None,
                 requests: chunk
                     .iter()
@@ -331,11 +382,7 @@ impl Exec<'_> {
             });
             self.save()?;
             let n = chunk.len();
-            let submitted = self
-                .api
-                .submit(chunk, self.m.session.clone())
-                .await
-                .map_err(|e| self.provider(e))?;
+            let submitted = self.api.submit(chunk, tag).await.map_err(|e| self.provider(e))?;
             let id = submitted.id.clone();
             if let Some(e) = self.m.batches.last_mut() {
                 e.batch = Some(submitted);
@@ -353,12 +400,7 @@ impl Exec<'_> {
     }
 
     fn flying(&self) -> (usize, usize) {
-        let open: Vec<&Entry> = self
-            .m
-            .batches
-            .iter()
-            .filter(|e| e.state == EntryState::Submitted)
-            .collect();
+        let open: Vec<&Entry> = self.m.batches.iter().filter(|e| e.state.polled()).collect();
         (open.len(), open.iter().map(|e| e.requests.len()).sum())
     }
 }

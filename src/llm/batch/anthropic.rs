@@ -121,6 +121,7 @@ impl BatchApi for AnthropicBatch {
                 done,
                 failed,
                 total: done + count("processing"),
+                failure: None,
             })
         })
     }

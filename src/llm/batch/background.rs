@@ -104,12 +104,18 @@ impl BatchApi for Background {
                     }
                 })
                 .collect();
-            let parts: Vec<(String, String)> = futures_util::stream::iter(posts)
-                .buffered(PARALLEL)
-                .collect::<Vec<_>>()
-                .await
+            let posted: Vec<Result<(String, String), LlmError>> =
+                futures_util::stream::iter(posts).buffered(PARALLEL).collect().await;
+            // The responses created are paid for: keep them even when a
+            // later one fails (those come back as never run, and go again).
+            let mut first_error = None;
+            let parts: Vec<(String, String)> = posted
                 .into_iter()
-                .collect::<Result<_, _>>()?;
+                .filter_map(|r| r.map_err(|e| first_error.get_or_insert(e).clone()).ok())
+                .collect();
+            if let (true, Some(e)) = (parts.is_empty(), first_error) {
+                return Err(e);
+            }
             let id = format!("background-{}", parts.first().map_or("", |p| p.1.as_str()));
             Ok(Submitted { id, parts })
         })
@@ -135,6 +141,7 @@ impl BatchApi for Background {
                 done,
                 failed,
                 total,
+                failure: None,
             })
         })
     }

@@ -183,12 +183,20 @@ impl BatchApi for GeminiBatch {
                     .unwrap_or(0)
             };
             let failed = stat("failedRequestCount");
+            let failure = state.ends_with("_FAILED").then(|| {
+                v.pointer("/error/message")
+                    .or_else(|| b.pointer("/error/message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown")
+                    .to_owned()
+            });
             Ok(Status {
                 phase: if ended { Phase::Ended } else { Phase::Pending },
                 state,
                 done: stat("successfulRequestCount") + failed,
                 failed,
                 total: stat("requestCount"),
+                failure,
             })
         })
     }

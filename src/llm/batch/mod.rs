@@ -108,6 +108,11 @@ pub struct Status {
     pub failed: u64,
     /// Requests in all.
     pub total: u64,
+    /// Why the batch ended without answering, when it failed as a whole
+    /// (OpenAI's validation `errors`, Gemini's operation error): each of
+    /// its requests is failed with these words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// What became of one request.
@@ -148,7 +153,9 @@ pub trait BatchApi: Send + Sync {
     fn submit(&self, items: Vec<Item>, tag: String) -> Fut<Submitted>;
     /// Where the batch is.
     fn status(&self, batch: Submitted) -> Fut<Status>;
-    /// Every result of an ended batch, in any order.
+    /// Every result of an ended batch, in any order. A request with none
+    /// (a batch that failed as a whole, or one its window ran out on) is
+    /// the caller's to account for, by the batch's [`Status`].
     fn results(&self, batch: Submitted) -> Fut<Vec<Result1>>;
     /// Ask the provider to cancel the batch.
     fn cancel(&self, batch: Submitted) -> Fut<()>;

@@ -1,7 +1,7 @@
 //! OpenAI's Batch API: the requests as a JSONL file uploaded to `/files`
 //! (purpose `batch`), one batch per endpoint (`/v1/chat/completions` or
-//! `/v1/responses`) over it with a 24-hour window and the session's tag in
-//! its `metadata`; `validating` → `in_progress` → `finalizing` →
+//! `/v1/responses`) over it with a 24-hour window and the manifest entry's
+//! tag in its `metadata`; `validating` → `in_progress` → `finalizing` →
 //! `completed`, or `failed` / `expired` / `cancelled`. The output file has
 //! one line per answered request, the error file one per failed or expired
 //! one; lines come in any order and are matched by `custom_id`.
@@ -57,6 +57,32 @@ impl OpenAiBatch {
             .send_bytes(Call::new(Method::GET, &url, Body::Empty, Auth::Bearer), MAX_FILE)
             .await?
             .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))
+    }
+}
+
+/// A failed batch's own errors (its input did not validate), each as
+/// `line N: message (code)`; `unknown` when it gave none.
+fn whole_failure(b: &Value) -> String {
+    let data = b.pointer("/errors/data").and_then(Value::as_array);
+    let words: Vec<String> = data
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let msg = e.get("message").and_then(Value::as_str).unwrap_or("(no message)");
+            let code = e
+                .get("code")
+                .and_then(Value::as_str)
+                .map_or_else(String::new, |c| format!(" ({c})"));
+            match e.get("line").and_then(Value::as_u64) {
+                Some(n) => format!("line {n}: {msg}{code}"),
+                None => format!("{msg}{code}"),
+            }
+        })
+        .collect();
+    if words.is_empty() {
+        "unknown".to_owned()
+    } else {
+        words.join("; ")
     }
 }
 
@@ -179,12 +205,14 @@ impl BatchApi for OpenAiBatch {
                     .and_then(Value::as_u64)
                     .unwrap_or(0)
             };
+            let failure = (state == "failed").then(|| whole_failure(&b));
             Ok(Status {
                 phase,
                 state,
                 done: count("completed"),
                 failed: count("failed"),
                 total: count("total"),
+                failure,
             })
         })
     }
@@ -203,10 +231,6 @@ impl BatchApi for OpenAiBatch {
                 for line in super::jsonl(&me.file(fid).await?) {
                     out.extend(result_of(&line?));
                 }
-            }
-            if b.get("status").and_then(Value::as_str) == Some("failed") && out.is_empty() {
-                let why = b.pointer("/errors/data").map_or_else(String::new, Value::to_string);
-                return Err(LlmError::new(ErrorKind::BadRequest, format!("the batch failed: {why}")));
             }
             Ok(out)
         })
