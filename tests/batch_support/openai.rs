@@ -22,6 +22,12 @@ pub fn answer(body: &Value) -> (String, &'static str, u32) {
         .as_str()
         .unwrap_or("")
         .to_owned();
+    answer_text(&user, body["max_completion_tokens"].as_u64().is_some_and(|m| m < 100))
+}
+
+/// The answer to the user text `user` (the same for every provider): its
+/// text, finish (`length` when `cut`) and output tokens.
+pub fn answer_text(user: &str, cut: bool) -> (String, &'static str, u32) {
     let n = user.len() % 4 + 2;
     let json = user.contains("JSON array") || user.contains("as a JSON array");
     let items: Vec<String> = (0..n)
@@ -37,7 +43,6 @@ pub fn answer(body: &Value) -> (String, &'static str, u32) {
     } else {
         items.join("\n")
     };
-    let cut = body["max_completion_tokens"].as_u64().is_some_and(|m| m < 100);
     if cut {
         text.truncate(text.len() * 2 / 3);
     }
@@ -305,14 +310,12 @@ pub fn cutline(dir: &Path) -> Command {
 
 pub fn inputs(dir: &Path, n: usize) -> std::path::PathBuf {
     let path = dir.join("inputs.jsonl");
-    let text: String = (0..n)
-        .map(|i| {
-            format!(
-                "{}\n",
-                json!({"id": format!("doc{i}"), "text": format!("Document {i}: {}", "word ".repeat(i % 13))})
-            )
-        })
-        .collect();
+    let mut text = String::new();
+    for i in 0..n {
+        let line = json!({"id": format!("doc{i}"), "text": format!("Document {i}: {}", "word ".repeat(i % 13))});
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
     std::fs::write(&path, text).unwrap();
     path
 }
