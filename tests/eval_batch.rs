@@ -35,6 +35,8 @@ struct World {
     /// Fail the next submit after creating the batch (a crash before the
     /// manifest's write).
     crash_after_create: bool,
+    /// Polls a batch takes to end (3 when 0).
+    ends_after: u32,
 }
 
 #[derive(Clone, Default)]
@@ -76,9 +78,10 @@ impl BatchApi for Fake {
         let w = self.0.clone();
         Box::pin(async move {
             let mut w = w.lock().unwrap();
+            let ends_after = if w.ends_after == 0 { 3 } else { w.ends_after };
             let entry = w.batches.get_mut(&b.id).unwrap();
             entry.1 += 1;
-            let ended = entry.1 >= 3;
+            let ended = entry.1 >= ends_after;
             Ok(Status {
                 phase: if ended { Phase::Ended } else { Phase::Pending },
                 state: if ended { "ended".into() } else { "in_progress".into() },
@@ -343,4 +346,62 @@ async fn a_crash_between_create_and_the_manifest_is_adopted_by_tag() {
     .await
     .unwrap();
     assert!(sink.answers.is_empty());
+}
+
+/// The pause between polls starts at `--poll` and grows ×1.5 after each
+/// poll, never past 10 minutes (tokio's paused clock: no real waiting).
+/// The batch is created first, then polled after each pause: it ends at
+/// its 14th poll, after 14 pauses.
+#[tokio::test(start_paused = true)]
+async fn polls_back_off_by_half_again_up_to_ten_minutes() {
+    let fake = Fake::default();
+    fake.0.lock().unwrap().ends_after = 14;
+    fake.0.lock().unwrap().fates.insert("p0".into(), vec![Fate::Answer]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.batches.json");
+    let mut m = Manifest::new("s", "p", "m", "fake batches", Window::Day);
+    let mut sink = Collect::default();
+    let started = tokio::time::Instant::now();
+    let ended = batch::run(
+        &fake,
+        jobs(1),
+        HashSet::new(),
+        &mut m,
+        &path,
+        opts(Duration::from_secs(24 * 3600)),
+        &mut sink,
+    )
+    .await
+    .unwrap();
+    assert_eq!(ended.pending, 0);
+    let waits: Vec<f64> = sink
+        .notes
+        .iter()
+        .filter_map(|n| match n {
+            Note::Waiting { next, .. } => Some(next.as_secs_f64()),
+            _ => None,
+        })
+        .collect();
+    let want = [
+        10.0,
+        15.0,
+        22.5,
+        33.75,
+        50.625,
+        75.9375,
+        113.906_25,
+        170.859_375,
+        256.289_062_5,
+        384.433_593_75,
+        576.650_390_625,
+        600.0,
+        600.0,
+        600.0,
+    ];
+    assert_eq!(waits.len(), want.len(), "{waits:?}");
+    for (got, want) in waits.iter().zip(want) {
+        assert!((got - want).abs() < 1e-6, "{waits:?}");
+    }
+    let slept = started.elapsed().as_secs_f64();
+    assert!((slept - want.iter().sum::<f64>()).abs() < 0.05, "{slept}");
 }
