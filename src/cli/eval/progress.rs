@@ -48,10 +48,20 @@ impl Progress {
             return;
         }
         self.last = Some(now);
+        let line = self.line(in_flight, self.started.elapsed());
+        let mut e = std::io::stderr().lock();
+        let _ = write!(e, "\r\x1b[2K{line}");
+        let _ = e.flush();
+        self.drawn = true;
+    }
+
+    /// The bar after `elapsed`: done of total, failed, skipped, in flight,
+    /// the rate of runs this command ran, and the time left at that rate.
+    fn line(&self, in_flight: usize, elapsed: Duration) -> String {
         let width = 30;
         let filled = (self.done * width).checked_div(self.total).unwrap_or(width);
         let ran = self.done - self.skipped;
-        let secs = self.started.elapsed().as_secs_f64();
+        let secs = elapsed.as_secs_f64();
         #[allow(clippy::cast_precision_loss)]
         let rate = if secs > 0.0 { ran as f64 / secs } else { 0.0 };
         #[allow(clippy::cast_precision_loss)]
@@ -60,10 +70,8 @@ impl Progress {
         } else {
             "?".into()
         };
-        let mut e = std::io::stderr().lock();
-        let _ = write!(
-            e,
-            "\r\x1b[2Keval [{}{}] {}/{}  failed {}  skipped {}  in flight {}  {:.1}/s  eta {}",
+        format!(
+            "eval [{}{}] {}/{}  failed {}  skipped {}  in flight {}  {:.1}/s  eta {}",
             "#".repeat(filled),
             ".".repeat(width - filled),
             self.done,
@@ -73,9 +81,7 @@ impl Progress {
             in_flight,
             rate,
             eta
-        );
-        let _ = e.flush();
-        self.drawn = true;
+        )
     }
 
     /// Erase the bar (before other output on the terminal).
@@ -86,5 +92,27 @@ impl Progress {
             let _ = e.flush();
             self.drawn = false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_counts_runs_rate_and_time_left() {
+        let mut p = Progress::new(100, 20, false);
+        assert_eq!(
+            p.line(0, Duration::ZERO),
+            "eval [######........................] 20/100  failed 0  skipped 20  in flight 0  0.0/s  eta ?"
+        );
+        for i in 0..30 {
+            p.finished(i % 10 == 0);
+        }
+        // 30 ran in 10 s: 3 a second, 50 left, about 17 s.
+        assert_eq!(
+            p.line(8, Duration::from_secs(10)),
+            "eval [###############...............] 50/100  failed 3  skipped 20  in flight 8  3.0/s  eta 17s"
+        );
     }
 }
