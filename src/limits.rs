@@ -106,8 +106,12 @@ pub fn over_cap(cap: u64) -> io::Error {
 pub enum Line {
     /// A whole line (without its newline) in the buffer.
     Whole,
-    /// The file's last line (with or without a newline after it).
-    Last,
+    /// The file's last line; `ended` when a newline followed it (a line
+    /// without one may be a write cut short).
+    Last {
+        /// Whether a newline ended it.
+        ended: bool,
+    },
     /// A line longer than the cap: skipped whole, its length.
     TooLong(u64),
 }
@@ -124,7 +128,7 @@ pub fn next_line(r: &mut impl io::BufRead, buf: &mut Vec<u8>, cap: usize) -> io:
         if avail.is_empty() {
             return Ok(match (skipped, buf.is_empty()) {
                 (0, true) => None,
-                (0, false) => Some(Line::Last),
+                (0, false) => Some(Line::Last { ended: false }),
                 (n, _) => Some(Line::TooLong(n)),
             });
         }
@@ -143,7 +147,7 @@ pub fn next_line(r: &mut impl io::BufRead, buf: &mut Vec<u8>, cap: usize) -> io:
             return Ok(Some(if skipped > 0 {
                 Line::TooLong(skipped)
             } else if r.fill_buf()?.is_empty() {
-                Line::Last
+                Line::Last { ended: true }
             } else {
                 Line::Whole
             }));

@@ -147,11 +147,14 @@ impl BatchApi for Fake {
 struct Collect {
     answers: Vec<(String, BatchRef, Answer)>,
     notes: Vec<Note>,
+    /// Keep only this many answers (a session that fills up).
+    keep: Option<usize>,
 }
 
 impl Sink for Collect {
-    fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) {
+    fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) -> bool {
         self.answers.push((key.to_owned(), from.clone(), answer));
+        self.keep.is_none_or(|n| self.answers.len() <= n)
     }
     fn note(&mut self, note: Note) {
         self.notes.push(note);
@@ -404,4 +407,55 @@ async fn polls_back_off_by_half_again_up_to_ten_minutes() {
     }
     let slept = started.elapsed().as_secs_f64();
     assert!((slept - want.iter().sum::<f64>()).abs() < 0.05, "{slept}");
+}
+
+/// A caller that stops keeping answers (its session filled up) stops the
+/// executor, and the batch stays uncollected: the next call hands back
+/// what was not kept, and nothing is sent again.
+#[tokio::test(start_paused = true)]
+async fn answers_the_caller_did_not_keep_are_collected_again_not_resent() {
+    let fake = Fake::default();
+    for i in 0..3 {
+        fake.0.lock().unwrap().fates.insert(format!("p{i}"), vec![Fate::Answer]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.batches.json");
+    let mut m = Manifest::new("s", "p", "m", "fake batches", Window::Day);
+    let mut sink = Collect {
+        keep: Some(1),
+        ..Collect::default()
+    };
+    let ended = batch::run(
+        &fake,
+        jobs(3),
+        HashSet::new(),
+        &mut m,
+        &path,
+        opts(Duration::from_secs(600)),
+        &mut sink,
+    )
+    .await
+    .unwrap();
+    assert_eq!(ended.pending, 3, "the batch is still to collect");
+    assert_eq!(sink.answers.len(), 2, "one kept, the second refused, no third asked");
+    assert_eq!(
+        Manifest::load(&path).unwrap().unwrap().batches[0].state,
+        EntryState::Submitted
+    );
+    let kept: HashSet<String> = [sink.answers[0].0.clone()].into();
+    let mut sink = Collect::default();
+    let ended = batch::run(
+        &fake,
+        jobs(3),
+        kept,
+        &mut m,
+        &path,
+        opts(Duration::from_secs(600)),
+        &mut sink,
+    )
+    .await
+    .unwrap();
+    assert_eq!(ended.pending, 0);
+    assert_eq!(sink.answers.len(), 2, "the two not kept, from the same batch");
+    assert_eq!(fake.0.lock().unwrap().created, 1, "nothing sent again");
 }

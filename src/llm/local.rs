@@ -72,6 +72,8 @@ struct Running {
     /// choosing (`--port 0`), so no other process can take the port
     /// between cutline picking it and the server binding it.
     url: Option<String>,
+    /// Its log, removed when it is stopped.
+    log: PathBuf,
 }
 
 impl Drop for Running {
@@ -136,18 +138,11 @@ pub async fn ensure_started() -> Result<String, LlmError> {
 }
 
 async fn start(inst: &Install) -> Result<String, LlmError> {
-    // One log per process, so concurrent cutlines do not clobber each
-    // other's; the server's own line in it says which port it took.
-    let log_dir = cache_dir().join("logs");
-    let log_path = log_dir.join(format!("llama-server-{}.log", std::process::id()));
-    let log = std::fs::create_dir_all(&log_dir)
-        .and_then(|()| std::fs::File::create(&log_path))
-        .map_err(|e| {
-            LlmError::new(
-                ErrorKind::SetupRequired,
-                format!("could not create llama-server's log {}: {e}", log_path.display()),
-            )
-        })?;
+    // A start that was abandoned (a cancelled run) may have left a server
+    // still loading: it goes first, so it cannot write its own port into
+    // the new log.
+    stop(false);
+    let (log_path, log) = new_log()?;
     let mut cmd = Command::new(&inst.server);
     cmd.arg("-m")
         .arg(&inst.model)
@@ -171,9 +166,37 @@ async fn start(inst: &Install) -> Result<String, LlmError> {
             child,
             watchdog,
             url: None,
+            log: log_path.clone(),
         });
     }
     wait_healthy(&log_path).await
+}
+
+/// A fresh log for a server of this process (one per process, so
+/// concurrent cutlines do not clobber each other's): in the cache's
+/// `logs/`, else, when that cannot be written, the temp directory. Any
+/// earlier file there is removed first, so the server's line in it is its
+/// own.
+fn new_log() -> Result<(PathBuf, std::fs::File), LlmError> {
+    let name = format!("llama-server-{}.log", std::process::id());
+    let create = |dir: PathBuf| {
+        let path = dir.join(&name);
+        std::fs::create_dir_all(&dir)?;
+        let _ = std::fs::remove_file(&path);
+        std::fs::File::create(&path).map(|f| (path, f))
+    };
+    let cached = cache_dir().join("logs");
+    create(cached.clone())
+        .or_else(|_| create(std::env::temp_dir().join("cutline-logs")))
+        .map_err(|e| {
+            LlmError::new(
+                ErrorKind::SetupRequired,
+                format!(
+                    "could not create llama-server's log in {} nor in the temp directory: {e}",
+                    cached.display()
+                ),
+            )
+        })
 }
 
 /// The server this process started, as it is now.
@@ -298,14 +321,10 @@ fn stop(remove_log: bool) {
         Ok(mut g) => g.take(),
         Err(poisoned) => poisoned.into_inner().take(),
     };
-    let was_running = taken.is_some();
+    let log = taken.as_ref().map(|r| r.log.clone());
     drop(taken);
-    if remove_log && was_running {
-        let _ = std::fs::remove_file(
-            cache_dir()
-                .join("logs")
-                .join(format!("llama-server-{}.log", std::process::id())),
-        );
+    if let (true, Some(log)) = (remove_log, log) {
+        let _ = std::fs::remove_file(log);
     }
 }
 

@@ -87,7 +87,7 @@ pub(super) fn visit(path: &Path, each: &mut dyn FnMut(RunRecord)) -> std::io::Re
     let mut n = 0;
     while let Some(kind) = next_line(&mut reader, &mut buf, cap)? {
         n += 1;
-        let last = matches!(kind, Line::Last);
+        let last = matches!(kind, Line::Last { .. });
         if let Line::TooLong(len) = kind {
             let e = too_long(len, cap);
             if v.header.is_none() {

@@ -93,13 +93,24 @@ impl Answers {
                 _ => serde_json::from_slice::<Kept>(&buf).map_err(|e| e.to_string()),
             };
             match (parsed, kind) {
-                (Ok(l), _) => {
+                (Ok(l), kind) => {
                     by_key.insert(l.key, l.transcript);
                     good += buf.len() as u64 + 1;
+                    if let Line::Last { ended: false } = kind {
+                        // Whole but for its newline: end it, so the next
+                        // answer starts a line of its own.
+                        std::fs::OpenOptions::new()
+                            .append(true)
+                            .open(path)
+                            .and_then(|mut f| f.write_all(b"\n"))
+                            .map_err(read_err)?;
+                    }
                 }
-                (Err(_), Line::Last) => {
+                (Err(_), Line::Last { ended: false }) => {
                     // A torn last line (a crash mid-write): cut it off, so
-                    // the next answer starts a line of its own.
+                    // its call is asked again and the next answer starts a
+                    // line of its own. A whole line that does not read is
+                    // an error below, never cut: it may be a paid answer.
                     std::fs::OpenOptions::new()
                         .write(true)
                         .open(path)
@@ -171,6 +182,18 @@ mod tests {
             Some(&b'\n'),
             "the torn line is cut off"
         );
+        // A whole last line that reads is ended, never cut.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.pop();
+        std::fs::write(&path, &bytes).unwrap();
+        let back = Answers::open(&path).unwrap();
+        assert_eq!(back.get("k1"), Some(&t));
+        assert_eq!(std::fs::read(&path).unwrap().last(), Some(&b'\n'));
+        // A whole last line that does not read is an error, and is kept.
+        std::fs::write(&path, b"{}\n").unwrap();
+        let e = Answers::open(&path).unwrap_err().to_string();
+        assert!(e.contains("s.answers.jsonl:1: not a kept batch answer"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}\n");
         std::fs::write(&path, b"nonsense\n{}\n").unwrap();
         let e = Answers::open(&path).unwrap_err().to_string();
         assert!(

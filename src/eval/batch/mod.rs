@@ -130,8 +130,10 @@ pub enum Note {
 
 /// The caller's side: record each answer, hear each note.
 pub trait Sink {
-    /// Record the run `key` (answered by the batch `from`).
-    fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer);
+    /// Record the run `key` (answered by the batch `from`); whether it was
+    /// kept for good. `false` (the session is full, the disk failed) stops
+    /// the executor without marking the batch collected.
+    fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) -> bool;
     /// Something happened.
     fn note(&mut self, note: Note);
 }
@@ -159,11 +161,13 @@ pub enum BatchError {
     Manifest(#[from] ManifestError),
 }
 
-/// Whether a failed poll or collection may pass if tried again later.
+/// Whether a failed poll or collection may pass if tried again later: a
+/// rate limit, a server error, a timeout, no connection. A body that does
+/// not read (over its cap, not JSON) would fail the same way every time.
 fn passing(e: &LlmError) -> bool {
     matches!(
         e.kind,
-        ErrorKind::RateLimited | ErrorKind::Server | ErrorKind::Timeout | ErrorKind::Connect | ErrorKind::Stream
+        ErrorKind::RateLimited | ErrorKind::Server | ErrorKind::Timeout | ErrorKind::Connect
     )
 }
 
@@ -174,6 +178,8 @@ struct Exec<'a> {
     requests: HashMap<String, Request>,
     recorded: HashSet<String>,
     opts: Options,
+    /// The caller stopped keeping answers: nothing more is collected.
+    halted: bool,
 }
 
 impl Exec<'_> {
@@ -247,6 +253,9 @@ impl Exec<'_> {
     /// the next poll, within the wait; any other failure stops the command.
     async fn poll_and_collect(&mut self, sink: &mut impl Sink) -> Result<(), BatchError> {
         for i in 0..self.m.batches.len() {
+            if self.halted {
+                break;
+            }
             let e = &self.m.batches[i];
             let Some(b) = e.batch.clone().filter(|_| e.state.polled()) else {
                 continue;
@@ -295,6 +304,7 @@ impl Exec<'_> {
                 ErrorKind::BadRequest,
                 format!("the batch failed as a whole: {why}"),
             )),
+            None if status.cancelled() => Outcome::Cancelled,
             None => Outcome::Expired,
         };
         let requests = self.m.batches[i].requests.clone();
@@ -310,7 +320,10 @@ impl Exec<'_> {
             };
             let error = match outcome {
                 Outcome::Succeeded(t) => {
-                    sink.answer(key, &from, Answer::Answered(t));
+                    if !sink.answer(key, &from, Answer::Answered(t)) {
+                        self.halted = true;
+                        break;
+                    }
                     self.recorded.insert(key.clone());
                     answered += 1;
                     continue;
@@ -321,12 +334,21 @@ impl Exec<'_> {
             };
             // This batch counts as a try once it is marked collected.
             if self.tries(key) + 1 >= self.opts.rounds {
-                sink.answer(key, &from, Answer::Failed(error));
+                if !sink.answer(key, &from, Answer::Failed(error)) {
+                    self.halted = true;
+                    break;
+                }
                 self.recorded.insert(key.clone());
                 failed += 1;
             } else {
                 resent += 1;
             }
+        }
+        if self.halted {
+            // The caller kept only part of it: the batch stays as it is, so
+            // a later command collects the rest, and nothing paid for is
+            // sent again.
+            return Ok(());
         }
         let e = &mut self.m.batches[i];
         e.state = EntryState::Collected;
@@ -425,11 +447,15 @@ pub async fn run(
         requests: jobs.into_iter().map(|j| (j.key, j.request)).collect(),
         recorded,
         opts,
+        halted: false,
     };
     x.recover(sink).await?;
     let mut interval = opts.poll.max(Duration::from_millis(1));
     loop {
         x.poll_and_collect(sink).await?;
+        if x.halted {
+            return Ok(Ended { pending: x.flying().1 });
+        }
         x.submit(sink).await?;
         let (batches, requests) = x.flying();
         if batches == 0 {

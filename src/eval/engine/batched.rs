@@ -34,14 +34,16 @@ struct Bridge<'w, 'e, E: Events> {
 }
 
 impl<E: Events> Sink for Bridge<'_, '_, E> {
-    fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) {
-        let Some(a) = self.asked.get(key) else { return };
+    fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) -> bool {
+        // Not a run of this command (an earlier one's): nothing to keep.
+        let Some(a) = self.asked.get(key) else { return true };
         if self.stopped || self.error.is_some() {
-            return;
+            return false;
         }
         let t = answer.transcript(from);
         let info = self.target.provider.info();
         let o = crate::run::finish(info, &a.spec, &a.plan, crate::session::now_ms(), &t, None);
+        let unrecorded = self.writer.done.unrecorded.0;
         match self
             .writer
             .write(self.m, &a.planned, o.record, &o.analysis, self.events)
@@ -49,6 +51,7 @@ impl<E: Events> Sink for Bridge<'_, '_, E> {
             Ok(go_on) => self.stopped |= !go_on,
             Err(e) => self.error = Some(e),
         }
+        self.writer.done.unrecorded.0 == unrecorded
     }
 
     fn note(&mut self, note: Note) {
@@ -136,7 +139,9 @@ pub fn record(
             batch: source.to_owned(),
             custom_id,
         };
-        bridge.answer(&key, &from, answer);
+        // A file's answers are all at hand: one the session did not take
+        // is counted as unrecorded by the writer, and a rerun records it.
+        let _ = bridge.answer(&key, &from, answer);
     }
     bridge.done()
 }

@@ -345,9 +345,16 @@ struct Keep<'a, T, H: Handler<T>> {
 }
 
 impl<T, H: Handler<T>> Sink for Keep<'_, T, H> {
-    fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) {
-        if let Err(e) = self.answers.keep(key, answer.transcript(from)) {
-            self.error.get_or_insert(e);
+    fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        match self.answers.keep(key, answer.transcript(from)) {
+            Ok(()) => true,
+            Err(e) => {
+                self.error = Some(e);
+                false
+            }
         }
     }
 

@@ -49,6 +49,20 @@ impl GeminiBatch {
             .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))
     }
 
+    /// The batch's operation. Once the batch has ended it holds every
+    /// inline response (the requests went in under 20 MB, the answers can
+    /// be larger), so it is read under the results' cap, not a JSON call's.
+    async fn operation(&self, name: &str) -> Result<Value, LlmError> {
+        let url = format!("{}/v1beta/{name}", self.base());
+        let bytes = self
+            .provider
+            .endpoint
+            .send_bytes(Call::new(Method::GET, &url, Body::Empty, AUTH), MAX_RESULTS)
+            .await?
+            .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))?;
+        serde_json::from_slice(&bytes).map_err(|e| LlmError::new(ErrorKind::Stream, format!("{url}: not JSON: {e}")))
+    }
+
     /// Upload `bytes` as a JSONL file; its name (`files/…`).
     async fn upload(&self, bytes: Vec<u8>, tag: &str) -> Result<String, LlmError> {
         let start = format!("{}/upload/v1beta/files", self.base());
@@ -157,14 +171,7 @@ impl BatchApi for GeminiBatch {
     fn status(&self, batch: Submitted) -> Fut<Status> {
         let me = self.clone();
         Box::pin(async move {
-            let v = me
-                .json(
-                    Method::GET,
-                    &format!("{}/v1beta/{}", me.base(), batch.id),
-                    Body::Empty,
-                    &[],
-                )
-                .await?;
+            let v = me.operation(&batch.id).await?;
             let b = batch_of(&v);
             let state = b
                 .get("state")
@@ -204,14 +211,7 @@ impl BatchApi for GeminiBatch {
     fn results(&self, batch: Submitted) -> Fut<Vec<Result1>> {
         let me = self.clone();
         Box::pin(async move {
-            let v = me
-                .json(
-                    Method::GET,
-                    &format!("{}/v1beta/{}", me.base(), batch.id),
-                    Body::Empty,
-                    &[],
-                )
-                .await?;
+            let v = me.operation(&batch.id).await?;
             let out = batch_of(&v).get("output").or_else(|| v.pointer("/response/output"));
             let inline = out
                 .and_then(|o| o.pointer("/inlinedResponses/inlinedResponses"))

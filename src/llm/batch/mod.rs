@@ -115,6 +115,16 @@ pub struct Status {
     pub failure: Option<String>,
 }
 
+impl Status {
+    /// Whether the batch ended cancelled, by the provider's own word
+    /// (`cancelled`, `canceling`, `BATCH_STATE_CANCELLED`): its requests
+    /// without a result never ran.
+    pub fn cancelled(&self) -> bool {
+        let word = self.state.to_ascii_lowercase();
+        word.contains("cancel")
+    }
+}
+
 /// What became of one request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
