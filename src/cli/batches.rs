@@ -117,8 +117,14 @@ async fn refresh<W: Write>(m: &mut Manifest, cancel: bool, out: &mut Out<W>) -> 
     for e in m.batches.iter_mut().filter(|e| e.state.polled()) {
         let Some(b) = e.batch.clone() else { continue };
         if cancel && e.state == EntryState::Submitted {
-            api.cancel(b.clone()).await?;
-            e.state = EntryState::Cancelling;
+            // One refusal does not leave the others uncancelled, nor the
+            // manifest unsaved: it is said, and the batch stays submitted.
+            match api.cancel(b.clone()).await {
+                Ok(()) => e.state = EntryState::Cancelling,
+                Err(err) => out
+                    .warn(format!("{}: not cancelled: {err}", e.local))
+                    .map_err(|e| io_err(&e))?,
+            }
         }
         match api.status(b).await {
             Ok(s) => e.status = Some(s),
