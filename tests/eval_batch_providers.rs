@@ -31,12 +31,19 @@ fn config(kind: &str, url: &str, model: &str) -> String {
     )
 }
 
-/// `eval --batch` of the bundled pair over `dir`'s inputs at 64 tokens
-/// and none: the exit code and the records.
-fn eval(dir: &Path) -> (i32, Vec<Value>) {
-    let out = assert_cmd::Command::cargo_bin("cutline")
-        .unwrap()
-        .current_dir(dir)
+/// A work folder with provider `b` of `kind` at `url` and 20 inputs.
+fn workdir(kind: &str, url: &str, model: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config(kind, url, model)).unwrap();
+    inputs(dir.path(), 20);
+    dir
+}
+
+/// `cutline eval` of the bundled pair on provider `b` over `dir`'s inputs
+/// at 64 tokens and none, its session `session`.
+fn eval_cmd(dir: &Path, session: &str) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("cutline").unwrap();
+    c.current_dir(dir)
         .env("CUTLINE_CONFIG", dir.join("cutline.toml"))
         .env("CUTLINE_LEARNED_FILE", "")
         .env(KEY_ENV, "sk-batch-providers-0000")
@@ -44,8 +51,15 @@ fn eval(dir: &Path) -> (i32, Vec<Value>) {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts"))
         .args(["--sessions", "sessions", "eval", "--prompt", "extract-definitions"])
         .args(["--provider", "b", "--max-tokens", "64,none", "--inputs", "inputs.jsonl"])
-        .args(["--session", "s", "--batch", "--poll", "10ms", "--no-progress"])
-        .timeout(std::time::Duration::from_secs(300))
+        .args(["--session", session])
+        .timeout(std::time::Duration::from_secs(300));
+    c
+}
+
+/// `eval --batch` into session `s`: the exit code and the records.
+fn eval(dir: &Path) -> (i32, Vec<Value>) {
+    let out = eval_cmd(dir, "s")
+        .args(["--batch", "--poll", "10ms", "--no-progress"])
         .output()
         .unwrap();
     let recs = String::from_utf8_lossy(&out.stdout)
@@ -94,20 +108,7 @@ fn first_ids(dir: &Path, n: usize) -> Vec<String> {
     // The run keys do not depend on the provider's answers: plan them with
     // `--batch-file`, which sends nothing and names every custom id.
     let file = dir.join("plan.jsonl");
-    let out = assert_cmd::Command::cargo_bin("cutline")
-        .unwrap()
-        .current_dir(dir)
-        .env("CUTLINE_CONFIG", dir.join("cutline.toml"))
-        .env("CUTLINE_LEARNED_FILE", "")
-        .env(KEY_ENV, "sk-batch-providers-0000")
-        .args(["--prompts"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts"))
-        .args(["--sessions", "sessions", "eval", "--prompt", "extract-definitions"])
-        .args(["--provider", "b", "--max-tokens", "64,none", "--inputs", "inputs.jsonl"])
-        .args(["--session", "plan", "--batch-file"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = eval_cmd(dir, "plan").arg("--batch-file").arg(&file).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     std::fs::read_to_string(&file)
         .unwrap()
@@ -136,13 +137,7 @@ async fn anthropic_message_batches_through_their_lifecycle() {
         ..World::default()
     }));
     let server = Server::handler(providers_batch::anthropic(state.clone())).await;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("cutline.toml"),
-        config("anthropic", &server.url(), "claude-sonnet-4-5"),
-    )
-    .unwrap();
-    inputs(dir.path(), 20);
+    let dir = workdir("anthropic", &server.url(), "claude-sonnet-4-5");
     let ids = first_ids(dir.path(), 3);
     state.lock().unwrap().once = HashMap::from([
         (ids[0].clone(), Once::Errored),
@@ -179,13 +174,7 @@ async fn gemini_batch_mode_through_its_lifecycle() {
         ..World::default()
     }));
     let server = Server::handler(providers_batch::gemini(state.clone())).await;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("cutline.toml"),
-        config("gemini", &server.url(), "gemini-3-flash-preview"),
-    )
-    .unwrap();
-    inputs(dir.path(), 20);
+    let dir = workdir("gemini", &server.url(), "gemini-3-flash-preview");
     let ids = first_ids(dir.path(), 2);
     state.lock().unwrap().once = ids.iter().map(|id| (id.clone(), Once::Errored)).collect();
     let (code, recs) = eval(dir.path());
