@@ -440,6 +440,70 @@ async fn responses_background_mode_polls_each_response_and_collects_it() {
     let _ = Duration::ZERO;
 }
 
+/// One create call of a background group is refused while the others
+/// pass: the created responses are kept (they are paid for), and the
+/// refused request comes back errored with the provider's words, counted
+/// in the group's status, not as an answer that never arrived.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_background_create_comes_back_errored_with_its_cause() {
+    let server = Server::handler(|r: &Recorded| match (r.method.as_str(), r.path.as_str()) {
+        ("POST", "/v1/responses") => {
+            let custom = r.json()["metadata"]["custom_id"].as_str().unwrap_or_default().to_owned();
+            if custom == "c1" {
+                return Reply::status(
+                    400,
+                    r#"{"error": {"message": "Invalid 'input': string too long.", "type": "invalid_request_error", "param": "input", "code": "string_above_max_length"}}"#,
+                );
+            }
+            Reply::status(200, &json!({"id": format!("resp_{custom}"), "object": "response", "status": "queued"}).to_string())
+        }
+        ("GET", p) if p.starts_with("/v1/responses/resp_") => Reply::status(
+            200,
+            &json!({"id": &p[14..], "object": "response", "status": "completed", "output": [
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "{\"name\": \"fig\"}", "annotations": []}]}],
+                "usage": {"input_tokens": 3, "output_tokens": 4}})
+            .to_string(),
+        ),
+        _ => Reply::status(404, r#"{"error": {"message": "no such route"}}"#),
+    })
+    .await;
+    let p = provider("openai", &format!("{}/v1", server.url()), "gpt-5.5");
+    let api = cutline::llm::batch::api(p.as_ref(), Window::Hours8).expect("background mode");
+    let b = api
+        .submit(items(3), "sess-bg".into())
+        .await
+        .expect("two of three created");
+    let mut parts = b.parts.clone();
+    parts.sort();
+    assert_eq!(
+        parts,
+        [
+            ("c0".to_owned(), "resp_c0".to_owned()),
+            ("c2".to_owned(), "resp_c2".to_owned())
+        ]
+    );
+    assert_eq!(b.refused.len(), 1);
+    // The manifest keeps the refusal across a restart.
+    let kept: Submitted = serde_json::from_value(serde_json::to_value(&b).unwrap()).unwrap();
+    assert_eq!(kept, b);
+    let status = api.status(b.clone()).await.expect("status");
+    assert_eq!(
+        (status.phase, status.done, status.failed, status.total),
+        (Phase::Ended, 3, 1, 3)
+    );
+    let r = by_id(api.results(b).await.expect("results"));
+    assert_eq!(text(&r["c0"]).0, "{\"name\": \"fig\"}");
+    assert_eq!(text(&r["c2"]).0, "{\"name\": \"fig\"}");
+    match &r["c1"] {
+        Outcome::Errored(e) => {
+            assert_eq!(e.kind, cutline::llm::ErrorKind::BadRequest);
+            assert_eq!(e.status, Some(400));
+            assert!(e.message.contains("Invalid 'input': string too long."), "{e}");
+        }
+        other => panic!("not errored: {other:?}"),
+    }
+}
+
 /// A model that echoes the key in a batch answer: the results file is
 /// scrubbed whole before anything is kept of it, as a stream's text is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -462,10 +526,7 @@ async fn a_key_echoed_in_a_batch_answer_is_never_kept() {
     .await;
     let gpt = provider("openai", &format!("{}/v1", server.url()), "gpt-4.1-mini");
     let api = cutline::llm::batch::api(gpt.as_ref(), Window::Day).unwrap();
-    let b = Submitted {
-        id: "batch_1".into(),
-        parts: Vec::new(),
-    };
+    let b = Submitted::whole("batch_1");
     let r = by_id(api.results(b).await.expect("results"));
     let (text, finish) = text(&r["c0"]);
     assert_eq!(finish, Some(FinishReason::Stop));
@@ -493,10 +554,7 @@ async fn an_openai_batch_that_failed_as_a_whole_says_why() {
     .await;
     let gpt = provider("openai", &format!("{}/v1", server.url()), "gpt-4.1-mini");
     let api = cutline::llm::batch::api(gpt.as_ref(), Window::Day).expect("openai has batches");
-    let b = cutline::llm::batch::Submitted {
-        id: "batch_7".into(),
-        parts: Vec::new(),
-    };
+    let b = cutline::llm::batch::Submitted::whole("batch_7");
     let status = api.status(b.clone()).await.expect("status");
     assert_eq!(status.phase, cutline::llm::batch::Phase::Ended);
     assert_eq!(

@@ -217,10 +217,7 @@ impl Exec<'_> {
             match found.into_iter().find(|id| !known.contains(id.as_str())) {
                 Some(id) => {
                     let e = &mut self.m.batches[i];
-                    e.batch = Some(Submitted {
-                        id: id.clone(),
-                        parts: Vec::new(),
-                    });
+                    e.batch = Some(Submitted::whole(id.clone()));
                     e.state = EntryState::Submitted;
                     sink.note(Note::Adopted { local, id });
                 }

@@ -93,7 +93,7 @@ impl BatchApi for AnthropicBatch {
                 .json(Method::POST, &me.url(""), Body::Json(json!({"requests": requests})))
                 .await?;
             let id = b.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-            Ok(Submitted { id, parts: Vec::new() })
+            Ok(Submitted::whole(id))
         })
     }
 

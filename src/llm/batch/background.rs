@@ -60,6 +60,21 @@ impl Background {
     }
 }
 
+/// What an ended response object comes to: its answer, or why none.
+fn outcome(v: &Value) -> Outcome {
+    match v.get("status").and_then(Value::as_str) {
+        Some("cancelled") => Outcome::Cancelled,
+        Some("failed") if v.pointer("/error/code").and_then(Value::as_str) == Some("expired") => Outcome::Expired,
+        _ => {
+            let t = super::transcript(&responses::whole_events(v));
+            match t.error {
+                Some(e) => Outcome::Errored(e),
+                None => Outcome::Succeeded(Box::new(t)),
+            }
+        }
+    }
+}
+
 fn ended(v: &Value) -> bool {
     matches!(
         v.get("status").and_then(Value::as_str),
@@ -98,26 +113,26 @@ impl BatchApi for Background {
                     body["metadata"] = json!({super::openai::TAG: tag, "custom_id": i.custom_id});
                     let (me, custom) = (me.clone(), i.custom_id.clone());
                     async move {
-                        let r = me.json(Method::POST, "responses", Body::Json(body)).await?;
-                        let id = r.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-                        Ok::<_, LlmError>((custom, id))
+                        let r = me.json(Method::POST, "responses", Body::Json(body)).await;
+                        let id = r.map(|r| r.get("id").and_then(Value::as_str).unwrap_or_default().to_owned());
+                        (custom, id)
                     }
                 })
                 .collect();
-            let posted: Vec<Result<(String, String), LlmError>> =
+            let posted: Vec<(String, Result<String, LlmError>)> =
                 futures_util::stream::iter(posts).buffered(PARALLEL).collect().await;
-            // The responses created are paid for: keep them even when a
-            // later one fails (those come back as never run, and go again).
-            let mut first_error = None;
-            let parts: Vec<(String, String)> = posted
-                .into_iter()
-                .filter_map(|r| r.map_err(|e| first_error.get_or_insert(e).clone()).ok())
-                .collect();
-            if let (true, Some(e)) = (parts.is_empty(), first_error) {
-                return Err(e);
+            // The responses created are paid for: keep them even when
+            // another create fails. Those failed ones are kept with their
+            // error, to come back errored and go again.
+            let (parts, refused): (Vec<_>, Vec<_>) = posted.into_iter().partition(|(_, r)| r.is_ok());
+            let parts: Vec<(String, String)> = parts.into_iter().filter_map(|(c, r)| Some((c, r.ok()?))).collect();
+            let refused: Vec<(String, LlmError)> =
+                refused.into_iter().filter_map(|(c, r)| Some((c, r.err()?))).collect();
+            if let (true, Some((_, e))) = (parts.is_empty(), refused.first()) {
+                return Err(e.clone());
             }
             let id = format!("background-{}", parts.first().map_or("", |p| p.1.as_str()));
-            Ok(Submitted { id, parts })
+            Ok(Submitted { id, parts, refused })
         })
     }
 
@@ -125,12 +140,14 @@ impl BatchApi for Background {
         let me = self.clone();
         Box::pin(async move {
             let all = me.each(&batch).await?;
-            let done = all.iter().filter(|(_, v)| ended(v)).count() as u64;
+            let refused = batch.refused.len() as u64;
+            let done = all.iter().filter(|(_, v)| ended(v)).count() as u64 + refused;
             let failed = all
                 .iter()
                 .filter(|(_, v)| matches!(v.get("status").and_then(Value::as_str), Some("failed" | "cancelled")))
-                .count() as u64;
-            let total = all.len() as u64;
+                .count() as u64
+                + refused;
+            let total = all.len() as u64 + refused;
             Ok(Status {
                 phase: if done == total { Phase::Ended } else { Phase::Pending },
                 state: if done == total {
@@ -149,30 +166,16 @@ impl BatchApi for Background {
     fn results(&self, batch: Submitted) -> Fut<Vec<Result1>> {
         let me = self.clone();
         Box::pin(async move {
-            Ok(me
-                .each(&batch)
-                .await?
-                .into_iter()
-                .filter(|(_, v)| ended(v))
-                .map(|(custom_id, v)| {
-                    let outcome = match v.get("status").and_then(Value::as_str) {
-                        Some("cancelled") => Outcome::Cancelled,
-                        Some("failed") if v.pointer("/error/code").and_then(Value::as_str) == Some("expired") => {
-                            Outcome::Expired
-                        }
-                        _ => Outcome::Succeeded(Box::new(super::transcript(&responses::whole_events(&v)))),
-                    };
-                    let outcome = match outcome {
-                        Outcome::Succeeded(t) if t.error.is_some() => Outcome::Errored(
-                            t.error
-                                .clone()
-                                .unwrap_or_else(|| LlmError::new(ErrorKind::Server, "the response failed")),
-                        ),
-                        o => o,
-                    };
-                    Result1 { custom_id, outcome }
-                })
-                .collect())
+            let answered = me.each(&batch).await?.into_iter().filter(|(_, v)| ended(v));
+            let answered = answered.map(|(custom_id, v)| Result1 {
+                custom_id,
+                outcome: outcome(&v),
+            });
+            let refused = batch.refused.into_iter().map(|(custom_id, e)| Result1 {
+                custom_id,
+                outcome: Outcome::Errored(e),
+            });
+            Ok(answered.chain(refused).collect())
         })
     }
 

@@ -164,7 +164,7 @@ impl BatchApi for GeminiBatch {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned();
-            Ok(Submitted { id, parts: Vec::new() })
+            Ok(Submitted::whole(id))
         })
     }
 

@@ -83,6 +83,23 @@ pub struct Submitted {
     /// Background mode: (custom id, response id) of each request.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<(String, String)>,
+    /// Background mode: requests whose own create call failed while
+    /// others passed, with the provider's error. They come back errored
+    /// (and go again), not as answers that never arrived.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<(String, LlmError)>,
+}
+
+impl Submitted {
+    /// A batch the provider knows by `id` alone.
+    #[must_use]
+    pub fn whole(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            parts: Vec::new(),
+            refused: Vec::new(),
+        }
+    }
 }
 
 /// Where a batch is.

@@ -184,7 +184,7 @@ impl BatchApi for OpenAiBatch {
                 )
                 .await?;
             let id = b.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-            Ok(Submitted { id, parts: Vec::new() })
+            Ok(Submitted::whole(id))
         })
     }
 
