@@ -130,7 +130,7 @@ fn paths_used(me: &[String], code: &str, depth: usize) -> BTreeSet<Vec<String>> 
     }
     for (at, _) in code.match_indices("super::") {
         let before = code[..at].chars().next_back().unwrap_or(' ');
-        if before.is_alphanumeric() || before == '_' || before == ':' {
+        if before.is_alphanumeric() || before == '_' || before == ':' || inside_use_group(code, at) {
             continue;
         }
         let mut rest = &code[at..];
@@ -143,13 +143,39 @@ fn paths_used(me: &[String], code: &str, depth: usize) -> BTreeSet<Vec<String>> 
             continue;
         }
         for tail in tree_paths(rest) {
-            let mut p: Vec<String> = me[..me.len() - ups].to_vec();
-            p.extend(tail);
-            p.truncate(depth);
-            found.insert(p);
+            if let Some(mut p) = climb(me[..me.len() - ups].to_vec(), tail) {
+                p.truncate(depth);
+                found.insert(p);
+            }
         }
     }
     found
+}
+
+/// `base` extended by `tail`, each `super` in the tail (as in
+/// `super::{super::x}`) one module up; `None` past the crate root.
+fn climb(mut base: Vec<String>, tail: Vec<String>) -> Option<Vec<String>> {
+    for seg in tail {
+        if seg == "super" {
+            base.pop()?;
+        } else {
+            base.push(seg);
+        }
+    }
+    Some(base)
+}
+
+/// Whether the `super::` at `at` is an item of a `use` statement's group
+/// (`use super::{super::x}`): the group's own path resolves it, so it is
+/// not read again as a path of its own.
+fn inside_use_group(code: &str, at: usize) -> bool {
+    let before = code[..at].trim_end();
+    let statement = &before[before.rfind(';').map_or(0, |i| i + 1)..];
+    (before.ends_with('{') || before.ends_with(','))
+        && statement.contains('{')
+        && statement
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| w == "use")
 }
 
 /// Each place `root` (such as `crate::` or `std::`) begins a path in
@@ -353,7 +379,7 @@ fn the_check_sees_crate_and_super_paths_but_not_comments_or_strings() {
 fn the_check_sees_paths_inside_grouped_imports() {
     let me = vec!["tui".to_owned(), "view".to_owned()];
     let code = code_only(
-        "use crate::{\n    llm::{self, Event},\n    cli::out::say,\n};\nuse super::super::{report::X, eval::Y};",
+        "use crate::{\n    llm::{self, Event},\n    cli::out::say,\n};\nuse super::super::{report::X, eval::Y};\nfn f() { super::g(a, super::h()) }",
     );
     assert_eq!(
         uses(&me, &code),
@@ -372,7 +398,29 @@ fn the_check_sees_paths_inside_grouped_imports() {
     );
 }
 
-/// Circles inside a floor's modules: none, except the ones listed here,
+/// A `super` inside a group climbs from where the group stands:
+/// `super::{super::eval::X}` in `tui::view::pane` is `tui::eval`, and from
+/// `tui` it is `eval`, a floor of its own.
+#[test]
+fn a_super_inside_a_group_climbs_from_the_group() {
+    let code = code_only("use super::{super::eval::X, Y};");
+    let deep = ["tui", "view", "pane"].map(String::from).to_vec();
+    assert_eq!(
+        paths_used(&deep, &code, 3),
+        [vec!["tui", "eval", "X"], vec!["tui", "view", "Y"]]
+            .into_iter()
+            .map(|p| p.into_iter().map(String::from).collect())
+            .collect::<BTreeSet<Vec<String>>>()
+    );
+    let top = ["tui", "view"].map(String::from).to_vec();
+    assert_eq!(uses(&top, &code), BTreeSet::from(["eval".to_owned()]));
+    // An expression's `super::` in a block is still read.
+    let me = ["compare", "loss"].map(String::from).to_vec();
+    let call = code_only("fn f() { super::super::run::go(x, super::super::tui::y()) }");
+    assert_eq!(uses(&me, &call), BTreeSet::from(["run".to_owned(), "tui".to_owned()]));
+}
+
+/// Circles inside a floor: none, except the ones listed here,
 /// each with why it is still there. A new circle fails; breaking a listed
 /// one fails too, until the list says so.
 #[test]
