@@ -7,6 +7,7 @@
 //! Time is tokio's paused clock: the polls' backoff takes no real time.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use cutline::eval::batch::{self, Answer, BatchRef, EntryState, Job, Manifest, Note, Options, Sink};
@@ -173,6 +174,27 @@ fn jobs(n: usize) -> Vec<Job> {
         .collect()
 }
 
+impl Fake {
+    /// A fake that answers requests `p0`..`p{n-1}` at their first try.
+    fn answering(n: usize) -> Self {
+        let fake = Self::default();
+        let mut w = fake.0.lock().unwrap();
+        for i in 0..n {
+            w.fates.insert(format!("p{i}"), vec![Fate::Answer]);
+        }
+        drop(w);
+        fake
+    }
+}
+
+/// A fresh manifest of session `s` and the path in a temp dir it is kept
+/// at (the dir lives as long as the first value).
+fn fresh_manifest() -> (tempfile::TempDir, PathBuf, Manifest) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.batches.json");
+    (dir, path, Manifest::new("s", "p", "m", "fake batches", Window::Day))
+}
+
 fn opts(wait: Duration) -> Options {
     Options {
         poll: Duration::from_secs(10),
@@ -183,18 +205,13 @@ fn opts(wait: Duration) -> Options {
 
 #[tokio::test(start_paused = true)]
 async fn every_run_is_answered_once_expired_ones_go_again_and_the_last_round_fails() {
-    let fake = Fake::default();
+    let fake = Fake::answering(7);
     {
         let mut w = fake.0.lock().unwrap();
-        for i in 0..7 {
-            w.fates.insert(format!("p{i}"), vec![Fate::Answer]);
-        }
         w.fates.insert("p2".into(), vec![Fate::Expire, Fate::Answer]);
         w.fates.insert("p5".into(), vec![Fate::Fail]);
     }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.batches.json");
-    let mut m = Manifest::new("s", "p", "m", "fake batches", Window::Day);
+    let (_dir, path, mut m) = fresh_manifest();
     let mut sink = Collect::default();
     let ended = batch::run(
         &fake,
@@ -242,13 +259,8 @@ async fn every_run_is_answered_once_expired_ones_go_again_and_the_last_round_fai
 
 #[tokio::test(start_paused = true)]
 async fn wait_zero_submits_and_returns_then_a_second_call_collects() {
-    let fake = Fake::default();
-    for i in 0..4 {
-        fake.0.lock().unwrap().fates.insert(format!("p{i}"), vec![Fate::Answer]);
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.batches.json");
-    let mut m = Manifest::new("s", "p", "m", "fake batches", Window::Day);
+    let fake = Fake::answering(4);
+    let (_dir, path, mut m) = fresh_manifest();
     let mut sink = Collect::default();
     let ended = batch::run(
         &fake,
@@ -284,14 +296,9 @@ async fn wait_zero_submits_and_returns_then_a_second_call_collects() {
 
 #[tokio::test(start_paused = true)]
 async fn a_crash_between_create_and_the_manifest_is_adopted_by_tag() {
-    let fake = Fake::default();
-    for i in 0..2 {
-        fake.0.lock().unwrap().fates.insert(format!("p{i}"), vec![Fate::Answer]);
-    }
+    let fake = Fake::answering(2);
     fake.0.lock().unwrap().crash_after_create = true;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.batches.json");
-    let mut m = Manifest::new("s", "p", "m", "fake batches", Window::Day);
+    let (_dir, path, mut m) = fresh_manifest();
     let mut sink = Collect::default();
     // The create call "fails" after the provider made the batch.
     assert!(
@@ -357,12 +364,9 @@ async fn a_crash_between_create_and_the_manifest_is_adopted_by_tag() {
 /// its 14th poll, after 14 pauses.
 #[tokio::test(start_paused = true)]
 async fn polls_back_off_by_half_again_up_to_ten_minutes() {
-    let fake = Fake::default();
+    let fake = Fake::answering(1);
     fake.0.lock().unwrap().ends_after = 14;
-    fake.0.lock().unwrap().fates.insert("p0".into(), vec![Fate::Answer]);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.batches.json");
-    let mut m = Manifest::new("s", "p", "m", "fake batches", Window::Day);
+    let (_dir, path, mut m) = fresh_manifest();
     let mut sink = Collect::default();
     let started = tokio::time::Instant::now();
     let ended = batch::run(
@@ -414,13 +418,8 @@ async fn polls_back_off_by_half_again_up_to_ten_minutes() {
 /// what was not kept, and nothing is sent again.
 #[tokio::test(start_paused = true)]
 async fn answers_the_caller_did_not_keep_are_collected_again_not_resent() {
-    let fake = Fake::default();
-    for i in 0..3 {
-        fake.0.lock().unwrap().fates.insert(format!("p{i}"), vec![Fate::Answer]);
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.batches.json");
-    let mut m = Manifest::new("s", "p", "m", "fake batches", Window::Day);
+    let fake = Fake::answering(3);
+    let (_dir, path, mut m) = fresh_manifest();
     let mut sink = Collect {
         keep: Some(1),
         ..Collect::default()

@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::Server;
 
-use openai_batch::{Fate, KEY_ENV, World, completion, config, cutline, inputs, openai};
+use openai_batch::{Fate, KEY_ENV, World, completion, config, cutline, inputs, openai, records};
 
 fn eval(dir: &Path, session: &str, extra: &[&str]) -> (i32, Vec<Value>) {
     let out = cutline(dir)
@@ -38,11 +38,7 @@ fn eval(dir: &Path, session: &str, extra: &[&str]) -> (i32, Vec<Value>) {
         .args(extra)
         .output()
         .unwrap();
-    let recs = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    (out.status.code().unwrap_or(-1), recs)
+    records(&out)
 }
 
 /// Items of every recorded run of a session, by run key.

@@ -20,10 +20,8 @@ use serde_json::Value;
 use support::Server;
 
 use cutline::llm::FinishReason;
-use openai_batch::{answer_text, inputs};
+use openai_batch::{KEY_ENV, answer_text, cutline, inputs, records};
 use providers_batch::{Once, World};
-
-const KEY_ENV: &str = "CUTLINE_BATCH_PROVIDERS_KEY";
 
 fn config(kind: &str, url: &str, model: &str) -> String {
     format!(
@@ -42,31 +40,29 @@ fn workdir(kind: &str, url: &str, model: &str) -> tempfile::TempDir {
 /// `cutline eval` of the bundled pair on provider `b` over `dir`'s inputs
 /// at 64 tokens and none, its session `session`.
 fn eval_cmd(dir: &Path, session: &str) -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("cutline").unwrap();
-    c.current_dir(dir)
-        .env("CUTLINE_CONFIG", dir.join("cutline.toml"))
-        .env("CUTLINE_LEARNED_FILE", "")
-        .env(KEY_ENV, "sk-batch-providers-0000")
-        .args(["--prompts"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts"))
-        .args(["--sessions", "sessions", "eval", "--prompt", "extract-definitions"])
+    let mut c = cutline(dir);
+    c.args(["eval", "--prompt", "extract-definitions"])
         .args(["--provider", "b", "--max-tokens", "64,none", "--inputs", "inputs.jsonl"])
-        .args(["--session", session])
-        .timeout(std::time::Duration::from_secs(300));
+        .args(["--session", session]);
     c
 }
 
-/// `eval --batch` into session `s`: the exit code and the records.
-fn eval(dir: &Path) -> (i32, Vec<Value>) {
-    let out = eval_cmd(dir, "s")
-        .args(["--batch", "--poll", "10ms", "--no-progress"])
-        .output()
-        .unwrap();
-    let recs = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    (out.status.code().unwrap_or(-1), recs)
+/// `eval --batch` into session `s`, which ends with every run recorded
+/// (exit 0): its records.
+fn eval(dir: &Path) -> Vec<Value> {
+    let (code, recs) = records(
+        &eval_cmd(dir, "s")
+            .args(["--batch", "--poll", "10ms", "--no-progress"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        code,
+        0,
+        "{:?}",
+        recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>()
+    );
+    recs
 }
 
 /// Every run of the session once, each as its answer says.
@@ -144,13 +140,7 @@ async fn anthropic_message_batches_through_their_lifecycle() {
         (ids[1].clone(), Once::Expired),
         (ids[2].clone(), Once::Canceled),
     ]);
-    let (code, recs) = eval(dir.path());
-    assert_eq!(
-        code,
-        0,
-        "{:?}",
-        recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>()
-    );
+    let recs = eval(dir.path());
     check_session(dir.path(), 80);
     let ev = events(&recs);
     assert_eq!(ev.iter().filter(|e| *e == "submitted").count(), 2, "{ev:?}");
@@ -177,13 +167,7 @@ async fn gemini_batch_mode_through_its_lifecycle() {
     let dir = workdir("gemini", &server.url(), "gemini-3-flash-preview");
     let ids = first_ids(dir.path(), 2);
     state.lock().unwrap().once = ids.iter().map(|id| (id.clone(), Once::Errored)).collect();
-    let (code, recs) = eval(dir.path());
-    assert_eq!(
-        code,
-        0,
-        "{:?}",
-        recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>()
-    );
+    let recs = eval(dir.path());
     check_session(dir.path(), 80);
     let ev = events(&recs);
     assert_eq!(

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use support::Server;
 
-use openai_batch::{World, config, cutline, inputs, openai};
+use openai_batch::{World, config, cutline, inputs, openai, records};
 
 fn strategies(dir: &Path, session: &str, extra: &[&str]) -> (i32, Vec<Value>) {
     let out = cutline(dir)
@@ -26,11 +26,7 @@ fn strategies(dir: &Path, session: &str, extra: &[&str]) -> (i32, Vec<Value>) {
         .args(extra)
         .output()
         .unwrap();
-    let recs = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    (out.status.code().unwrap_or(-1), recs)
+    records(&out)
 }
 
 /// Each strategy run as the table counts it, without its timing and run

@@ -308,6 +308,15 @@ pub fn cutline(dir: &Path) -> Command {
     c
 }
 
+/// A finished command's exit code and the JSON records of its stdout.
+pub fn records(out: &std::process::Output) -> (i32, Vec<Value>) {
+    let recs = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (out.status.code().unwrap_or(-1), recs)
+}
+
 pub fn inputs(dir: &Path, n: usize) -> std::path::PathBuf {
     let path = dir.join("inputs.jsonl");
     let mut text = String::new();
