@@ -102,6 +102,17 @@ pub fn over_cap(cap: u64) -> io::Error {
     too_large("more bytes than its size says", cap)
 }
 
+/// A line of `len` bytes that [`next_line`] skipped, over `cap`.
+pub fn line_too_long(len: u64, cap: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!(
+            "a line of {len} bytes, over the {} MiB a line may take (set {MAX_FILE_ENV} to raise it)",
+            cap >> 20
+        ),
+    )
+}
+
 /// One line as read by [`next_line`].
 pub enum Line {
     /// A whole line (without its newline) in the buffer.

@@ -89,7 +89,7 @@ pub(super) fn visit(path: &Path, each: &mut dyn FnMut(RunRecord)) -> std::io::Re
         n += 1;
         let last = matches!(kind, Line::Last { .. });
         if let Line::TooLong(len) = kind {
-            let e = too_long(len, cap);
+            let e = crate::limits::line_too_long(len, cap);
             if v.header.is_none() {
                 return Err(e);
             }
@@ -222,18 +222,6 @@ fn run_of(mut value: Value, prompts: &HashMap<String, Value>) -> Result<RunRecor
         obj.insert("prompt".into(), p.clone());
     }
     Ok(serde_json::from_value(value)?)
-}
-
-/// A line of `len` bytes over the `cap` a line may take.
-fn too_long(len: u64, cap: usize) -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::FileTooLarge,
-        format!(
-            "a line of {len} bytes, over the {} MiB a line may take (set {} to raise it)",
-            cap >> 20,
-            crate::limits::MAX_FILE_ENV
-        ),
-    )
 }
 
 fn not_a_session() -> std::io::Error {

@@ -256,10 +256,7 @@ fn results_of(file: &Path) -> Result<impl Iterator<Item = Result<crate::llm::bat
                 Err(e) => return Some(Err(at(n, &e))),
             };
             if let crate::limits::Line::TooLong(len) = kind {
-                return Some(Err(at(
-                    n,
-                    &format!("a line of {len} bytes, over the {} MiB cap", cap >> 20),
-                )));
+                return Some(Err(at(n, &crate::limits::line_too_long(len, cap))));
             }
             if buf.iter().all(u8::is_ascii_whitespace) {
                 continue;

@@ -85,7 +85,7 @@ impl Answers {
         while let Some(kind) = crate::limits::next_line(&mut reader, &mut buf, cap).map_err(read_err)? {
             n += 1;
             let parsed = match kind {
-                Line::TooLong(len) => Err(format!("a line of {len} bytes, over the {} MiB cap", cap >> 20)),
+                Line::TooLong(len) => Err(crate::limits::line_too_long(len, cap).to_string()),
                 _ if buf.iter().all(u8::is_ascii_whitespace) => {
                     good += buf.len() as u64 + 1;
                     continue;
