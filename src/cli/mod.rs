@@ -29,6 +29,7 @@ pub mod run;
 pub mod sessions;
 pub mod setup;
 pub mod sweep;
+pub mod tg;
 
 use out::{Category, CliError, Format, Out};
 
@@ -185,6 +186,8 @@ pub enum Command {
     Models(models::Args),
     /// The provider batches of batch evals, with their states; --cancel cancels the running ones.
     Batches(batches::Args),
+    /// A running TrustGraph deployment's prompts: pull, diff, push (checked as its loader would), undo.
+    Tg(tg::Args),
 }
 
 impl Command {
@@ -206,6 +209,7 @@ impl Command {
             Self::Probe(_) => "probe",
             Self::Models(_) => "models",
             Self::Batches(_) => "batches",
+            Self::Tg(_) => "tg",
         }
     }
 }
@@ -281,6 +285,7 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Command::Probe(a) => probe::run(a, cli, &mut out),
         Command::Models(a) => models::run(a, cli, &mut out),
         Command::Batches(a) => batches::run(a, cli, &mut out),
+        Command::Tg(a) => tg::run(a, cli, &mut out),
     };
     // When stdout itself fails (a closed pipe, a full disk), stderr says so
     // and the exit code is not 0, in every output format.
@@ -377,9 +382,9 @@ fn lenient_parse(args: &[std::ffi::OsString]) -> (Format, &'static str) {
 }
 
 /// Every subcommand's name (checked against the parser by a test).
-pub const COMMAND_NAMES: [&str; 16] = [
+pub const COMMAND_NAMES: [&str; 17] = [
     "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "migrate", "compare", "eval",
-    "budget", "report", "probe", "models", "batches",
+    "budget", "report", "probe", "models", "batches", "tg",
 ];
 
 fn workbench(cli: &Cli) -> i32 {

@@ -98,6 +98,11 @@ pub(crate) fn load_json_for(
         from: 0,
         entry: None,
     };
+    if let Some(inner) = export_prompts(&obj) {
+        let from = text.find("\"config\"").unwrap_or(0);
+        let from = from + text[from..].find("\"prompt\"").unwrap_or(0);
+        return bundle(label, text, from, inner, loader);
+    }
     match obj.get("prompt") {
         Some(Value::String(_)) => {
             let mut warnings = Vec::new();
@@ -132,6 +137,19 @@ pub(crate) fn parse_json(label: &str, text: &str) -> Result<Value, ConfigError> 
             format!("invalid JSON: {}", json_message(&e)),
         )
     })
+}
+
+/// The `prompt` type of a `tg-export-workspace-config` file
+/// (`{"source_workspace", "source_version", "config": {type: {key: value}}}`,
+/// what `cutline tg pull` writes too), when `obj` is one.
+fn export_prompts(obj: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    if !obj.contains_key("source_workspace") && !obj.contains_key("source_version") {
+        return None;
+    }
+    match obj.get("config")?.get("prompt")? {
+        Value::Object(inner) if is_bundle(inner) => Some(inner),
+        _ => None,
+    }
 }
 
 fn is_bundle(obj: &Map<String, Value>) -> bool {

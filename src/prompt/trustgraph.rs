@@ -74,11 +74,23 @@ pub struct NotABundle;
 /// when the bundle has one (a 2.8 bundle without an index gets none).
 /// `system` is written only when `with_system` and it differs.
 pub fn put_in_bundle(root: &mut Value, p: &PromptConfig, with_system: bool) -> Result<(), NotABundle> {
-    let nested = root
-        .get("prompt")
+    let is_bundle =
+        |o: &Map<String, Value>| o.contains_key("template-index") || o.keys().any(|k| k.starts_with("template."));
+    // `tg-export-workspace-config`'s shape (and `cutline tg pull`'s): the
+    // bundle is the `prompt` type under `config`.
+    let exported = root
+        .get("config")
+        .and_then(|c| c.get("prompt"))
         .and_then(Value::as_object)
-        .is_some_and(|o| o.contains_key("template-index") || o.keys().any(|k| k.starts_with("template.")));
-    let bundle = if nested { root.get_mut("prompt") } else { Some(root) };
+        .is_some_and(is_bundle);
+    let nested = root.get("prompt").and_then(Value::as_object).is_some_and(is_bundle);
+    let bundle = if exported {
+        root.get_mut("config").and_then(|c| c.get_mut("prompt"))
+    } else if nested {
+        root.get_mut("prompt")
+    } else {
+        Some(root)
+    };
     let Some(Value::Object(bundle)) = bundle else {
         return Err(NotABundle);
     };

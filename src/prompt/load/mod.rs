@@ -11,7 +11,7 @@
 //! values in the file), and `shared` (what the TrustGraph loader words the
 //! same way).
 
-mod check;
+pub(crate) mod check;
 mod doc;
 mod keys;
 
