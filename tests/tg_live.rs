@@ -258,6 +258,8 @@ fn pull_migrate_push_serve_refuse_and_undo_against_trustgraphs_own_services() {
     undone(&env, &original);
     run_through_the_service(&env);
     bad_credentials(&env);
+    token_never_kept(&env);
+    exported_by_trustgraph_reads(&env);
     drop(stack);
 }
 
@@ -398,6 +400,64 @@ fn run_through_the_service(env: &Env<'_>) {
     );
     assert_eq!(code, 5, "{v}");
     assert!(v["error"]["message"].as_str().unwrap().contains("swallows a failing prompt call"), "{v}");
+}
+
+/// With a token the no-auth IAM takes (`tg_…`), every command works and
+/// no file cutline left, nor its output, holds it.
+fn token_never_kept(env: &Env<'_>) {
+    const TOKEN: &str = "tg_SECRET4242liveToken";
+    let with = [("TRUSTGRAPH_TOKEN", TOKEN)];
+    let mut seen = String::new();
+    for args in [
+        &["tg", "pull", "--dir", "tokened"][..],
+        &["tg", "diff", "--dir", "tokened"],
+        &["tg", "push", "--dir", "tokened", "--dry-run"],
+        &["--prompts", "tg/default", "run", "extract-definitions", "--provider", "live", "--var", "text=x"],
+    ] {
+        let (code, v) = env.cutline(args, &with);
+        assert_eq!(code, 0, "{args:?}: {v}");
+        seen.push_str(&v.to_string());
+    }
+    assert!(!seen.contains("SECRET4242"), "the token reached the output");
+    for entry in walk(&env.home) {
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("SECRET4242"),
+            "the token was written to {}",
+            entry.display()
+        );
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// What `tg-export-workspace-config` writes is a prompts directory's file.
+fn exported_by_trustgraph_reads(env: &Env<'_>) {
+    let dir = env.home.join("exported");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("default.json");
+    let out = Command::new(env.stack.bin.join("tg-export-workspace-config"))
+        .arg("-o")
+        .arg(&file)
+        .env("TRUSTGRAPH_URL", &env.stack.url)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (code, v) = env.cutline(&["--prompts", "exported", "prompts"], &[]);
+    assert_eq!(code, 0, "{v}");
+    let ids: Vec<&str> = v["data"]["prompts"].as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["extract-definitions", "zz-summary"]);
 }
 
 fn bad_credentials(env: &Env<'_>) {
