@@ -56,7 +56,10 @@ fn a_gateway_that_is_down_is_one_deployment_error() {
     assert_eq!(code, 12, "{v}");
     assert_eq!(category(&v), "deployment_error");
     let msg = v["error"]["message"].as_str().unwrap();
-    assert!(msg.starts_with(&format!("TrustGraph gateway {url}api/v1/config cannot be reached")), "{msg}");
+    assert!(
+        msg.starts_with(&format!("TrustGraph gateway {url}api/v1/config cannot be reached")),
+        "{msg}"
+    );
     assert!(took < Duration::from_secs(20), "{took:?}");
     assert!(!dir.path().join("tg").exists(), "a failed pull writes nothing");
 }
@@ -84,7 +87,10 @@ fn a_gateway_that_stalls_ends_at_the_timeout() {
              was sent"
         )
     );
-    assert!(took >= Duration::from_secs(2) && took < Duration::from_secs(7), "{took:?}");
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(7),
+        "{took:?}"
+    );
     let _ = held.join();
 }
 
@@ -103,15 +109,24 @@ async fn a_refused_token_is_named_without_showing_it() {
         .unwrap();
     assert_eq!(code, 12, "{v}");
     let msg = v["error"]["message"].as_str().unwrap();
-    assert!(msg.contains("refused the credentials (HTTP 401): bad token <redacted>"), "{msg}");
+    assert!(
+        msg.contains("refused the credentials (HTTP 401): bad token <redacted>"),
+        "{msg}"
+    );
     let req = server.only_request();
     assert_eq!(req.path, "/api/v1/config");
     assert_eq!(
-        req.headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.as_str()),
+        req.headers
+            .iter()
+            .find(|(k, _)| k == "authorization")
+            .map(|(_, v)| v.as_str()),
         Some(format!("Bearer {TOKEN}").as_str())
     );
     let body: Value = serde_json::from_slice(&req.body).unwrap();
-    assert_eq!(body, serde_json::json!({"operation": "getvalues", "type": "prompt", "workspace": "default"}));
+    assert_eq!(
+        body,
+        serde_json::json!({"operation": "getvalues", "type": "prompt", "workspace": "default"})
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,7 +140,10 @@ async fn an_answer_that_is_not_the_config_api_is_a_protocol_error() {
         .unwrap();
     assert_eq!(code, 12, "{v}");
     assert!(
-        v["error"]["message"].as_str().unwrap().ends_with("unexpected answer: no `version` in the answer"),
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("unexpected answer: no `version` in the answer"),
         "{v}"
     );
     let body: Value = serde_json::from_slice(&server.only_request().body).unwrap();
@@ -146,5 +164,10 @@ fn push_diff_and_undo_need_a_pull_and_a_url_needs_no_password() {
     }
     let (code, v, _, _) = cutline(dir.path(), &["tg", "pull", "-u", "http://me:pw@127.0.0.1:1/"]);
     assert_eq!(code, 2, "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().contains("a user name or password in the URL"));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a user name or password in the URL")
+    );
 }

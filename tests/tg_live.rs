@@ -36,7 +36,11 @@ const ITEMS_ARRAY: &str = "[{\"entity\": \"river\", \"definition\": \"a natural 
 
 /// The model: JSONL when the prompt no longer asks for a JSON array.
 fn answer_for(text: &str) -> &'static str {
-    if text.contains("JSON array") { ITEMS_ARRAY } else { ITEMS_JSONL }
+    if text.contains("JSON array") {
+        ITEMS_ARRAY
+    } else {
+        ITEMS_JSONL
+    }
 }
 
 fn fake_llm(req: &support::Recorded) -> Reply {
@@ -55,7 +59,8 @@ fn fake_llm(req: &support::Recorded) -> Reply {
             .chunks(16)
             .map(|c| {
                 let mut f = head.clone();
-                f["choices"] = json!([{"index": 0, "delta": {"content": String::from_utf8_lossy(c)}, "finish_reason": null}]);
+                f["choices"] =
+                    json!([{"index": 0, "delta": {"content": String::from_utf8_lossy(c)}, "finish_reason": null}]);
                 f.to_string()
             })
             .collect();
@@ -107,12 +112,22 @@ fn venv_python() -> Option<PathBuf> {
     let out = Command::new("bash").arg("scripts/setup-tg-live.sh").output().ok();
     let ok = out.as_ref().is_some_and(|o| o.status.success());
     if !ok {
-        let why = out.map_or_else(|| "bash not found".to_owned(), |o| String::from_utf8_lossy(&o.stderr).into_owned());
-        assert!(!required, "CUTLINE_REQUIRE_TG_LIVE=1 but scripts/setup-tg-live.sh failed:\n{why}");
+        let why = out.map_or_else(
+            || "bash not found".to_owned(),
+            |o| String::from_utf8_lossy(&o.stderr).into_owned(),
+        );
+        assert!(
+            !required,
+            "CUTLINE_REQUIRE_TG_LIVE=1 but scripts/setup-tg-live.sh failed:\n{why}"
+        );
         eprintln!("skipping: TrustGraph's live stack is not installed (scripts/setup-tg-live.sh failed:\n{why})");
         return None;
     }
-    let path = String::from_utf8_lossy(&out.unwrap().stdout).trim().lines().last()?.to_owned();
+    let path = String::from_utf8_lossy(&out.unwrap().stdout)
+        .trim()
+        .lines()
+        .last()?
+        .to_owned();
     Some(PathBuf::from(path))
 }
 
@@ -134,7 +149,12 @@ fn start(python: &Path, llm_url: &str, work: &Path) -> Stack {
     Stack {
         child,
         url: info["url"].as_str().expect("url").to_owned(),
-        prompt_log: PathBuf::from(info["logs"]["prompt"].as_str().or_else(|| info["logs"]["prompt-template"].as_str()).expect("prompt log")),
+        prompt_log: PathBuf::from(
+            info["logs"]["prompt"]
+                .as_str()
+                .or_else(|| info["logs"]["prompt-template"].as_str())
+                .expect("prompt log"),
+        ),
         bin: python.parent().expect("venv bin").to_owned(),
     }
 }
@@ -207,7 +227,11 @@ impl Env<'_> {
     fn reloads(&self, n: usize) {
         let until = Instant::now() + Duration::from_secs(20);
         while self.prompt_log().matches("Prompt configuration reloaded").count() < n {
-            assert!(Instant::now() < until, "the prompt service did not reload:\n{}", self.prompt_log());
+            assert!(
+                Instant::now() < until,
+                "the prompt service did not reload:\n{}",
+                self.prompt_log()
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -246,10 +270,36 @@ fn pull_migrate_push_serve_refuse_and_undo_against_trustgraphs_own_services() {
 
     // TrustGraph's CLI writes the deployment's prompts.
     let original = original_entry();
-    assert!(env.tg("tg-put-config-item", &["--type", "prompt", "--key", "system", "--value", "\"You extract definitions.\""]).contains("set"));
-    env.tg("tg-put-config-item", &["--type", "prompt", "--key", "template.extract-definitions", "--value", &original]);
+    assert!(
+        env.tg(
+            "tg-put-config-item",
+            &[
+                "--type",
+                "prompt",
+                "--key",
+                "system",
+                "--value",
+                "\"You extract definitions.\""
+            ]
+        )
+        .contains("set")
+    );
+    env.tg(
+        "tg-put-config-item",
+        &[
+            "--type",
+            "prompt",
+            "--key",
+            "template.extract-definitions",
+            "--value",
+            &original,
+        ],
+    );
     let other = json!({"prompt": "Summarise: {{ text }}", "response-type": "text"}).to_string();
-    env.tg("tg-put-config-item", &["--type", "prompt", "--key", "template.zz-summary", "--value", &other]);
+    env.tg(
+        "tg-put-config-item",
+        &["--type", "prompt", "--key", "template.zz-summary", "--value", &other],
+    );
     env.reloads(1);
 
     pulled(&env, &original);
@@ -266,20 +316,41 @@ fn pull_migrate_push_serve_refuse_and_undo_against_trustgraphs_own_services() {
 fn pulled(env: &Env<'_>, original: &str) {
     let (code, v) = env.cutline(&["tg", "pull"], &[]);
     assert_eq!(code, 0, "{v}");
-    assert_eq!(v["data"]["keys"], json!(["system", "template.extract-definitions", "template.zz-summary"]));
+    assert_eq!(
+        v["data"]["keys"],
+        json!(["system", "template.extract-definitions", "template.zz-summary"])
+    );
     let local: Value = serde_json::from_str(&std::fs::read_to_string(env.local_file()).unwrap()).unwrap();
     assert_eq!(local["source_workspace"], "default");
-    assert_eq!(local["config"]["prompt"]["template.extract-definitions"], original, "pulled byte for byte");
+    assert_eq!(
+        local["config"]["prompt"]["template.extract-definitions"], original,
+        "pulled byte for byte"
+    );
     let (code, v) = env.cutline(&["--prompts", "tg/default", "prompts"], &[]);
     assert_eq!(code, 0, "{v}");
-    let ids: Vec<&str> = v["data"]["prompts"].as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = v["data"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["extract-definitions", "zz-summary"]);
 }
 
 fn migrated_and_pushed(env: &Env<'_>, original: &str) {
     let (code, v) = env.cutline(
-        &["--prompts", "tg/default", "migrate", "extract-definitions", "--format", "trustgraph", "--id",
-          "extract-definitions", "--write", "tg/default/default.json"],
+        &[
+            "--prompts",
+            "tg/default",
+            "migrate",
+            "extract-definitions",
+            "--format",
+            "trustgraph",
+            "--id",
+            "extract-definitions",
+            "--write",
+            "tg/default/default.json",
+        ],
         &[],
     );
     assert_eq!(code, 0, "{v}");
@@ -289,21 +360,35 @@ fn migrated_and_pushed(env: &Env<'_>, original: &str) {
     assert_eq!(keys.len(), 1, "{v}");
     assert_eq!(keys[0]["key"], "template.extract-definitions");
     assert_eq!(keys[0]["status"], "local");
-    assert_eq!(keys[0]["change"]["fields"]["response-type"], json!({"old": "json", "new": "jsonl"}));
+    assert_eq!(
+        keys[0]["change"]["fields"]["response-type"],
+        json!({"old": "json", "new": "jsonl"})
+    );
     assert_eq!(keys[0]["change"]["schema"][0]["path"], "/type");
 
     let (code, v) = env.cutline(&["tg", "push", "--dry-run"], &[]);
     assert_eq!((code, &v["data"]["written"]), (0, &json!(false)), "{v}");
-    assert_eq!(env.live("template.extract-definitions"), original, "a dry run writes nothing");
+    assert_eq!(
+        env.live("template.extract-definitions"),
+        original,
+        "a dry run writes nothing"
+    );
 
     let (code, v) = env.cutline(&["tg", "push"], &[]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["data"]["keys"], json!(["template.extract-definitions"]));
     assert_eq!(v["data"]["read_back"], "equal");
     let local: Value = serde_json::from_str(&std::fs::read_to_string(env.local_file()).unwrap()).unwrap();
-    assert_eq!(env.live("template.extract-definitions"), local["config"]["prompt"]["template.extract-definitions"]);
+    assert_eq!(
+        env.live("template.extract-definitions"),
+        local["config"]["prompt"]["template.extract-definitions"]
+    );
     env.reloads(2);
-    assert!(!env.prompt_log().contains("Configuration reload failed"), "{}", env.prompt_log());
+    assert!(
+        !env.prompt_log().contains("Configuration reload failed"),
+        "{}",
+        env.prompt_log()
+    );
     assert!(env.tg("tg-show-prompts", &[]).contains("jsonl"));
     // TrustGraph's prompt service serves the migrated prompt: the items.
     let answer = call_prompt(&env.stack.url, "extract-definitions");
@@ -327,7 +412,10 @@ fn refused(env: &Env<'_>) {
     let refusal = &v["error"]["detail"]["refused"][0];
     assert_eq!(refusal["key"], "template.zz-summary");
     assert!(
-        refusal["reason"].as_str().unwrap().contains("extract-definitions would serve, zz-summary would fail"),
+        refusal["reason"]
+            .as_str()
+            .unwrap()
+            .contains("extract-definitions would serve, zz-summary would fail"),
         "{v}"
     );
     env.edit_local("template.zz-summary", Some(&other_live));
@@ -336,20 +424,32 @@ fn refused(env: &Env<'_>) {
     env.edit_local("system", Some("You extract definitions."));
     let (code, v) = env.cutline(&["tg", "push"], &[]);
     assert_eq!(code, 3, "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().contains("\"Be helpful.\""), "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("\"Be helpful.\""),
+        "{v}"
+    );
     env.edit_local("system", Some(&system));
     let after = env.cutline(&["tg", "diff"], &[]).1["data"]["summary"]["version_live"].clone();
     assert_eq!(before, after, "a refused push writes nothing");
     assert_eq!(env.live("template.zz-summary"), other_live);
     // The live version moved since the pull: refused, naming what moved.
     let moved = json!({"prompt": "Summarise briefly: {{ text }}", "response-type": "text"}).to_string();
-    env.tg("tg-put-config-item", &["--type", "prompt", "--key", "template.zz-summary", "--value", &moved]);
+    env.tg(
+        "tg-put-config-item",
+        &["--type", "prompt", "--key", "template.zz-summary", "--value", &moved],
+    );
     let local_change = json!({"prompt": "Summarise in one line: {{ text }}", "response-type": "text"}).to_string();
     env.edit_local("template.zz-summary", Some(&local_change));
     let (code, v) = env.cutline(&["tg", "push"], &[]);
     assert_eq!(code, 11, "{v}");
     assert_eq!(v["error"]["category"], "conflict");
-    assert!(v["error"]["message"].as_str().unwrap().contains("changed live since: template.zz-summary"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("changed live since: template.zz-summary"),
+        "{v}"
+    );
     assert_eq!(env.live("template.zz-summary"), moved);
     env.edit_local("template.zz-summary", Some(&other_live));
 }
@@ -358,32 +458,62 @@ fn undone(env: &Env<'_>, original: &str) {
     let (code, v) = env.cutline(&["tg", "undo"], &[]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["data"]["keys"], json!(["template.extract-definitions"]));
-    assert_eq!(env.live("template.extract-definitions"), original, "undo restores the exact previous value");
+    assert_eq!(
+        env.live("template.extract-definitions"),
+        original,
+        "undo restores the exact previous value"
+    );
     let (code, v) = env.cutline(&["tg", "undo"], &[]);
     assert_eq!(code, 2, "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().starts_with("nothing to undo"), "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().starts_with("nothing to undo"),
+        "{v}"
+    );
 }
 
 fn run_through_the_service(env: &Env<'_>) {
     std::fs::write(
         env.home.join("cutline.toml"),
-        format!("[[provider]]\nname = \"live\"\nkind = \"trustgraph\"\nbase_url = \"{}\"\n", env.stack.url),
+        format!(
+            "[[provider]]\nname = \"live\"\nkind = \"trustgraph\"\nbase_url = \"{}\"\n",
+            env.stack.url
+        ),
     )
     .unwrap();
     // Push the migration again, then run it on the deployment's own service.
     let (code, v) = env.cutline(&["tg", "pull", "--force"], &[]);
     assert_eq!(code, 0, "{v}");
     let (code, v) = env.cutline(
-        &["--prompts", "tg/default", "migrate", "extract-definitions", "--format", "trustgraph", "--id",
-          "extract-definitions", "--write", "tg/default/default.json"],
+        &[
+            "--prompts",
+            "tg/default",
+            "migrate",
+            "extract-definitions",
+            "--format",
+            "trustgraph",
+            "--id",
+            "extract-definitions",
+            "--write",
+            "tg/default/default.json",
+        ],
         &[],
     );
     assert_eq!(code, 0, "{v}");
     assert_eq!(env.cutline(&["tg", "push"], &[]).0, 0);
     env.reloads(4);
     let (code, v) = env.cutline(
-        &["--prompts", "tg/default", "run", "extract-definitions", "--provider", "live", "--var",
-          "text=A river flows into a delta.", "--max-tokens", "64"],
+        &[
+            "--prompts",
+            "tg/default",
+            "run",
+            "extract-definitions",
+            "--provider",
+            "live",
+            "--var",
+            "text=A river flows into a delta.",
+            "--max-tokens",
+            "64",
+        ],
         &[],
     );
     assert_eq!(code, 0, "{v}");
@@ -391,15 +521,33 @@ fn run_through_the_service(env: &Env<'_>) {
     assert_eq!(v["data"]["analysis"]["items"].as_array().map(Vec::len), Some(2), "{v}");
     assert_eq!(v["data"]["usage"]["completion_tokens"], 29);
     let adjustments = v["data"]["adjustments"].to_string();
-    assert!(adjustments.contains("max_tokens") && adjustments.contains("the deployment decides it"), "{adjustments}");
+    assert!(
+        adjustments.contains("max_tokens") && adjustments.contains("the deployment decides it"),
+        "{adjustments}"
+    );
     // A prompt the deployment does not have: the swallowed failure is named.
     let bundled = concat!(env!("CARGO_MANIFEST_DIR"), "/prompts");
     let (code, v) = env.cutline(
-        &["--prompts", bundled, "run", "extract-topics", "--provider", "live", "--var", "text=x"],
+        &[
+            "--prompts",
+            bundled,
+            "run",
+            "extract-topics",
+            "--provider",
+            "live",
+            "--var",
+            "text=x",
+        ],
         &[],
     );
     assert_eq!(code, 5, "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().contains("swallows a failing prompt call"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("swallows a failing prompt call"),
+        "{v}"
+    );
 }
 
 /// With a token the no-auth IAM takes (`tg_…`), every command works and
@@ -412,7 +560,16 @@ fn token_never_kept(env: &Env<'_>) {
         &["tg", "pull", "--dir", "tokened"][..],
         &["tg", "diff", "--dir", "tokened"],
         &["tg", "push", "--dir", "tokened", "--dry-run"],
-        &["--prompts", "tg/default", "run", "extract-definitions", "--provider", "live", "--var", "text=x"],
+        &[
+            "--prompts",
+            "tg/default",
+            "run",
+            "extract-definitions",
+            "--provider",
+            "live",
+            "--var",
+            "text=x",
+        ],
     ] {
         let (code, v) = env.cutline(args, &with);
         assert_eq!(code, 0, "{args:?}: {v}");
@@ -456,16 +613,33 @@ fn exported_by_trustgraph_reads(env: &Env<'_>) {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let (code, v) = env.cutline(&["--prompts", "exported", "prompts"], &[]);
     assert_eq!(code, 0, "{v}");
-    let ids: Vec<&str> = v["data"]["prompts"].as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = v["data"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["extract-definitions", "zz-summary"]);
 }
 
 fn bad_credentials(env: &Env<'_>) {
     let (code, v) = env.cutline(&["tg", "pull", "--dir", "elsewhere"], &[("TRUSTGRAPH_TOKEN", "wrong")]);
     assert_eq!(code, 12, "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().contains("refused the credentials (HTTP 401): auth failure"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("refused the credentials (HTTP 401): auth failure"),
+        "{v}"
+    );
     let (code, v) = env.cutline(&["tg", "pull", "-w", "nosuch"], &[]);
     assert_eq!(code, 12, "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().ends_with("answered HTTP 404: workspace not found"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("answered HTTP 404: workspace not found"),
+        "{v}"
+    );
     let _ = std::io::stdout().flush();
 }

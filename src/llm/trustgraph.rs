@@ -84,7 +84,10 @@ impl TrustGraph {
     }
 
     fn err(&self, kind: ErrorKind, message: &str) -> LlmError {
-        LlmError::new(kind, format!("TrustGraph {}: {}", self.socket_url(), self.scrub(message)))
+        LlmError::new(
+            kind,
+            format!("TrustGraph {}: {}", self.socket_url(), self.scrub(message)),
+        )
     }
 }
 
@@ -137,7 +140,9 @@ async fn converse(tg: &TrustGraph, req: &Request) -> Vec<Event> {
         Err(e) => return vec![Event::Error(e)],
     };
     if let Err(e) = ws.send(Message::text(frame.to_string())).await {
-        return vec![Event::Error(tg.err(ErrorKind::Stream, &format!("sending the request: {e}")))];
+        return vec![Event::Error(
+            tg.err(ErrorKind::Stream, &format!("sending the request: {e}")),
+        )];
     }
     let mut got_text = false;
     loop {
@@ -148,11 +153,17 @@ async fn converse(tg: &TrustGraph, req: &Request) -> Vec<Event> {
                 break;
             }
         };
-        if msg.get("id").and_then(Value::as_str).is_some_and(|id| id != "cutline-1") {
+        if msg
+            .get("id")
+            .and_then(Value::as_str)
+            .is_some_and(|id| id != "cutline-1")
+        {
             continue;
         }
         if let Some(e) = error_of(&msg) {
-            events.push(Event::Error(tg.err(ErrorKind::Server, &format!("the prompt service failed: {e}"))));
+            events.push(Event::Error(
+                tg.err(ErrorKind::Server, &format!("the prompt service failed: {e}")),
+            ));
             break;
         }
         let resp = msg.get("response").cloned().unwrap_or(Value::Null);
@@ -218,21 +229,31 @@ async fn connect(tg: &TrustGraph) -> Result<Socket, LlmError> {
             ErrorKind::Auth,
             &format!(
                 "the gateway refused the token: {} (set the provider's api_key_env variable to the token)",
-                answer.get("error").map_or_else(|| "no reason given".to_owned(), Value::to_string)
+                answer
+                    .get("error")
+                    .map_or_else(|| "no reason given".to_owned(), Value::to_string)
             ),
         )),
-        _ => Err(tg.err(ErrorKind::Stream, &format!("unexpected answer to the auth frame: {answer}"))),
+        _ => Err(tg.err(
+            ErrorKind::Stream,
+            &format!("unexpected answer to the auth frame: {answer}"),
+        )),
     }
 }
 
 /// The next JSON text frame, within `wait`.
 async fn next_json(tg: &TrustGraph, ws: &mut Socket, wait: Duration) -> Result<Value, LlmError> {
     loop {
-        let next = tokio::time::timeout(wait, ws.next()).await.map_err(|_| {
-            tg.err(ErrorKind::Timeout, &format!("nothing arrived for {} s", wait.as_secs()))
-        })?;
+        let next = tokio::time::timeout(wait, ws.next())
+            .await
+            .map_err(|_| tg.err(ErrorKind::Timeout, &format!("nothing arrived for {} s", wait.as_secs())))?;
         let msg = match next {
-            None => return Err(tg.err(ErrorKind::Stream, "the gateway closed the connection before the answer ended")),
+            None => {
+                return Err(tg.err(
+                    ErrorKind::Stream,
+                    "the gateway closed the connection before the answer ended",
+                ));
+            }
             Some(Err(e)) => return Err(tg.err(ErrorKind::Stream, &format!("the connection broke: {e}"))),
             Some(Ok(m)) => m,
         };
@@ -240,7 +261,10 @@ async fn next_json(tg: &TrustGraph, ws: &mut Socket, wait: Duration) -> Result<V
             Message::Text(t) => t.to_string(),
             Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
             Message::Close(_) => {
-                return Err(tg.err(ErrorKind::Stream, "the gateway closed the connection before the answer ended"));
+                return Err(tg.err(
+                    ErrorKind::Stream,
+                    "the gateway closed the connection before the answer ended",
+                ));
             }
             _ => continue,
         };
@@ -257,12 +281,17 @@ pub fn error_of(msg: &Value) -> Option<String> {
     match e {
         Value::Null => None,
         Value::String(s) => Some(s.clone()),
-        Value::Object(o) => Some(match (o.get("type").and_then(Value::as_str), o.get("message").and_then(Value::as_str)) {
-            (Some(t), Some(m)) => format!("{t}: {m}"),
-            (None, Some(m)) => m.to_owned(),
-            (Some(t), None) => t.to_owned(),
-            (None, None) => e.to_string(),
-        }),
+        Value::Object(o) => Some(
+            match (
+                o.get("type").and_then(Value::as_str),
+                o.get("message").and_then(Value::as_str),
+            ) {
+                (Some(t), Some(m)) => format!("{t}: {m}"),
+                (None, Some(m)) => m.to_owned(),
+                (Some(t), None) => t.to_owned(),
+                (None, None) => e.to_string(),
+            },
+        ),
         other => Some(other.to_string()),
     }
 }
@@ -319,6 +348,9 @@ mod tests {
             Event::Error(e) => assert!(e.message.contains("swallows a failing prompt call"), "{}", e.message),
             other => panic!("{other:?}"),
         }
-        assert_eq!(error_of(&json!({"error": {"type": "llm-error", "message": "boom"}})).as_deref(), Some("llm-error: boom"));
+        assert_eq!(
+            error_of(&json!({"error": {"type": "llm-error", "message": "boom"}})).as_deref(),
+            Some("llm-error: boom")
+        );
     }
 }

@@ -93,10 +93,7 @@ pub fn write_export(workspace: &str, version: u64, prompts: &BTreeMap<String, St
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
     let mut config = Map::new();
-    config.insert(
-        crate::prompt::tg_reload::PROMPT_TYPE.to_owned(),
-        Value::Object(values),
-    );
+    config.insert(crate::prompt::tg_reload::PROMPT_TYPE.to_owned(), Value::Object(values));
     let mut root = Map::new();
     root.insert("source_workspace".into(), Value::String(workspace.to_owned()));
     root.insert("source_version".into(), Value::from(version));

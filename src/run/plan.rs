@@ -151,7 +151,11 @@ impl Plan {
 /// prompt service) is sent the prompt's id and variables, and nothing it
 /// would decide itself: each value that would have been sent is recorded as
 /// omitted, with the reason.
-fn deployment_decides(r: &mut Request, service: &crate::llm::trustgraph::ServicePrompt, adjustments: &mut Vec<Adjustment>) {
+fn deployment_decides(
+    r: &mut Request,
+    service: &crate::llm::trustgraph::ServicePrompt,
+    adjustments: &mut Vec<Adjustment>,
+) {
     use crate::llm::profile::Param;
     let reason = "the deployment decides it: its prompt service renders its own template and its text-completion \
                   service applies its own settings (the max-token limit is its --max-output)";
@@ -304,10 +308,13 @@ pub fn plan(spec: &Spec, target: &Target) -> Result<Plan, StartError> {
             schema: p.schema.clone(),
             json_response: p.response_type == ResponseType::Json,
             key: target.learned_key(),
-            service: target.provider.renders_itself().then(|| crate::llm::trustgraph::ServicePrompt {
-                id: p.id.clone(),
-                variables: spec.vars.clone(),
-            }),
+            service: target
+                .provider
+                .renders_itself()
+                .then(|| crate::llm::trustgraph::ServicePrompt {
+                    id: p.id.clone(),
+                    variables: spec.vars.clone(),
+                }),
         },
         learned: Vec::new(),
     };

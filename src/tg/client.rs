@@ -165,13 +165,14 @@ impl ConfigClient {
             })?;
             Ok::<_, TgError>((status, bytes))
         };
-        let (status, bytes) = tokio::time::timeout(self.dep.timeout, exchange)
-            .await
-            .map_err(|_| TgError::TimedOut {
-                url: url.to_string(),
-                what: "the config API's answer",
-                secs,
-            })??;
+        let (status, bytes) =
+            tokio::time::timeout(self.dep.timeout, exchange)
+                .await
+                .map_err(|_| TgError::TimedOut {
+                    url: url.to_string(),
+                    what: "the config API's answer",
+                    secs,
+                })??;
         let text = self.dep.scrub(&String::from_utf8_lossy(&bytes));
         let parsed: Option<Value> = serde_json::from_str(&text).ok();
         if !status.is_success() {

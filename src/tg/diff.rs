@@ -291,10 +291,21 @@ mod tests {
         let new = r#"{"prompt": "Return one JSON object per line.", "response-type": "jsonl", "schema": {"type": "object", "properties": {"term": {"type": "string"}}}}"#;
         let d = detail("template.x", Some(old), Some(new));
         assert_eq!(
-            words_plain(&serde_json::from_value::<Vec<WordsOwned>>(d["template"].clone()).unwrap().into_iter().map(WordsOwned::into_words).collect::<Vec<_>>()),
+            words_plain(
+                &serde_json::from_value::<Vec<WordsOwned>>(d["template"].clone())
+                    .unwrap()
+                    .into_iter()
+                    .map(WordsOwned::into_words)
+                    .collect::<Vec<_>>()
+            ),
             "Return [-a-]{+one+} JSON [-array of terms.-]{+object per line.+}"
         );
-        let paths: Vec<&str> = d["schema"].as_array().unwrap().iter().map(|p| p["path"].as_str().unwrap()).collect();
+        let paths: Vec<&str> = d["schema"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["path"].as_str().unwrap())
+            .collect();
         assert_eq!(paths, ["/type", "/items", "/properties"]);
         assert_eq!(d["fields"]["response-type"], json!({"old": "json", "new": "jsonl"}));
     }

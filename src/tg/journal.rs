@@ -208,9 +208,15 @@ mod tests {
         };
         for e in [
             push(1),
-            Entry::Pushed { id: 1, version_after: 2 },
+            Entry::Pushed {
+                id: 1,
+                version_after: 2,
+            },
             push(2),
-            Entry::Pushed { id: 2, version_after: 3 },
+            Entry::Pushed {
+                id: 2,
+                version_after: 3,
+            },
             Entry::Undone {
                 id: 2,
                 at: 0,

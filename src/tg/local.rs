@@ -103,10 +103,20 @@ pub fn export_path(dir: &Path, workspace: &str) -> PathBuf {
 fn file_stem(workspace: &str) -> String {
     let s: String = workspace
         .chars()
-        .map(|c| if c == '/' || c == '\\' || c.is_control() { '_' } else { c })
+        .map(|c| {
+            if c == '/' || c == '\\' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect();
     let s = s.trim_start_matches('.');
-    if s.is_empty() { "workspace".to_owned() } else { s.to_owned() }
+    if s.is_empty() {
+        "workspace".to_owned()
+    } else {
+        s.to_owned()
+    }
 }
 
 fn state_path(dir: &Path) -> PathBuf {
@@ -166,7 +176,10 @@ pub fn write_pull(dir: &Path, pulled: &Pulled, values: &BTreeMap<String, String>
     ensure_dir(dir)?;
     ensure_dir(&dir.join(STATE_DIR))?;
     let export = export_path(dir, &pulled.workspace);
-    write_regular(&export, write_export(&pulled.workspace, pulled.version, values).as_bytes())?;
+    write_regular(
+        &export,
+        write_export(&pulled.workspace, pulled.version, values).as_bytes(),
+    )?;
     write_state(dir, pulled)?;
     Ok(export)
 }
@@ -267,7 +280,16 @@ mod tests {
             base: BTreeMap::new(),
         };
         let e = write_state(&dir.path().join("p"), &pulled).unwrap_err();
-        assert!(matches!(e, LocalError::NotRegular { why: "a symbolic link", .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                LocalError::NotRegular {
+                    why: "a symbolic link",
+                    ..
+                }
+            ),
+            "{e}"
+        );
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me");
     }
 }

@@ -58,7 +58,9 @@ impl Deployment {
             return Err(bad("the scheme must be http or https"));
         }
         if !parsed.username().is_empty() || parsed.password().is_some() {
-            return Err(bad("a user name or password in the URL (give the token with --token or TRUSTGRAPH_TOKEN)"));
+            return Err(bad(
+                "a user name or password in the URL (give the token with --token or TRUSTGRAPH_TOKEN)",
+            ));
         }
         if parsed.query().is_some() || parsed.fragment().is_some() {
             return Err(bad("a query or fragment (give the gateway's base URL)"));
@@ -187,7 +189,10 @@ mod tests {
     fn urls_are_normalised_and_credentials_in_them_refused() {
         let d = Deployment::new("http://127.0.0.1:8888", "default", None, Duration::from_secs(1)).unwrap();
         assert_eq!(d.url(), "http://127.0.0.1:8888/");
-        assert_eq!(d.endpoint("config").unwrap().as_str(), "http://127.0.0.1:8888/api/v1/config");
+        assert_eq!(
+            d.endpoint("config").unwrap().as_str(),
+            "http://127.0.0.1:8888/api/v1/config"
+        );
         let d = Deployment::new("https://tg.example/base", "w", None, Duration::from_secs(1)).unwrap();
         assert_eq!(
             d.endpoint("flow/default/service/prompt").unwrap().as_str(),
@@ -195,7 +200,10 @@ mod tests {
         );
         for bad in ["ftp://x/", "http://user:pw@host/", "not a url", "http://h/?token=x"] {
             assert!(
-                matches!(Deployment::new(bad, "default", None, Duration::from_secs(1)), Err(TgError::Url { .. })),
+                matches!(
+                    Deployment::new(bad, "default", None, Duration::from_secs(1)),
+                    Err(TgError::Url { .. })
+                ),
                 "{bad}"
             );
         }

@@ -103,7 +103,10 @@ fn moved_message(pulled: u64, live: u64, moved: &[String], conflicts: &[String])
     let clash = if conflicts.is_empty() {
         String::new()
     } else {
-        format!("; changed here too, so a push would overwrite the live change: {}", conflicts.join(", "))
+        format!(
+            "; changed here too, so a push would overwrite the live change: {}",
+            conflicts.join(", ")
+        )
     };
     format!(
         "the live config moved since the pull (version {pulled} pulled, {live} live): {what}{clash}; nothing was \
@@ -149,7 +152,9 @@ pub fn plan(
     if live.version != pulled.version && !force {
         let moved: Vec<String> = diffs
             .iter()
-            .filter(|d| matches!(d.status, Status::Live | Status::Conflict) || !same(d.live.as_deref(), d.base.as_deref()))
+            .filter(|d| {
+                matches!(d.status, Status::Live | Status::Conflict) || !same(d.live.as_deref(), d.base.as_deref())
+            })
             .map(|d| d.key.clone())
             .collect();
         return Err(PushError::Moved {
@@ -217,7 +222,12 @@ pub struct Written {
 }
 
 /// Journal `plan`, write it, read it back, move the pull's base.
-pub async fn execute(client: &ConfigClient, dir: &Path, pulled: &mut Pulled, plan: &Plan) -> Result<Written, PushError> {
+pub async fn execute(
+    client: &ConfigClient,
+    dir: &Path,
+    pulled: &mut Pulled,
+    plan: &Plan,
+) -> Result<Written, PushError> {
     let journal = Journal::of(dir);
     let entries = journal.entries()?;
     let id = Journal::next_id(&entries);
@@ -254,7 +264,11 @@ async fn write_and_verify(
         .iter()
         .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
         .collect();
-    let deletes: Vec<String> = targets.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| k.clone()).collect();
+    let deletes: Vec<String> = targets
+        .iter()
+        .filter(|(_, v)| v.is_none())
+        .map(|(k, _)| k.clone())
+        .collect();
     client.put(&puts).await?;
     client.delete(&deletes).await?;
     let keys: Vec<String> = targets.keys().cloned().collect();
@@ -362,9 +376,17 @@ mod tests {
 
     #[test]
     fn only_local_changes_are_written() {
-        let base = [("system", "\"S\"".to_owned()), ("template.a", tpl("A")), ("template.b", tpl("B"))];
+        let base = [
+            ("system", "\"S\"".to_owned()),
+            ("template.a", tpl("A")),
+            ("template.b", tpl("B")),
+        ];
         let p = pulled(5, &base);
-        let local = map(&[("system", "\"S\"".to_owned()), ("template.a", tpl("A2")), ("template.b", tpl("B"))]);
+        let local = map(&[
+            ("system", "\"S\"".to_owned()),
+            ("template.a", tpl("A2")),
+            ("template.b", tpl("B")),
+        ]);
         let live = Snapshot {
             version: 5,
             values: map(&base),
@@ -390,9 +412,7 @@ mod tests {
             values: map(&[("template.a", tpl("A3")), ("template.b", tpl("B"))]),
         };
         match plan(&p, &local, &live, None, false) {
-            Err(PushError::Moved {
-                moved, conflicts, ..
-            }) => {
+            Err(PushError::Moved { moved, conflicts, .. }) => {
                 assert_eq!(moved, ["template.a"]);
                 assert_eq!(conflicts, ["template.a"]);
             }
@@ -413,7 +433,11 @@ mod tests {
         match plan(&p, &local, &live, None, false) {
             Err(PushError::Refused { problems }) => {
                 assert_eq!(problems[0].0, "template.a");
-                assert!(problems[0].1.contains("none would serve, a, b would fail"), "{}", problems[0].1);
+                assert!(
+                    problems[0].1.contains("none would serve, a, b would fail"),
+                    "{}",
+                    problems[0].1
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -423,6 +447,9 @@ mod tests {
             ("template.b", tpl("B")),
         ]);
         let e = plan(&p, &local, &live, None, false).unwrap_err().to_string();
-        assert!(e.contains("system: the value is not JSON") && e.contains("\"Be helpful.\""), "{e}");
+        assert!(
+            e.contains("system: the value is not JSON") && e.contains("\"Be helpful.\""),
+            "{e}"
+        );
     }
 }

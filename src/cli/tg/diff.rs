@@ -67,7 +67,9 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         counts["conflict"]
     );
     out.pretty(&text).map_err(|e| io_err(&e))?;
-    Ok(json!({"keys": diffs.iter().filter(|d| d.status != Status::Same).map(record).collect::<Vec<_>>(), "summary": summary}))
+    Ok(
+        json!({"keys": diffs.iter().filter(|d| d.status != Status::Same).map(record).collect::<Vec<_>>(), "summary": summary}),
+    )
 }
 
 fn status_word(s: Status) -> &'static str {
@@ -113,7 +115,11 @@ fn describe(text: &mut String, d: &KeyDiff, rec: &Value) {
         _ => "",
     };
     let _ = writeln!(text, "{}: {what}{gone}", d.key);
-    for (label, change) in [("", &rec["change"]), ("here ", &rec["change_here"]), ("live ", &rec["change_live"])] {
+    for (label, change) in [
+        ("", &rec["change"]),
+        ("here ", &rec["change_here"]),
+        ("live ", &rec["change_live"]),
+    ] {
         let Some(obj) = change.as_object() else { continue };
         for (part, v) in obj {
             match part.as_str() {
@@ -135,7 +141,13 @@ fn describe(text: &mut String, d: &KeyDiff, rec: &Value) {
                 }
                 "schema" => {
                     for p in v.as_array().into_iter().flatten() {
-                        let show = |x: &Value| if x.is_null() { "(none)".to_owned() } else { x.to_string() };
+                        let show = |x: &Value| {
+                            if x.is_null() {
+                                "(none)".to_owned()
+                            } else {
+                                x.to_string()
+                            }
+                        };
                         let _ = writeln!(
                             text,
                             "  {label}schema {}: {} → {}",

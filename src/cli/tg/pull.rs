@@ -109,7 +109,12 @@ fn unpushed_guard(dir: &std::path::Path, workspace: &str, force: bool) -> Result
     let keys: std::collections::BTreeSet<&String> = pulled.base.keys().chain(local.prompts.keys()).collect();
     let changed: Vec<&String> = keys
         .into_iter()
-        .filter(|k| !same(pulled.base.get(*k).map(String::as_str), local.prompts.get(*k).map(String::as_str)))
+        .filter(|k| {
+            !same(
+                pulled.base.get(*k).map(String::as_str),
+                local.prompts.get(*k).map(String::as_str),
+            )
+        })
         .collect();
     if changed.is_empty() || pulled.workspace != workspace {
         return Ok(());

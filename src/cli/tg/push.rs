@@ -9,6 +9,7 @@
 //! JSONL: one `change` record per key, then `pushed` (or `plan` with
 //! `--dry-run`).
 
+use std::fmt::Write as _;
 use std::io::Write;
 
 use serde_json::{Value, json};
@@ -59,7 +60,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         out.record(&json!({"type": "change", "key": c.key, "action": what,
             "change": detail(&c.key, c.before.as_deref(), c.after.as_deref())}))
             .map_err(|e| io_err(&e))?;
-        text.push_str(&format!("{what} {}\n", c.key));
+        let _ = writeln!(text, "{what} {}", c.key);
     }
     let keys: Vec<&String> = plan.changes.iter().map(|c| &c.key).collect();
     if plan.changes.is_empty() || args.dry_run {
@@ -89,13 +90,14 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     let mut rec = summary.clone();
     rec["type"] = "pushed".into();
     out.record(&rec).map_err(|e| io_err(&e))?;
-    text.push_str(&format!(
-        "pushed {} keys (push {}; version {} → {}), read back equal; `cutline tg undo` puts the old values back\n",
+    let _ = writeln!(
+        text,
+        "pushed {} keys (push {}; version {} → {}), read back equal; `cutline tg undo` puts the old values back",
         written.keys.len(),
         written.id,
         written.version_before,
         written.version_after
-    ));
+    );
     out.pretty(&text).map_err(|e| io_err(&e))?;
     Ok(summary)
 }

@@ -82,7 +82,11 @@ pub fn endpoint(cfg: &ProviderConfig, env: &dyn Fn(&str) -> Option<String>) -> R
 /// from `api_key_env` (else `TRUSTGRAPH_TOKEN` when it is set, as
 /// TrustGraph's CLI reads it), the workspace and the flow.
 fn trustgraph(cfg: &ProviderConfig, env: &dyn Fn(&str) -> Option<String>) -> Result<TrustGraph, LlmError> {
-    let base = cfg.base_url.as_deref().or(cfg.kind.default_base_url()).unwrap_or_default();
+    let base = cfg
+        .base_url
+        .as_deref()
+        .or(cfg.kind.default_base_url())
+        .unwrap_or_default();
     let token = match cfg.api_key_env.as_deref() {
         Some(var) => Some(key_from_env(cfg, var, env)?),
         None => env("TRUSTGRAPH_TOKEN")
