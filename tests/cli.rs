@@ -43,7 +43,7 @@ fn manifest_lists_every_command_streaming_by_default() {
         names,
         [
             "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "compare", "migrate", "eval",
-            "budget", "report", "probe", "models", "batches"
+            "budget", "report", "probe", "models", "tg", "batches"
         ]
     );
     for c in m["commands"].as_array().expect("commands") {

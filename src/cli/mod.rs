@@ -85,8 +85,8 @@ pub struct Cli {
     /// bundles share.
     #[arg(long, global = true, value_name = "FILE")]
     pub system: Option<PathBuf>,
-    /// Which TrustGraph loader reads bundles: `prefix` (after 2.8.11: every
-    /// `template.<id>` key) or `index` (2.8.11 and older: only the ids in
+    /// Which TrustGraph loader reads bundles: `prefix` (2.8.14 and later: every
+    /// `template.<id>` key) or `index` (2.8.13 and older: only the ids in
     /// `template-index`).
     #[arg(long, global = true, value_enum, default_value_t = TgLoaderArg::Prefix)]
     pub tg_loader: TgLoaderArg,
@@ -136,9 +136,9 @@ impl Cli {
 /// `--tg-loader`: the TrustGraph release whose loader reads bundles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TgLoaderArg {
-    /// TrustGraph after 2.8.11 (the current releases): every `template.<id>` key.
+    /// TrustGraph 2.8.14 and later (the current releases): every `template.<id>` key.
     Prefix,
-    /// TrustGraph 2.8.11 and older: the ids `template-index` lists.
+    /// TrustGraph 2.8.13 and older: the ids `template-index` lists.
     Index,
 }
 

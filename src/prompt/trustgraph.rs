@@ -294,7 +294,7 @@ mod tests {
     #[test]
     fn index_without_template() {
         let text = "{\"template-index\": \"[\\\"a\\\"]\"}";
-        // TrustGraph 2.8.11 and older read the index and fail on it.
+        // TrustGraph 2.8.13 and older read the index and fail on it.
         let old = crate::prompt::load_bytes_for("b.json", text.as_bytes(), crate::prompt::TgLoader::Indexed)
             .unwrap_err()
             .to_string();
@@ -318,7 +318,7 @@ mod tests {
         assert_eq!(ps.len(), 2);
         assert_eq!(
             w[1].to_string(),
-            "b.json:4: `template.b` is not in template-index: TrustGraph loads it (2.8.11 and older skip it; add it \
+            "b.json:4: `template.b` is not in template-index: TrustGraph loads it (2.8.13 and older skip it; add it \
              to the index for them)"
         );
         let (ps, w) =
@@ -326,7 +326,7 @@ mod tests {
         assert_eq!(ps.len(), 1);
         assert_eq!(
             w[1].to_string(),
-            "b.json:4: `template.b` is not in template-index: TrustGraph 2.8.11 and older do not load it (skipped)"
+            "b.json:4: `template.b` is not in template-index: TrustGraph 2.8.13 and older do not load it (skipped)"
         );
     }
 
