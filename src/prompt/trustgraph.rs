@@ -106,7 +106,16 @@ pub fn put_in_bundle(root: &mut Value, p: &PromptConfig, with_system: bool) -> R
             Some(v.clone())
         }
     };
-    bundle.insert(format!("template.{}", p.id), wrap(bundle_entry(p)));
+    let key = format!("template.{}", p.id);
+    let mut entry = bundle_entry(p);
+    // An entry saved in place keeps its own shape: TrustGraph's values carry
+    // no `id` (the key names the prompt), and adding one would show as a
+    // change in every diff against the deployment.
+    let had_id = bundle.get(&key).and_then(read).is_none_or(|v| v.get("id").is_some());
+    if !had_id && let Value::Object(m) = &mut entry {
+        m.remove("id");
+    }
+    bundle.insert(key, wrap(entry));
     if let Some(ix) = bundle.get("template-index") {
         let mut ids = read(ix).and_then(|v| v.as_array().cloned()).unwrap_or_default();
         if !ids.iter().any(|v| v.as_str() == Some(p.id.as_str())) {

@@ -293,3 +293,35 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me");
     }
 }
+
+#[cfg(test)]
+mod save_tests {
+    use std::collections::BTreeMap;
+
+    /// A pulled prompt saved unchanged by the workbench (`store::save`)
+    /// leaves every value as the deployment has it, so no diff appears.
+    #[test]
+    fn saving_a_pulled_prompt_unchanged_changes_no_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut values = BTreeMap::new();
+        values.insert("system".to_owned(), "\"Be exact.\"".to_owned());
+        values.insert(
+            "template.a".to_owned(),
+            "{\"prompt\": \"Terms in {{ text }}\", \"response-type\": \"jsonl\", \"schema\": {\"type\": \"object\"}}"
+                .to_owned(),
+        );
+        let path = dir.path().join("default.json");
+        std::fs::write(&path, crate::prompt::tg_export::write_export("default", 3, &values)).unwrap();
+        let p = crate::store::resolve("a", dir.path()).unwrap();
+        crate::store::save(&p).unwrap();
+        let back = crate::prompt::tg_export::read_export("x", &std::fs::read(&path).unwrap()).unwrap();
+        for (k, v) in &values {
+            assert!(
+                crate::tg::diff::same(back.prompts.get(k).map(String::as_str), Some(v)),
+                "{k}: {:?} != {v}",
+                back.prompts.get(k)
+            );
+        }
+        assert_eq!(back.prompts.len(), 2);
+    }
+}
