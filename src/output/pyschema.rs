@@ -158,6 +158,10 @@ pub fn prepare(schema: &Value) -> Result<(Value, PyDraft), SchemaCompileError> {
         if matches!(draft, PyDraft::D2019 | PyDraft::D2020) {
             obj.remove("dependencies");
         }
+        // Python's jsonschema asserts no content keyword in any draft.
+        for k in ["contentMediaType", "contentEncoding", "contentSchema"] {
+            obj.remove(k);
+        }
         if draft == PyDraft::D3 {
             draft3_to_4(obj);
         }
@@ -172,7 +176,9 @@ pub fn prepare(schema: &Value) -> Result<(Value, PyDraft), SchemaCompileError> {
 }
 
 /// A `patternProperties` key, left to the validator's ECMA-262 engine, with
-/// Python's end anchors: `$` also before a final newline, `\Z` the end.
+/// Python's end anchors (`$` also before a final newline, `\Z` the end) and
+/// Python's Unicode classes: `\w` is `str.isalnum()` or `_`, `\d` is `Nd`
+/// (the engine's own are ASCII). `\W` inside a class stays ASCII.
 fn ecma_anchors(p: &str) -> String {
     let mut out = String::with_capacity(p.len() + 8);
     let (mut in_class, mut chars) = (false, p.chars().peekable());
@@ -180,6 +186,11 @@ fn ecma_anchors(p: &str) -> String {
         match c {
             '\\' => match chars.next() {
                 Some('Z') if !in_class => out.push('$'),
+                Some('w') if in_class => out.push_str(r"\p{L}\p{N}_"),
+                Some('w') => out.push_str(r"[\p{L}\p{N}_]"),
+                Some('W') if !in_class => out.push_str(r"[^\p{L}\p{N}_]"),
+                Some('d') => out.push_str(r"\p{Nd}"),
+                Some('D') => out.push_str(r"\P{Nd}"),
                 Some(n) => {
                     out.push('\\');
                     out.push(n);

@@ -1,0 +1,124 @@
+//! Issue 34 (TrustGraph parity, round 3): each case states TrustGraph's
+//! verdict on Python 3.13 (measured with its released prompt manager) and
+//! asserts cutline's. When the reference venv exists
+//! (`scripts/setup-tg-reference.sh`), the same cases are also run through
+//! TrustGraph's `invoke` and must give the verdict written here, so a
+//! wrong expectation cannot hide.
+
+use cutline::output::analysis::{Analysis, ResponseType};
+use cutline::output::json::JsonStatus;
+use cutline::output::tg::TgPython;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+/// A `json` response under a schema, and the verdict TrustGraph gives it.
+struct Case {
+    what: &'static str,
+    schema: Value,
+    response: String,
+    /// `kept`, `schema`, `parse` or the exception's name.
+    verdict: &'static str,
+}
+
+fn case(what: &'static str, schema: Value, response: &str, verdict: &'static str) -> Case {
+    Case {
+        what,
+        schema,
+        response: response.to_owned(),
+        verdict,
+    }
+}
+
+/// cutline's verdict on a `json` response, as `parse` and `run` give it.
+fn cutline_json(schema: &Value, response: &str) -> &'static str {
+    let Analysis::Json(a) = Analysis::of(ResponseType::Json, Some(schema), response, TgPython::Py313) else {
+        unreachable!("a json analysis")
+    };
+    match (&a.raises, a.status) {
+        (Some(r), _) => r.exception,
+        (None, JsonStatus::Ok) => "kept",
+        (None, JsonStatus::InvalidJson) => "parse",
+        (None, JsonStatus::SchemaInvalid) => "schema",
+    }
+}
+
+fn venv_python() -> Option<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let p = cache.join("cutline/tg/2.11.1-py3.13/venv/bin/python");
+    p.exists().then_some(p)
+}
+
+/// TrustGraph's verdicts on `cases`, or `None` without the venv.
+fn trustgraph(cases: &[Value]) -> Option<Vec<Value>> {
+    use std::io::Write;
+    let python = venv_python()?;
+    let mut child = std::process::Command::new(python)
+        .arg("scripts/reference_tg_service.py")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the reference");
+    let input = Value::Array(cases.to_vec()).to_string();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("reference");
+    writer.join().expect("writer").expect("write");
+    let mut de = serde_json::Deserializer::from_slice(&out.stdout);
+    de.disable_recursion_limit();
+    Some(serde::Deserialize::deserialize(&mut de).expect("reference output"))
+}
+
+fn tg_word(reference: &Value) -> String {
+    match reference["raised"]["type"].as_str() {
+        None => "kept".into(),
+        Some("RuntimeError") if reference["raised"]["message"].as_str().is_some_and(|m| m.starts_with("JSON parse")) => {
+            "parse".into()
+        }
+        Some("RuntimeError") => "schema".into(),
+        Some(other) => other.into(),
+    }
+}
+
+/// Assert cutline's verdict on every case, and TrustGraph's when it is at hand.
+fn check(cases: &[Case]) {
+    let got: Vec<(&str, &str)> = cases
+        .iter()
+        .map(|c| (c.what, cutline_json(&c.schema, &c.response)))
+        .collect();
+    let want: Vec<(&str, &str)> = cases.iter().map(|c| (c.what, c.verdict)).collect();
+    assert_eq!(got, want);
+    let input: Vec<Value> = cases
+        .iter()
+        .map(|c| json!({"kind": "json", "response": c.response, "schema": c.schema}))
+        .collect();
+    if let Some(out) = trustgraph(&input) {
+        let theirs: Vec<(&str, String)> = cases.iter().zip(&out).map(|(c, o)| (c.what, tg_word(o))).collect();
+        let want: Vec<(&str, String)> = cases.iter().map(|c| (c.what, c.verdict.to_owned())).collect();
+        assert_eq!(theirs, want, "TrustGraph's own verdicts");
+    }
+}
+
+#[test]
+fn unanchored_pattern_properties_keys_read_word_and_digit_as_unicode() {
+    let word = json!({"type": "object", "patternProperties": {"\\w": {"type": "integer"}}});
+    let digit = json!({"type": "object", "patternProperties": {"\\d": {"type": "integer"}}});
+    let not_digit = json!({"type": "object", "patternProperties": {"\\D": {"type": "integer"}}});
+    check(&[
+        case("é is a word character", word.clone(), r#"{"é": "x"}"#, "schema"),
+        case("- is not", word, r#"{"-": "x"}"#, "kept"),
+        case("Arabic-Indic three is a digit", digit.clone(), r#"{"٣": "x"}"#, "schema"),
+        case("a is not a digit", digit, r#"{"a": "x"}"#, "kept"),
+        case("٣ is not \\D", not_digit, r#"{"٣": "x"}"#, "kept"),
+    ]);
+}
+
+#[test]
+fn content_keywords_are_never_asserted() {
+    let draft7 = |k: &str, v: &str| json!({"$schema": "http://json-schema.org/draft-07/schema#", k: v});
+    check(&[
+        case("contentMediaType json", draft7("contentMediaType", "application/json"), r#""{x""#, "kept"),
+        case("contentEncoding base64", draft7("contentEncoding", "base64"), r#""%%%""#, "kept"),
+    ]);
+}
