@@ -7,6 +7,8 @@
 
 use cutline::output::analysis::{Analysis, ResponseType};
 use cutline::output::json::JsonStatus;
+use cutline::output::jsonl;
+use cutline::output::schema::CompiledSchema;
 use cutline::output::tg::TgPython;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -121,4 +123,87 @@ fn content_keywords_are_never_asserted() {
         case("contentMediaType json", draft7("contentMediaType", "application/json"), r#""{x""#, "kept"),
         case("contentEncoding base64", draft7("contentEncoding", "base64"), r#""%%%""#, "kept"),
     ]);
+}
+
+/// Run `f` on a thread with a stack for values nested 10,000 deep.
+fn deep_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(f)
+        .expect("thread")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e));
+}
+
+fn arrays(n: usize) -> String {
+    format!("{}{}", "[".repeat(n), "]".repeat(n))
+}
+
+#[test]
+fn strict_json_nests_as_deep_as_python_313() {
+    deep_stack(|| {
+        let array = json!({"type": "array"});
+        let open = |n: usize, tail: &str| format!("{}{tail}", "[".repeat(n));
+        check(&[
+            case("996 deep", array.clone(), &arrays(996), "kept"),
+            case("5000 deep", array.clone(), &arrays(5000), "kept"),
+            case("9994 deep", array.clone(), &arrays(9994), "kept"),
+            case("9995 deep", array.clone(), &arrays(9995), "RecursionError"),
+            // A syntax error right after a complete element: the C scanner
+            // makes the JSONDecodeError where it is, 9991 deep and more.
+            case("delimiter 9990 deep", array.clone(), &open(9990, "1 x"), "parse"),
+            case("delimiter 9991 deep", array.clone(), &open(9991, "1 x"), "RecursionError"),
+            case("cut after an element 9991 deep", array.clone(), &open(9991, "1"), "RecursionError"),
+            // "Expecting value" is made at the top: only 9994 deep raises.
+            case("no value 9993 deep", array.clone(), &open(9993, "x"), "parse"),
+            case("no value 9994 deep", array.clone(), &open(9994, "x"), "RecursionError"),
+            // A rejected value 9993 deep: repr fails inside validate, which
+            // TrustGraph reports as a failed validation.
+            case("rejected 9992 deep", json!({"type": "object"}), &arrays(9992), "RecursionError"),
+            case("rejected 9993 deep", json!({"type": "object"}), &arrays(9993), "schema"),
+        ]);
+    });
+}
+
+/// A `jsonl` response's verdict: the exception, or how many items it keeps.
+fn cutline_jsonl(schema: &Value, response: &str) -> String {
+    let compiled = CompiledSchema::compile_python(schema);
+    let a = jsonl::analyse_py(response.as_bytes(), compiled.as_ref(), TgPython::Py313);
+    match &a.raises {
+        Some(r) => r.exception().to_owned(),
+        None => format!("{} items", a.items.len()),
+    }
+}
+
+#[test]
+fn jsonl_lines_near_the_limit_fail_or_drop_as_trustgraph_does() {
+    deep_stack(|| {
+        let object = json!({"type": "object"});
+        let open = |n: usize, tail: &str| format!("{}{tail}\n{{}}", "[".repeat(n));
+        let cases = [
+            ("rejected 9992 deep", format!("{}\n{{}}", arrays(9992)), "RecursionError"),
+            ("rejected 9993 deep", format!("{}\n{{}}", arrays(9993)), "1 items"),
+            ("rejected 9994 deep", format!("{}\n{{}}", arrays(9994)), "1 items"),
+            ("delimiter 9990 deep", open(9990, "1 x"), "1 items"),
+            ("delimiter 9991 deep", open(9991, "1 x"), "RecursionError"),
+        ];
+        let got: Vec<(&str, String)> = cases.iter().map(|(w, r, _)| (*w, cutline_jsonl(&object, r))).collect();
+        let want: Vec<(&str, String)> = cases.iter().map(|(w, _, v)| (*w, (*v).to_owned())).collect();
+        assert_eq!(got, want);
+        let input: Vec<Value> = cases
+            .iter()
+            .map(|(_, r, _)| json!({"kind": "jsonl", "response": r, "schema": object}))
+            .collect();
+        if let Some(out) = trustgraph(&input) {
+            let theirs: Vec<(&str, String)> = cases
+                .iter()
+                .zip(&out)
+                .map(|((w, ..), o)| match o["raised"]["type"].as_str() {
+                    Some(e) => (*w, e.to_owned()),
+                    None => (*w, format!("{} items", o["items"].as_array().map_or(0, Vec::len))),
+                })
+                .collect();
+            assert_eq!(theirs, want, "TrustGraph's own verdicts");
+        }
+    });
 }

@@ -163,10 +163,12 @@ pub fn with_stack<R: Send>(bytes: &[u8], f: impl FnOnce() -> R + Send) -> Option
     })
 }
 
-/// Parse what serde_json refused as Python 3.11 would at the top of a
-/// process (see [`PY_MAX_DEPTH`]).
+/// Parse what serde_json refused as Python would on TrustGraph's default
+/// runtime (3.13, nesting to [`super::tg::TgPython::json_max_depth`]); a
+/// value deeper than another runtime takes is that runtime's
+/// `RecursionError`, which its callers report beside the value.
 pub fn loads(bytes: &[u8]) -> Result<PyValue, PyRefusal> {
-    loads_to(bytes, PY_MAX_DEPTH)
+    loads_to(bytes, super::tg::TgPython::default().json_max_depth())
 }
 
 /// Parse what serde_json refused as Python would, with containers allowed
@@ -338,9 +340,14 @@ mod tests {
         assert_eq!(a.items.len(), 1);
         drop(a);
         assert_eq!(
-            loads(deep(PY_MAX_DEPTH + 1).as_bytes()),
+            loads_to(deep(PY_MAX_DEPTH + 1).as_bytes(), PY_MAX_DEPTH),
             Err(PyRefusal::TooDeep(PY_MAX_DEPTH + 1))
         );
+        // TrustGraph's default runtime (3.13) nests to 9994.
+        let deeper = deep(5000);
+        let parsed = with_stack(deeper.as_bytes(), || loads(deeper.as_bytes()).is_ok());
+        assert_eq!(parsed, Some(true));
+        assert_eq!(loads(deep(9995).as_bytes()), Err(PyRefusal::TooDeep(9995)));
         assert_eq!(loads(b"{\"a\": nope}"), Err(PyRefusal::Invalid));
     }
 }

@@ -123,6 +123,32 @@ impl CompiledSchema {
         path.and_then(|p| value.pointer(&p)).unwrap_or(value)
     }
 
+    /// The deepest nesting (see [`crate::output::tg::nesting`]) of an
+    /// instance that Python's `jsonschema` names in an error message it
+    /// builds for `value` (`{instance!r}`: every keyword but `required`,
+    /// `const`, `additionalProperties` and the other extras keywords, which
+    /// name something else); 0 when there is none.
+    pub fn repr_nesting(&self, value: &Value) -> usize {
+        use jsonschema::error::ValidationErrorKind as K;
+        self.validator
+            .iter_errors(value)
+            .filter(|e| {
+                !matches!(
+                    e.kind(),
+                    K::AdditionalItems { .. }
+                        | K::AdditionalProperties { .. }
+                        | K::Constant { .. }
+                        | K::Required { .. }
+                        | K::UnevaluatedItems { .. }
+                        | K::UnevaluatedProperties { .. }
+                        | K::PropertyNames { .. }
+                )
+            })
+            .map(|e| crate::output::tg::nesting(e.instance()))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The schema as written.
     pub fn source(&self) -> &Value {
         &self.source

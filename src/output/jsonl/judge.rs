@@ -90,12 +90,11 @@ pub(super) fn judge_full(
         let checked = checked.unwrap_or(&value);
         match schema.map(|s| (s, s.validate(checked))) {
             Some((s, Err(errors))) => {
-                let depth = crate::output::tg::nesting(s.error_instance(checked));
                 Judged {
                     status: LineStatus::SchemaInvalid { errors },
                     value: None,
                     not_standard,
-                    too_deep_to_log: (depth > py.pformat_max_nesting()).then_some(depth),
+                    too_deep_to_log: py.rejection_raises(checked, s),
                 }
             }
             _ => Judged {
@@ -184,7 +183,11 @@ fn python_stop(scan: PyScan, py: TgPython, column_at: impl Fn(usize) -> usize) -
                 message,
             }))
         }
-        PyScan::Decode { at, depth } if depth > py.decode_error_max_depth() => {
+        PyScan::Decode {
+            at,
+            depth,
+            expecting_value,
+        } if py.decode_raises(depth, expecting_value) => {
             let message = format!(
                 "a syntax error {depth} containers deep: on Python {} raising JSONDecodeError that deep raises \
                  RecursionError, which parse_jsonl does not catch, so the whole response fails there",
