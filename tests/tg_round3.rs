@@ -207,3 +207,24 @@ fn jsonl_lines_near_the_limit_fail_or_drop_as_trustgraph_does() {
         }
     });
 }
+
+#[test]
+fn a_jsonl_line_with_invalid_utf8_is_read_as_the_text_trustgraph_receives() {
+    // TrustGraph gets text: the invalid bytes are U+FFFD by then, and the
+    // line parses (as the `json` path reads it too).
+    let response = b"{\"entity\": \"caf\xe9\"}\n{\"entity\": \"ok\"}\n";
+    let a = jsonl::analyse_py(response, None, TgPython::Py313);
+    let words: Vec<&str> = a.lines.iter().map(|l| l.status.word()).collect();
+    assert_eq!(words, ["ok", "ok"]);
+    assert_eq!(a.items, [json!({"entity": "caf\u{fffd}"}), json!({"entity": "ok"})]);
+    assert_eq!(a.lines[0].invalid_utf8, Some(16));
+    assert_eq!(a.lines[1].invalid_utf8, None);
+    assert_eq!(
+        jsonl::utf8_warning("r.jsonl", &a.lines[0]).as_deref(),
+        Some("r.jsonl:1:16: invalid UTF-8; replaced with U+FFFD for the JSON parse")
+    );
+    let lossy = String::from_utf8_lossy(response).into_owned();
+    if let Some(out) = trustgraph(&[json!({"kind": "jsonl", "response": lossy})]) {
+        assert_eq!(out[0]["items"], json!(a.items), "TrustGraph's own items");
+    }
+}

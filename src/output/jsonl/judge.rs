@@ -9,6 +9,31 @@ use crate::output::pyscan::{self, PyScan};
 use crate::output::schema::CompiledSchema;
 use crate::output::tg::TgPython;
 
+/// A line as the text TrustGraph receives: invalid UTF-8 replaced with
+/// U+FFFD (the LLM client decodes the answer before the prompt manager sees
+/// it), with the 1-based column of the first invalid byte.
+pub(super) fn as_text(line: &[u8]) -> (std::borrow::Cow<'_, [u8]>, Option<usize>) {
+    match std::str::from_utf8(line) {
+        Ok(_) => (std::borrow::Cow::Borrowed(line), None),
+        Err(e) => {
+            let column = crate::output::position::line_col(line, e.valid_up_to()).1;
+            let text = String::from_utf8_lossy(line).into_owned().into_bytes();
+            (std::borrow::Cow::Owned(text), Some(column))
+        }
+    }
+}
+
+/// The warning for a line judged with U+FFFD in place of invalid UTF-8
+/// (the `json` path's wording), `label` naming the response.
+pub fn utf8_warning(label: &str, outcome: &super::LineOutcome) -> Option<String> {
+    outcome.invalid_utf8.map(|column| {
+        format!(
+            "{label}:{}:{column}: invalid UTF-8; replaced with U+FFFD for the JSON parse",
+            outcome.line
+        )
+    })
+}
+
 /// Whether the reference keeps `value`: it parses, and `schema` accepts it.
 /// The fast path of [`judge_line_at`]: no messages, nothing kept.
 pub fn value_ok(value: &[u8], schema: Option<&CompiledSchema>) -> bool {
