@@ -228,3 +228,39 @@ fn a_jsonl_line_with_invalid_utf8_is_read_as_the_text_trustgraph_receives() {
         assert_eq!(out[0]["items"], json!(a.items), "TrustGraph's own items");
     }
 }
+
+#[test]
+fn numbers_are_validated_as_the_floats_python_holds() {
+    let above_zero = json!({"type": "array", "items": {"exclusiveMinimum": 0}});
+    let above_one = json!({"exclusiveMinimum": 1});
+    let cent = json!({"multipleOf": 0.01});
+    let tenth = json!({"multipleOf": 0.1});
+    let two = json!({"multipleOf": 2});
+    // 2^-1070 and 3·2^-1070: quotients of 2^1000 past the largest float.
+    let tiny = json!({"multipleOf": 8e-323});
+    let tiny3 = json!({"multipleOf": 2.37e-322});
+    let half = json!({"multipleOf": 0.5});
+    check(&[
+        case("1e-400 is 0.0", json!({"exclusiveMinimum": 0}), "1e-400", "schema"),
+        case("1e-400 as an item", above_zero, "[1, 1e-400]", "schema"),
+        case("1.00000000000000000001 is 1.0", above_one, "1.00000000000000000001", "schema"),
+        case(
+            "a bound is a float too",
+            serde_json::from_str(r#"{"exclusiveMaximum": 0.30000000000000000001}"#).expect("a schema"),
+            "0.3",
+            "schema",
+        ),
+        case("0.07 / 0.01", cent.clone(), "0.07", "schema"),
+        case("0.5 / 0.01", cent.clone(), "0.5", "kept"),
+        case("7 / 0.01", cent, "7", "kept"),
+        case("0.3 / 0.1", tenth.clone(), "0.3", "schema"),
+        case("0.5 / 0.1", tenth, "0.5", "kept"),
+        case("4.5 / 2", two.clone(), "4.5", "schema"),
+        case("10.0 / 2", two.clone(), "10.0", "kept"),
+        case("exact big integer / 2", two, "123456789012345678901234567890", "kept"),
+        case("quotient overflows: exact", tiny.clone(), "1.0715086071862673e+301", "kept"),
+        case("quotient overflows: odd part", tiny3, "1.0715086071862673e+301", "schema"),
+        case("integer too big for a float", half, &format!("1{}", "0".repeat(400)), "schema"),
+        case("NaN", json!({"multipleOf": 1}), "NaN", "schema"),
+    ]);
+}

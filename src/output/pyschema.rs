@@ -129,7 +129,7 @@ fn walk_mut(schema: &mut Value, pointer: &str, f: &mut dyn FnMut(&mut Map<String
 /// The schema cutline's validator gets, and its draft.
 pub fn prepare(schema: &Value) -> Result<(Value, PyDraft), SchemaCompileError> {
     let draft = PyDraft::of(schema);
-    let mut out = schema.clone();
+    let mut out = super::pyjson::python_schema_floats(schema).unwrap_or_else(|| schema.clone());
     let mut refused: Option<SchemaCompileError> = None;
     walk_mut(&mut out, "", &mut |obj, pointer| {
         if refused.is_some() {
@@ -295,6 +295,100 @@ impl<'i> jsonschema::Keyword<'i> for PyBound {
     }
 }
 
+/// `multipleOf` as Python's `jsonschema` 4.26 computes it: a float divisor
+/// divides in binary floating point (`int(q) != q`, exact `Fraction`s when
+/// the quotient overflows), an integer divisor takes `instance % divisor`
+/// (exact for integers, a float's remainder otherwise); NaN and ±inf are a
+/// multiple of nothing, and an integer too large for a float fails a float
+/// divisor (Python raises `OverflowError`, which TrustGraph counts as a
+/// failed validation).
+struct PyMultipleOf {
+    /// The divisor as Python holds it, and whether it is a float.
+    divisor: f64,
+    float: bool,
+    /// The built-in keyword, exact, for an integer over an integer.
+    exact: jsonschema::Validator,
+}
+
+impl PyMultipleOf {
+    fn new(value: &Value, draft: PyDraft) -> Result<Self, jsonschema::ValidationError<'static>> {
+        let Value::Number(n) = value else {
+            return Err(jsonschema::ValidationError::custom("multipleOf is not a number"));
+        };
+        let exact = jsonschema::options()
+            .with_draft(draft_of(draft))
+            .build(&json!({ "multipleOf": value }))
+            .map_err(|e| jsonschema::ValidationError::custom(e.to_string()))?;
+        Ok(Self {
+            divisor: n.as_str().parse().unwrap_or(f64::INFINITY),
+            float: is_float(n),
+            exact,
+        })
+    }
+}
+
+fn is_float(n: &serde_json::Number) -> bool {
+    n.as_str().contains(['.', 'e', 'E'])
+}
+
+/// Whether `x / d` is an integer, exactly (both finite, `d` not 0): with
+/// `x = a·2^p` and `d = b·2^r`, `a` and `b` odd, it is when `b` divides `a`
+/// and `p ≥ r`.
+fn exact_multiple(x: f64, d: f64) -> bool {
+    fn odd_parts(f: f64) -> (u64, i64) {
+        let bits = f.abs().to_bits();
+        let exp = i64::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
+        let frac = bits & ((1 << 52) - 1);
+        let (m, e) = if exp == 0 { (frac, -1074) } else { (frac | (1 << 52), exp - 1075) };
+        let tz = m.trailing_zeros();
+        (m >> tz, e + i64::from(tz))
+    }
+    if x == 0.0 {
+        return true;
+    }
+    let ((a, p), (b, r)) = (odd_parts(x), odd_parts(d));
+    a % b == 0 && p >= r
+}
+
+impl<'i> jsonschema::Keyword<'i> for PyMultipleOf {
+    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
+        if self.is_valid(instance) {
+            Ok(())
+        } else {
+            Err(jsonschema::ValidationError::custom(format!(
+                "{instance} is not a multiple of {}",
+                self.divisor
+            )))
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        let Value::Number(n) = instance else {
+            return true;
+        };
+        if super::pyjson::sentinel(instance).is_some() {
+            return false;
+        }
+        let x: f64 = n.as_str().parse().unwrap_or(f64::INFINITY);
+        if !self.float {
+            return if is_float(n) {
+                self.divisor.is_finite() && x % self.divisor == 0.0
+            } else {
+                self.exact.is_valid(instance)
+            };
+        }
+        if x.is_infinite() {
+            return false;
+        }
+        let q = x / self.divisor;
+        if q.is_infinite() {
+            exact_multiple(x, self.divisor)
+        } else {
+            q.trunc() == q
+        }
+    }
+}
+
 fn draft_of(d: PyDraft) -> jsonschema::Draft {
     match d {
         PyDraft::D3 | PyDraft::D4 => jsonschema::Draft::Draft4,
@@ -312,7 +406,11 @@ pub fn options(draft: PyDraft) -> jsonschema::ValidationOptions<'static> {
     let opts = jsonschema::options()
         .with_draft(draft_of(draft))
         .should_validate_formats(false);
-    bounds(opts, draft).with_keyword("pattern", |_parent, value, _path| {
+    bounds(opts, draft)
+        .with_keyword("multipleOf", move |_parent, value, _path| {
+            Ok(Box::new(PyMultipleOf::new(value, draft)?))
+        })
+        .with_keyword("pattern", |_parent, value, _path| {
         let p = value
             .as_str()
             .ok_or_else(|| jsonschema::ValidationError::custom("pattern is not a string"))?;

@@ -341,9 +341,7 @@ pub fn json_verdict(text: &str, schema: Option<&CompiledSchema>, py: TgPython) -
     let judged = super::pyjson::with_stack(bytes, || {
         let (value, checked) = match serde_json::from_slice::<Value>(bytes) {
             Ok(v) => {
-                let checked = super::pyjson::may_overflow(bytes)
-                    .then(|| super::pyjson::overflow_checked(&v))
-                    .flatten();
+                let checked = super::pyjson::python_checked(bytes, &v);
                 (v, checked)
             }
             Err(_) => match super::pyjson::loads_to(bytes, py.json_max_depth()) {

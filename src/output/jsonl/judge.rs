@@ -45,9 +45,7 @@ pub fn value_ok_py(value: &[u8], schema: Option<&CompiledSchema>, py: TgPython) 
     if let Ok(v) = serde_json::from_slice::<Value>(value)
         && !pyscan::has_long_digit_run(value)
     {
-        let checked = crate::output::pyjson::may_overflow(value)
-            .then(|| crate::output::pyjson::overflow_checked(&v))
-            .flatten();
+        let checked = crate::output::pyjson::python_checked(value, &v);
         return schema.is_none_or(|s| s.is_valid(checked.as_ref().unwrap_or(&v)));
     }
     if pyscan::scan(value, py.json_max_depth()) != PyScan::Ok {
@@ -132,13 +130,10 @@ pub(super) fn judge_full(
     };
     let serde = serde_json::from_slice::<Value>(body);
     let long_digits = pyscan::has_long_digit_run(body);
-    // A float Python reads as infinite is validated as infinity.
+    // Floats are validated as the binary floats Python holds (`1e400` as
+    // infinity, `1e-400` as 0.0).
     let plain = |value: Value| {
-        let checked = if crate::output::pyjson::may_overflow(body) {
-            crate::output::pyjson::overflow_checked(&value)
-        } else {
-            None
-        };
+        let checked = crate::output::pyjson::python_checked(body, &value);
         judged(value, checked.as_ref(), Vec::new())
     };
     let serde = match serde {
