@@ -264,3 +264,37 @@ fn numbers_are_validated_as_the_floats_python_holds() {
         case("NaN", json!({"multipleOf": 1}), "NaN", "schema"),
     ]);
 }
+
+#[test]
+fn a_schema_file_only_python_refuses_rejects_every_line_with_a_warning() {
+    // TrustGraph loads the prompt; `validate` raises SchemaError on every
+    // line (Python's `re` has no `\p`), so the answer yields 0 items.
+    let dir = std::env::temp_dir().join(format!("cutline-round3-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let schema = dir.join("s.json");
+    std::fs::write(&schema, r#"{"type": "object", "properties": {"a": {"pattern": "\\p{L}"}}}"#).expect("schema");
+    let answer = dir.join("r.jsonl");
+    std::fs::write(&answer, "{\"a\": \"x\"}\n{\"b\": 1}\n").expect("answer");
+    let out = assert_cmd::Command::cargo_bin("cutline")
+        .expect("binary")
+        .arg("parse")
+        .arg(&answer)
+        .args(["--as", "jsonl", "--output", "json", "--schema"])
+        .arg(&schema)
+        .output()
+        .expect("run");
+    let env: Value = serde_json::from_slice(&out.stdout).expect("envelope");
+    assert_eq!(out.status.code(), Some(0), "{env}");
+    assert_eq!(env["data"]["items"], json!([]));
+    assert_eq!(env["data"]["counts"]["schema_invalid"], 2);
+    let warning = env["warnings"][0].as_str().unwrap_or_default();
+    assert_eq!(
+        warning,
+        format!(
+            "{}: schema does not compile at /properties/a/pattern: Python's re refuses the pattern: bad escape \\p; \
+             every value is rejected, as TrustGraph rejects them",
+            schema.display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

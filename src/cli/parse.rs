@@ -100,12 +100,16 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let (kind, schema, origin, object_schema) =
         kind_and_schema(args.as_, args.schema.as_ref(), args.prompt.as_deref(), cli)?;
     // A prompt's schema that does not compile rejects every value, as
-    // TrustGraph's `validate` does at run time; a --schema file is an error.
+    // TrustGraph's `validate` does at run time; so does a --schema file
+    // that only Python refuses (a `pattern` its `re` cannot compile). One
+    // that is not a schema at all is an error.
     let broken = schema
         .as_ref()
         .and_then(CompiledSchema::compile_python)
         .and_then(|s| s.broken().cloned());
-    if let (Some(e), None) = (&broken, &args.prompt) {
+    if let (Some(e), None, Some(s)) = (&broken, &args.prompt, &schema)
+        && CompiledSchema::compile(s).is_err()
+    {
         return Err(input::compile_err(&origin, e));
     }
     if let Some(e) = broken {
