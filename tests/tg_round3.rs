@@ -298,3 +298,71 @@ fn a_schema_file_only_python_refuses_rejects_every_line_with_a_warning() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+const D2019: &str = "https://json-schema.org/draft/2019-09/schema";
+const D3: &str = "http://json-schema.org/draft-03/schema#";
+
+#[test]
+fn unevaluated_properties_beside_additional_properties_in_2019_09() {
+    // Python's 2019-09 `unevaluatedProperties` does not count what a
+    // schema-valued `additionalProperties` evaluated (2020-12 does).
+    let with = |additional: Value, draft: Option<&str>| {
+        let mut s = json!({"type": "object", "additionalProperties": additional, "unevaluatedProperties": false});
+        if let Some(d) = draft {
+            s["$schema"] = json!(d);
+        }
+        s
+    };
+    check(&[
+        case("2019-09, schema", with(json!({"type": "string"}), Some(D2019)), r#"{"a": "x"}"#, "schema"),
+        case("2019-09, a property named type", with(json!({"type": "string"}), Some(D2019)), r#"{"type": "x"}"#, "kept"),
+        case("2019-09, still validated", with(json!({"type": "string"}), Some(D2019)), r#"{"type": 1}"#, "schema"),
+        case("2019-09, true", with(json!(true), Some(D2019)), r#"{"a": "x"}"#, "kept"),
+        case("2020-12, schema", with(json!({"type": "string"}), None), r#"{"a": "x"}"#, "kept"),
+        case(
+            "2019-09, properties",
+            json!({"$schema": D2019, "properties": {"a": {}}, "unevaluatedProperties": false}),
+            r#"{"a": "x"}"#,
+            "kept",
+        ),
+    ]);
+}
+
+#[test]
+fn draft_3_keywords_as_python_reads_them() {
+    let d3 = |mut s: Value| {
+        s["$schema"] = json!(D3);
+        s
+    };
+    let union = d3(json!({"type": ["string", {"type": "integer", "minimum": 5}]}));
+    check(&[
+        case("disallow a type", d3(json!({"disallow": "string"})), r#""x""#, "schema"),
+        case("disallow another", d3(json!({"disallow": "string"})), "1", "kept"),
+        case("disallow a schema", d3(json!({"disallow": [{"type": "integer"}]})), "1", "schema"),
+        case("a schema in a type union", union.clone(), "7", "kept"),
+        // Python fails on it (TypeError: unhashable dict), caught as a
+        // failed validation.
+        case("no member of a type union", union, "3", "schema"),
+        case("a string dependency", d3(json!({"dependencies": {"a": "b"}})), r#"{"a": 1}"#, "schema"),
+        case("a string dependency met", d3(json!({"dependencies": {"a": "b"}})), r#"{"a": 1, "b": 2}"#, "kept"),
+        case("items: []", d3(json!({"items": []})), "[1, 2]", "kept"),
+        case("items: [] closed", d3(json!({"items": [], "additionalItems": false})), "[1]", "schema"),
+    ]);
+}
+
+#[test]
+fn a_ref_to_another_drafts_metaschema_resolves_from_the_bundled_copies() {
+    let to = |uri: &str| json!({"$ref": uri});
+    check(&[
+        case("draft 7", to("http://json-schema.org/draft-07/schema#"), r#"{"type": "string"}"#, "kept"),
+        case("draft 7, bad", to("http://json-schema.org/draft-07/schema#"), r#"{"type": 5}"#, "schema"),
+        case("draft 6", to("http://json-schema.org/draft-06/schema#"), r#"{"type": "string"}"#, "kept"),
+        case("draft 4", to("http://json-schema.org/draft-04/schema#"), r#"{"type": "string"}"#, "kept"),
+        case("draft 4, bad", to("http://json-schema.org/draft-04/schema#"), r#"{"minimum": "x"}"#, "schema"),
+        case("draft 3", to("http://json-schema.org/draft-03/schema#"), r#"{"type": "string"}"#, "kept"),
+        case("draft 3, bad", to("http://json-schema.org/draft-03/schema#"), r#"{"type": 5}"#, "schema"),
+        case("2019-09", to(D2019), r#"{"type": "string"}"#, "kept"),
+        case("2019-09, bad", to(D2019), r#"{"type": 5}"#, "schema"),
+        case("2020-12", to("https://json-schema.org/draft/2020-12/schema"), r#"{"type": "string"}"#, "kept"),
+    ]);
+}
