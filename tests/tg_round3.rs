@@ -366,3 +366,19 @@ fn a_ref_to_another_drafts_metaschema_resolves_from_the_bundled_copies() {
         case("2020-12", to("https://json-schema.org/draft/2020-12/schema"), r#"{"type": "string"}"#, "kept"),
     ]);
 }
+
+#[test]
+fn a_schema_that_needs_a_remote_document_says_so_and_is_never_fetched() {
+    let schema = json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/defs.json#/a"}}});
+    let compiled = CompiledSchema::compile_python(&schema).expect("truthy");
+    let broken = compiled.broken().expect("not compiled");
+    assert_eq!(broken.remote(), Some("https://example.com/defs.json"));
+    let errors = compiled.validate(&json!({"a": 1})).expect_err("rejected");
+    assert_eq!(
+        errors[0].message,
+        "rejected whatever it is: the schema needs https://example.com/defs.json, which cutline never fetches; \
+         TrustGraph fetches it and validates against it, so its verdict may differ (schema does not compile at /: \
+         needs the remote document https://example.com/defs.json, which cutline never fetches (TrustGraph's \
+         jsonschema 4.26 fetches it over HTTP when it validates))"
+    );
+}

@@ -174,7 +174,13 @@ impl CompiledSchema {
         if let Some(e) = &self.broken {
             return Err(vec![Violation {
                 pointer: String::new(),
-                message: format!("rejected whatever it is: TrustGraph's validate raises SchemaError ({e})"),
+                message: match e.remote() {
+                    Some(uri) => format!(
+                        "rejected whatever it is: the schema needs {uri}, which cutline never fetches; TrustGraph \
+                         fetches it and validates against it, so its verdict may differ ({e})"
+                    ),
+                    None => format!("rejected whatever it is: TrustGraph's validate raises SchemaError ({e})"),
+                },
                 branch: None,
             }]);
         }
@@ -255,9 +261,18 @@ fn build(
         Some(draft) => super::pyschema::options(draft).build(schema),
         None => super::pyschema::bounds(jsonschema::options(), super::pyschema::PyDraft::of(schema)).build(schema),
     };
-    built.map_err(|e| SchemaCompileError {
-        pointer: e.instance_path().as_str().to_owned(),
-        message: e.to_string(),
+    built.map_err(|e| {
+        let pointer = e.instance_path().as_str().to_owned();
+        let message = e.to_string();
+        // jsonschema-rs words an unresolvable document "Resource '<uri>' is
+        // not present in a registry and retrieving it failed: …".
+        match message
+            .strip_prefix("Resource '")
+            .and_then(|r| r.split_once("' is not present in a registry"))
+        {
+            Some((uri, _)) => SchemaCompileError::needs_remote(pointer, uri),
+            None => SchemaCompileError { pointer, message },
+        }
     })
 }
 
