@@ -71,6 +71,12 @@ LOG.setLevel(logging.DEBUG)
 LOG.propagate = False
 
 
+def text(s):
+    """`s` as valid UTF-8: a lone surrogate (from a lone surrogate escape in a
+    response) as U+FFFD, for log lines and exception messages."""
+    return "".join("\ufffd" if 0xD800 <= ord(c) < 0xE000 else c for c in s)
+
+
 def plain(value):
     """The returned value as JSON: non-finite floats as strings, so nothing
     is lost in the comparison (cutline writes them as null by design)."""
@@ -85,7 +91,7 @@ def plain(value):
     if isinstance(value, list):
         return [plain(v) for v in value]
     if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+        return {text(k): plain(v) for k, v in value.items()}
     return value
 
 
@@ -224,6 +230,10 @@ def write(out):
         for o in out:
             if o.get("items") is not None:
                 o["items"] = plain(o["items"])
+            if o.get("raised"):
+                o["raised"]["message"] = text(o["raised"]["message"])
+            if "logs" in o:
+                o["logs"] = [[lvl, text(msg)] for lvl, msg in o["logs"]]
         # dumps, not dump: json.dump's pure-Python encoder is quadratic in
         # the nesting depth.
         sys.stdout.write(json.dumps(out))

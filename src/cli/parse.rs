@@ -100,12 +100,16 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let (kind, schema, origin, object_schema) =
         kind_and_schema(args.as_, args.schema.as_ref(), args.prompt.as_deref(), cli)?;
     // A prompt's schema that does not compile rejects every value, as
-    // TrustGraph's `validate` does at run time; a --schema file is an error.
+    // TrustGraph's `validate` does at run time; so does a --schema file
+    // that only Python refuses (a `pattern` its `re` cannot compile). One
+    // that is not a schema at all is an error.
     let broken = schema
         .as_ref()
         .and_then(CompiledSchema::compile_python)
         .and_then(|s| s.broken().cloned());
-    if let (Some(e), None) = (&broken, &args.prompt) {
+    if let (Some(e), None, Some(s)) = (&broken, &args.prompt, &schema)
+        && CompiledSchema::compile(s).is_err()
+    {
         return Err(input::compile_err(&origin, e));
     }
     if let Some(e) = broken {
@@ -194,6 +198,10 @@ fn parse_jsonl<W: Write>(
     if out.format() == Format::Json {
         let bytes = input::read_all(&args.file)?;
         let analysis = jsonl::analyse_py(&bytes, compiled.as_ref(), py);
+        let label = if args.file == "-" { "<stdin>" } else { &args.file };
+        for w in analysis.lines.iter().filter_map(|l| jsonl::utf8_warning(label, l)) {
+            out.warn(w).map_err(|e| io_err(&e))?;
+        }
         let rejects = ignored.as_ref().map(|s| object_schema_rejects(&analysis, s));
         if let Some(r) = &rejects {
             out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
@@ -277,7 +285,14 @@ fn stream_jsonl<W: Write>(
     let mut judge = jsonl::LineJudge::with_python(schema, py);
     let mut write_err: Option<std::io::Error> = None;
     let mut rejects: Rejects = Vec::new();
+    let label = if path == "-" { "<stdin>" } else { path };
     let mut emit = |outcome: LineOutcome, value: Option<Value>| {
+        if let Some(w) = jsonl::utf8_warning(label, &outcome)
+            && write_err.is_none()
+            && let Err(e) = out.warn(w)
+        {
+            write_err = Some(e);
+        }
         let errors = match (ignored, &value, &outcome.status) {
             (Some(s), Some(v), LineStatus::Ok { .. }) => s.validate(v).err(),
             _ => None,

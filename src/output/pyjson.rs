@@ -6,7 +6,8 @@
 //! serde_json is tried first; only a value it refuses is looked at again.
 //! Machine output stays strict JSON, so such a value is written as `null`
 //! (a non-finite number) or with U+FFFD (a lone surrogate), and the raw
-//! tokens are listed beside it. Schema validation sees a non-finite number
+//! tokens are listed beside it. Schema validation sees every float as the
+//! binary float Python holds (`1e-400` as `0.0`), and a non-finite number
 //! (and a float such as `1e400` that Python reads as infinite) as one of
 //! three tiny non-integer sentinel numbers ([`NAN_SENTINEL`], …): a number,
 //! not an integer, equal to nothing a schema names, a multiple of nothing,
@@ -45,17 +46,21 @@ pub fn sentinel(v: &Value) -> Option<f64> {
     }
 }
 
-/// Whether `bytes` may hold a float Python reads as infinite (`1e400`,
-/// 309+ digits before a fraction): the cheap test before
-/// [`overflow_checked`].
-pub fn may_overflow(bytes: &[u8]) -> bool {
+/// Whether `bytes` may hold a float Python holds as a different number than
+/// written (`1e400` is infinite, `1e-400` is `0.0`, `0.1000000000000000055`
+/// is `0.1`): 16 or more digits in one number, or a three-digit exponent.
+/// The cheap test before [`python_floats`].
+pub fn may_round(bytes: &[u8]) -> bool {
     let mut run = 0;
     for (i, &c) in bytes.iter().enumerate() {
         if c.is_ascii_digit() {
             run += 1;
-            if run > 308 {
+            if run > 15 {
                 return true;
             }
+            continue;
+        }
+        if c == b'.' {
             continue;
         }
         run = 0;
@@ -72,19 +77,48 @@ pub fn may_overflow(bytes: &[u8]) -> bool {
     false
 }
 
-/// `value` with every float that overflows to infinity in Python replaced
-/// by the infinity sentinel, when there is one (iterative: values nest
+/// The float Python's `json.loads` holds for a number as written, when it
+/// is a float (`.`, `e` or `E`; integers stay exact in Python) that may
+/// differ from what is written ([`may_round`]).
+fn python_float(n: &serde_json::Number) -> Option<f64> {
+    let s = n.as_str();
+    (s.contains(['.', 'e', 'E']) && may_round(s.as_bytes()))
+        .then(|| s.parse::<f64>().ok())
+        .flatten()
+}
+
+/// `value` with every float replaced by the binary float Python holds
+/// (one that overflows by the infinity sentinel), when one differs from
+/// what is written; `None` when none does (iterative: values nest
 /// thousands deep).
-pub fn overflow_checked(value: &Value) -> Option<Value> {
-    fn overflows(n: &serde_json::Number) -> bool {
-        let s = n.to_string();
-        s.contains(['.', 'e', 'E']) && s.parse::<f64>().is_ok_and(f64::is_infinite)
-    }
+pub fn python_floats(value: &Value) -> Option<Value> {
+    floats_held(value, true)
+}
+
+/// A schema with every finite float replaced by the binary float Python
+/// holds (`maximum: 0.30000000000000000001` is `0.3`); one that overflows
+/// is left as written, which compares with every finite number as
+/// infinity does.
+pub fn python_schema_floats(schema: &Value) -> Option<Value> {
+    floats_held(schema, false)
+}
+
+fn floats_held(value: &Value, infinite: bool) -> Option<Value> {
+    let held = |n: &serde_json::Number| -> Option<serde_json::Number> {
+        let f = python_float(n).filter(|f| infinite || f.is_finite())?;
+        let number = if f.is_infinite() {
+            let s = if f < 0.0 { format!("-{INF_SENTINEL}") } else { INF_SENTINEL.to_owned() };
+            serde_json::from_str::<serde_json::Number>(&s).ok()?
+        } else {
+            serde_json::Number::from_f64(f)?
+        };
+        (number.as_str() != n.as_str()).then_some(number)
+    };
     let mut found = false;
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {
         match v {
-            Value::Number(n) if overflows(n) => {
+            Value::Number(n) if held(n).is_some() => {
                 found = true;
                 break;
             }
@@ -100,14 +134,8 @@ pub fn overflow_checked(value: &Value) -> Option<Value> {
     let mut stack = vec![&mut out];
     while let Some(v) = stack.pop() {
         match v {
-            Value::Number(n) if overflows(n) => {
-                let neg = n.to_string().starts_with('-');
-                let s = if neg {
-                    format!("-{INF_SENTINEL}")
-                } else {
-                    INF_SENTINEL.to_owned()
-                };
-                if let Ok(Value::Number(m)) = serde_json::from_str(&s) {
+            Value::Number(n) => {
+                if let Some(m) = held(n) {
                     *n = m;
                 }
             }
@@ -117,6 +145,13 @@ pub fn overflow_checked(value: &Value) -> Option<Value> {
         }
     }
     Some(out)
+}
+
+/// The value schema validation sees for a value serde_json parsed from
+/// `bytes`: the floats Python holds (see [`python_floats`]), or `None`
+/// when that is `value` itself.
+pub fn python_checked(bytes: &[u8], value: &Value) -> Option<Value> {
+    may_round(bytes).then(|| python_floats(value)).flatten()
 }
 
 /// A value Python accepts and serde_json does not.
@@ -163,10 +198,12 @@ pub fn with_stack<R: Send>(bytes: &[u8], f: impl FnOnce() -> R + Send) -> Option
     })
 }
 
-/// Parse what serde_json refused as Python 3.11 would at the top of a
-/// process (see [`PY_MAX_DEPTH`]).
+/// Parse what serde_json refused as Python would on TrustGraph's default
+/// runtime (3.13, nesting to [`super::tg::TgPython::json_max_depth`]); a
+/// value deeper than another runtime takes is that runtime's
+/// `RecursionError`, which its callers report beside the value.
 pub fn loads(bytes: &[u8]) -> Result<PyValue, PyRefusal> {
-    loads_to(bytes, PY_MAX_DEPTH)
+    loads_to(bytes, super::tg::TgPython::default().json_max_depth())
 }
 
 /// Parse what serde_json refused as Python would, with containers allowed
@@ -189,7 +226,7 @@ pub fn loads_to(bytes: &[u8], limit: usize) -> Result<PyValue, PyRefusal> {
     let checked = rewrite(bytes, NAN_SENTINEL, INF_SENTINEL, &mut Vec::new());
     let value = parse_deep(&shown).ok_or(PyRefusal::Invalid)?;
     let checked = parse_deep(&checked).ok_or(PyRefusal::Invalid)?;
-    let checked = overflow_checked(&checked).unwrap_or(checked);
+    let checked = python_floats(&checked).unwrap_or(checked);
     Ok(PyValue { value, checked, raw })
 }
 
@@ -338,9 +375,14 @@ mod tests {
         assert_eq!(a.items.len(), 1);
         drop(a);
         assert_eq!(
-            loads(deep(PY_MAX_DEPTH + 1).as_bytes()),
+            loads_to(deep(PY_MAX_DEPTH + 1).as_bytes(), PY_MAX_DEPTH),
             Err(PyRefusal::TooDeep(PY_MAX_DEPTH + 1))
         );
+        // TrustGraph's default runtime (3.13) nests to 9994.
+        let deeper = deep(5000);
+        let parsed = with_stack(deeper.as_bytes(), || loads(deeper.as_bytes()).is_ok());
+        assert_eq!(parsed, Some(true));
+        assert_eq!(loads(deep(9995).as_bytes()), Err(PyRefusal::TooDeep(9995)));
         assert_eq!(loads(b"{\"a\": nope}"), Err(PyRefusal::Invalid));
     }
 }

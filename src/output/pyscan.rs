@@ -19,12 +19,17 @@ pub enum PyScan {
     Ok,
     /// `JSONDecodeError` at this byte, raised `depth` containers deep
     /// (creating the exception there can itself raise `RecursionError`,
-    /// see [`super::tg::TgPython::decode_error_max_depth`]).
+    /// see [`super::tg::TgPython::decode_raises`]).
     Decode {
         /// Byte offset.
         at: usize,
         /// Containers open there.
         depth: usize,
+        /// "Expecting value": the C scanner signals it with `StopIteration`
+        /// and the exception is made at the top; every other error
+        /// (a delimiter, a property name, a string's) is made where it
+        /// happens, `depth` containers down.
+        expecting_value: bool,
     },
     /// `ValueError`: an integer literal of `digits` digits at this byte.
     IntDigits {
@@ -110,7 +115,13 @@ fn number(b: &[u8], i: usize, depth: usize) -> Result<usize, PyScan> {
             }
         }
         Some(b'0') => j += 1,
-        _ => return Err(PyScan::Decode { at: i, depth }),
+        _ => {
+            return Err(PyScan::Decode {
+                at: i,
+                depth,
+                expecting_value: true,
+            });
+        }
     }
     let int_digits = j - int_start;
     let mut float = false;
@@ -154,7 +165,11 @@ pub fn scan(b: &[u8], max_depth: usize) -> PyScan {
             if end == b.len() {
                 PyScan::Ok
             } else {
-                PyScan::Decode { at: end, depth: 0 }
+                PyScan::Decode {
+                    at: end,
+                    depth: 0,
+                    expecting_value: false,
+                }
             }
         }
         Err(stop) => stop,
@@ -167,9 +182,17 @@ fn scan_value(b: &[u8], max_depth: usize) -> Result<usize, PyScan> {
     // Reading a value at `i`; after it, the container on top decides.
     'value: loop {
         let depth = stack.len();
-        let decode = |at: usize| PyScan::Decode { at, depth };
+        let decode = |at: usize| PyScan::Decode {
+            at,
+            depth,
+            expecting_value: false,
+        };
         let Some(&c) = b.get(i) else {
-            return Err(decode(i));
+            return Err(PyScan::Decode {
+                at: i,
+                depth,
+                expecting_value: true,
+            });
         };
         match c {
             b'"' => i = string(b, i).map_err(decode)?,
@@ -225,6 +248,7 @@ fn scan_value(b: &[u8], max_depth: usize) -> Result<usize, PyScan> {
                     return Err(PyScan::Decode {
                         at: i,
                         depth: stack.len(),
+                        expecting_value: false,
                     });
                 }
             }
@@ -234,7 +258,11 @@ fn scan_value(b: &[u8], max_depth: usize) -> Result<usize, PyScan> {
 
 /// A member's key and colon at `i`; the offset of its value.
 fn key(b: &[u8], i: usize, depth: usize) -> Result<usize, PyScan> {
-    let decode = |at: usize| PyScan::Decode { at, depth };
+    let decode = |at: usize| PyScan::Decode {
+        at,
+        depth,
+        expecting_value: false,
+    };
     if b.get(i) != Some(&b'"') {
         return Err(decode(i));
     }
@@ -262,7 +290,11 @@ mod tests {
         );
         assert_eq!(
             scan(format!("[oops, {d}]").as_bytes(), 10),
-            PyScan::Decode { at: 1, depth: 1 }
+            PyScan::Decode {
+                at: 1,
+                depth: 1,
+                expecting_value: true
+            }
         );
         assert_eq!(scan(format!("[{d}.5]").as_bytes(), 10), PyScan::Ok);
         assert_eq!(
@@ -270,10 +302,23 @@ mod tests {
             PyScan::IntDigits { at: 0, digits: 4301 }
         );
         assert_eq!(scan(b"[[[", 2), PyScan::TooDeep { at: 2, depth: 3 });
-        assert_eq!(scan(b"x[[[", 2), PyScan::Decode { at: 0, depth: 0 });
+        let decode = |at, depth, expecting_value| PyScan::Decode {
+            at,
+            depth,
+            expecting_value,
+        };
+        assert_eq!(scan(b"x[[[", 2), decode(0, 0, true));
         assert_eq!(scan(br#"{"a": [NaN, -Infinity, "\ud800"]} "#, 5), PyScan::Ok);
-        assert_eq!(scan(b"[1,]", 5), PyScan::Decode { at: 3, depth: 1 });
-        assert_eq!(scan(b"{\"a\": \"\t\"}", 5), PyScan::Decode { at: 7, depth: 1 });
-        assert_eq!(scan(b"01", 5), PyScan::Decode { at: 1, depth: 0 });
+        assert_eq!(scan(b"[1,]", 5), decode(3, 1, true));
+        assert_eq!(scan(b"{\"a\": \"\t\"}", 5), decode(7, 1, false));
+        assert_eq!(scan(b"01", 5), decode(1, 0, false));
+        // After a complete element, a property name, a colon, a string.
+        assert_eq!(scan(b"[[1 x", 5), decode(4, 2, false));
+        assert_eq!(scan(b"[[1", 5), decode(3, 2, false));
+        assert_eq!(scan(b"[{", 5), decode(2, 2, false));
+        assert_eq!(scan(b"[{\"a\" 1", 5), decode(6, 2, false));
+        assert_eq!(scan(b"[\"a", 5), decode(1, 1, false));
+        assert_eq!(scan(b"[{\"a\":", 5), decode(6, 2, true));
+        assert_eq!(scan(b"[[", 5), decode(2, 2, true));
     }
 }

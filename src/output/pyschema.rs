@@ -129,7 +129,8 @@ fn walk_mut(schema: &mut Value, pointer: &str, f: &mut dyn FnMut(&mut Map<String
 /// The schema cutline's validator gets, and its draft.
 pub fn prepare(schema: &Value) -> Result<(Value, PyDraft), SchemaCompileError> {
     let draft = PyDraft::of(schema);
-    let mut out = schema.clone();
+    let mut out = super::pyjson::python_schema_floats(schema).unwrap_or_else(|| schema.clone());
+    let unevaluated = draft == PyDraft::D2019 && schema.to_string().contains("\"unevaluatedProperties\"");
     let mut refused: Option<SchemaCompileError> = None;
     walk_mut(&mut out, "", &mut |obj, pointer| {
         if refused.is_some() {
@@ -158,8 +159,15 @@ pub fn prepare(schema: &Value) -> Result<(Value, PyDraft), SchemaCompileError> {
         if matches!(draft, PyDraft::D2019 | PyDraft::D2020) {
             obj.remove("dependencies");
         }
+        // Python's jsonschema asserts no content keyword in any draft.
+        for k in ["contentMediaType", "contentEncoding", "contentSchema"] {
+            obj.remove(k);
+        }
         if draft == PyDraft::D3 {
             draft3_to_4(obj);
+        }
+        if unevaluated {
+            hide_additional(obj);
         }
     });
     if let Some(e) = refused {
@@ -172,7 +180,9 @@ pub fn prepare(schema: &Value) -> Result<(Value, PyDraft), SchemaCompileError> {
 }
 
 /// A `patternProperties` key, left to the validator's ECMA-262 engine, with
-/// Python's end anchors: `$` also before a final newline, `\Z` the end.
+/// Python's end anchors (`$` also before a final newline, `\Z` the end) and
+/// Python's Unicode classes: `\w` is `str.isalnum()` or `_`, `\d` is `Nd`
+/// (the engine's own are ASCII). `\W` inside a class stays ASCII.
 fn ecma_anchors(p: &str) -> String {
     let mut out = String::with_capacity(p.len() + 8);
     let (mut in_class, mut chars) = (false, p.chars().peekable());
@@ -180,6 +190,11 @@ fn ecma_anchors(p: &str) -> String {
         match c {
             '\\' => match chars.next() {
                 Some('Z') if !in_class => out.push('$'),
+                Some('w') if in_class => out.push_str(r"\p{L}\p{N}_"),
+                Some('w') => out.push_str(r"[\p{L}\p{N}_]"),
+                Some('W') if !in_class => out.push_str(r"[^\p{L}\p{N}_]"),
+                Some('d') => out.push_str(r"\p{Nd}"),
+                Some('D') => out.push_str(r"\P{Nd}"),
                 Some(n) => {
                     out.push('\\');
                     out.push(n);
@@ -228,6 +243,98 @@ fn draft3_to_4(obj: &mut Map<String, Value>) {
     }
     if obj.get("type") == Some(&json!("any")) {
         obj.remove("type");
+    }
+    // A union naming schemas: any one of its members.
+    if let Some(types) = obj.get("type").filter(|t| t.is_object() || t.as_array().is_some_and(|a| a.iter().any(Value::is_object))) {
+        let members = draft3_members(types);
+        obj.remove("type");
+        push_all_of(obj, json!({ "anyOf": members }));
+    }
+    if let Some(d) = obj.remove("disallow") {
+        push_all_of(obj, json!({ "not": { "anyOf": draft3_members(&d) } }));
+    }
+    // A string dependency names one property.
+    if let Some(Value::Object(deps)) = obj.get_mut("dependencies") {
+        for v in deps.values_mut() {
+            if v.is_string() {
+                *v = Value::Array(vec![v.take()]);
+            }
+        }
+    }
+    // `items: []` checks no position: what follows is `additionalItems`.
+    if obj.get("items").is_some_and(|i| i.as_array().is_some_and(Vec::is_empty)) {
+        obj.remove("items");
+        match obj.remove("additionalItems") {
+            Some(Value::Bool(false)) => {
+                obj.insert("items".into(), json!({ "not": {} }));
+            }
+            Some(Value::Object(rest)) => {
+                obj.insert("items".into(), Value::Object(rest));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Marks the copy [`hide_additional`] makes, so the walk leaves it be.
+const HIDDEN: &str = "cutline: additionalProperties as Python's 2019-09 unevaluatedProperties counts it";
+
+/// Python's 2019-09 `unevaluatedProperties` counts as evaluated by a
+/// schema-valued `additionalProperties` only the instance's properties
+/// named like the keys of that schema (`type`, `minLength`…), not every
+/// additional property. So the keyword is validated where evaluation is
+/// not seen (`not: {not: …}` beside the object's own `properties` and
+/// `patternProperties`, which keep it meaning the same), and those names
+/// are listed in `properties` as evaluated.
+fn hide_additional(obj: &mut Map<String, Value>) {
+    if obj.get("$comment").and_then(Value::as_str) == Some(HIDDEN) {
+        return;
+    }
+    let Some(Value::Object(additional)) = obj.get("additionalProperties") else {
+        return;
+    };
+    let names: Vec<String> = additional.keys().cloned().collect();
+    let blank = |key: &str| -> Value {
+        let keys = obj.get(key).and_then(Value::as_object).into_iter().flat_map(|m| m.keys());
+        Value::Object(keys.map(|k| (k.clone(), json!({}))).collect())
+    };
+    let hidden = json!({
+        "$comment": HIDDEN,
+        "properties": blank("properties"),
+        "patternProperties": blank("patternProperties"),
+        "additionalProperties": obj.remove("additionalProperties"),
+    });
+    push_all_of(obj, json!({ "not": { "not": hidden } }));
+    if let Value::Object(props) = obj.entry("properties").or_insert_with(|| json!({})) {
+        for name in names {
+            props.entry(name).or_insert_with(|| json!({}));
+        }
+    }
+}
+
+/// Draft 3's type union (or `disallow`) as schemas: a type name, `any`,
+/// or a schema.
+fn draft3_members(types: &Value) -> Vec<Value> {
+    let list = match types {
+        Value::Array(a) => a.clone(),
+        one => vec![one.clone()],
+    };
+    list.into_iter()
+        .map(|t| match t {
+            Value::String(name) if name == "any" => json!({}),
+            Value::String(name) => json!({ "type": name }),
+            schema => schema,
+        })
+        .collect()
+}
+
+/// Add `schema` to the object's `allOf` (draft 3 has none of its own).
+fn push_all_of(obj: &mut Map<String, Value>, schema: Value) {
+    match obj.get_mut("allOf") {
+        Some(Value::Array(list)) => list.push(schema),
+        _ => {
+            obj.insert("allOf".into(), Value::Array(vec![schema]));
+        }
     }
 }
 
@@ -284,6 +391,100 @@ impl<'i> jsonschema::Keyword<'i> for PyBound {
     }
 }
 
+/// `multipleOf` as Python's `jsonschema` 4.26 computes it: a float divisor
+/// divides in binary floating point (`int(q) != q`, exact `Fraction`s when
+/// the quotient overflows), an integer divisor takes `instance % divisor`
+/// (exact for integers, a float's remainder otherwise); NaN and ±inf are a
+/// multiple of nothing, and an integer too large for a float fails a float
+/// divisor (Python raises `OverflowError`, which TrustGraph counts as a
+/// failed validation).
+struct PyMultipleOf {
+    /// The divisor as Python holds it, and whether it is a float.
+    divisor: f64,
+    float: bool,
+    /// The built-in keyword, exact, for an integer over an integer.
+    exact: jsonschema::Validator,
+}
+
+impl PyMultipleOf {
+    fn new(value: &Value, draft: PyDraft) -> Result<Self, jsonschema::ValidationError<'static>> {
+        let Value::Number(n) = value else {
+            return Err(jsonschema::ValidationError::custom("multipleOf is not a number"));
+        };
+        let exact = jsonschema::options()
+            .with_draft(draft_of(draft))
+            .build(&json!({ "multipleOf": value }))
+            .map_err(|e| jsonschema::ValidationError::custom(e.to_string()))?;
+        Ok(Self {
+            divisor: n.as_str().parse().unwrap_or(f64::INFINITY),
+            float: is_float(n),
+            exact,
+        })
+    }
+}
+
+fn is_float(n: &serde_json::Number) -> bool {
+    n.as_str().contains(['.', 'e', 'E'])
+}
+
+/// Whether `x / d` is an integer, exactly (both finite, `d` not 0): with
+/// `x = a·2^p` and `d = b·2^r`, `a` and `b` odd, it is when `b` divides `a`
+/// and `p ≥ r`.
+fn exact_multiple(x: f64, d: f64) -> bool {
+    fn odd_parts(f: f64) -> (u64, i64) {
+        let bits = f.abs().to_bits();
+        let exp = i64::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
+        let frac = bits & ((1 << 52) - 1);
+        let (m, e) = if exp == 0 { (frac, -1074) } else { (frac | (1 << 52), exp - 1075) };
+        let tz = m.trailing_zeros();
+        (m >> tz, e + i64::from(tz))
+    }
+    if x == 0.0 {
+        return true;
+    }
+    let ((a, p), (b, r)) = (odd_parts(x), odd_parts(d));
+    a % b == 0 && p >= r
+}
+
+impl<'i> jsonschema::Keyword<'i> for PyMultipleOf {
+    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
+        if self.is_valid(instance) {
+            Ok(())
+        } else {
+            Err(jsonschema::ValidationError::custom(format!(
+                "{instance} is not a multiple of {}",
+                self.divisor
+            )))
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        let Value::Number(n) = instance else {
+            return true;
+        };
+        if super::pyjson::sentinel(instance).is_some() {
+            return false;
+        }
+        let x: f64 = n.as_str().parse().unwrap_or(f64::INFINITY);
+        if !self.float {
+            return if is_float(n) {
+                self.divisor.is_finite() && x % self.divisor == 0.0
+            } else {
+                self.exact.is_valid(instance)
+            };
+        }
+        if x.is_infinite() {
+            return false;
+        }
+        let q = x / self.divisor;
+        if q.is_infinite() {
+            exact_multiple(x, self.divisor)
+        } else {
+            q.trunc() == q
+        }
+    }
+}
+
 fn draft_of(d: PyDraft) -> jsonschema::Draft {
     match d {
         PyDraft::D3 | PyDraft::D4 => jsonschema::Draft::Draft4,
@@ -294,14 +495,37 @@ fn draft_of(d: PyDraft) -> jsonschema::Draft {
     }
 }
 
+/// Every draft's metaschema, as Python's `jsonschema` bundles them, for a
+/// `$ref` to one from a schema of another draft: jsonschema-rs's own
+/// (drafts 4 to 2020-12) and draft 3's (the copy `jsonschema` 4.26 ships,
+/// read as its draft-4 rewrite).
+fn metaschemas() -> &'static jsonschema::Registry<'static> {
+    static WITH_DRAFT3: std::sync::LazyLock<Option<jsonschema::Registry<'static>>> = std::sync::LazyLock::new(|| {
+        let draft3: Value = serde_json::from_str(include_str!("draft3_metaschema.json")).ok()?;
+        let (prepared, _) = prepare(&draft3).ok()?;
+        let resource = jsonschema::Draft::Draft4.create_resource(prepared);
+        referencing::SPECIFICATIONS
+            .add("http://json-schema.org/draft-03/schema", resource)
+            .ok()?
+            .prepare()
+            .ok()
+    });
+    WITH_DRAFT3.as_ref().unwrap_or(&referencing::SPECIFICATIONS)
+}
+
 /// Validator options with Python's semantics for `draft`: no format
 /// assertions, `pattern` as Python's `re`, bounds as Python compares
 /// non-finite numbers.
 pub fn options(draft: PyDraft) -> jsonschema::ValidationOptions<'static> {
     let opts = jsonschema::options()
         .with_draft(draft_of(draft))
+        .with_registry(metaschemas())
         .should_validate_formats(false);
-    bounds(opts, draft).with_keyword("pattern", |_parent, value, _path| {
+    bounds(opts, draft)
+        .with_keyword("multipleOf", move |_parent, value, _path| {
+            Ok(Box::new(PyMultipleOf::new(value, draft)?))
+        })
+        .with_keyword("pattern", |_parent, value, _path| {
         let p = value
             .as_str()
             .ok_or_else(|| jsonschema::ValidationError::custom("pattern is not a string"))?;
@@ -332,14 +556,18 @@ pub fn bounds(
                 "maximum" => Some("exclusiveMaximum"),
                 _ => None,
             };
+            // A boolean one is draft 4's, also inside a draft-4 document a
+            // later draft's schema refers to (its metaschema).
+            let mut inner_draft = draft_of(draft);
             if let Some((e, v)) = exclusive.and_then(|e| parent.get(e).filter(|v| v.is_boolean()).map(|v| (e, v))) {
                 inner.insert(e.to_owned(), v.clone());
+                inner_draft = jsonschema::Draft::Draft4;
             }
             if value.is_boolean() {
                 inner.clear();
             }
             let inner = jsonschema::options()
-                .with_draft(draft_of(draft))
+                .with_draft(inner_draft)
                 .build(&Value::Object(inner))
                 .map_err(|e| jsonschema::ValidationError::custom(e.to_string()))?;
             Ok(Box::new(PyBound { inner, upper }))

@@ -123,6 +123,32 @@ impl CompiledSchema {
         path.and_then(|p| value.pointer(&p)).unwrap_or(value)
     }
 
+    /// The deepest nesting (see [`crate::output::tg::nesting`]) of an
+    /// instance that Python's `jsonschema` names in an error message it
+    /// builds for `value` (`{instance!r}`: every keyword but `required`,
+    /// `const`, `additionalProperties` and the other extras keywords, which
+    /// name something else); 0 when there is none.
+    pub fn repr_nesting(&self, value: &Value) -> usize {
+        use jsonschema::error::ValidationErrorKind as K;
+        self.validator
+            .iter_errors(value)
+            .filter(|e| {
+                !matches!(
+                    e.kind(),
+                    K::AdditionalItems { .. }
+                        | K::AdditionalProperties { .. }
+                        | K::Constant { .. }
+                        | K::Required { .. }
+                        | K::UnevaluatedItems { .. }
+                        | K::UnevaluatedProperties { .. }
+                        | K::PropertyNames { .. }
+                )
+            })
+            .map(|e| crate::output::tg::nesting(e.instance()))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The schema as written.
     pub fn source(&self) -> &Value {
         &self.source
@@ -148,7 +174,13 @@ impl CompiledSchema {
         if let Some(e) = &self.broken {
             return Err(vec![Violation {
                 pointer: String::new(),
-                message: format!("rejected whatever it is: TrustGraph's validate raises SchemaError ({e})"),
+                message: match e.remote() {
+                    Some(uri) => format!(
+                        "rejected whatever it is: the schema needs {uri}, which cutline never fetches; TrustGraph \
+                         fetches it and validates against it, so its verdict may differ ({e})"
+                    ),
+                    None => format!("rejected whatever it is: TrustGraph's validate raises SchemaError ({e})"),
+                },
                 branch: None,
             }]);
         }
@@ -229,9 +261,18 @@ fn build(
         Some(draft) => super::pyschema::options(draft).build(schema),
         None => super::pyschema::bounds(jsonschema::options(), super::pyschema::PyDraft::of(schema)).build(schema),
     };
-    built.map_err(|e| SchemaCompileError {
-        pointer: e.instance_path().as_str().to_owned(),
-        message: e.to_string(),
+    built.map_err(|e| {
+        let pointer = e.instance_path().as_str().to_owned();
+        let message = e.to_string();
+        // jsonschema-rs words an unresolvable document "Resource '<uri>' is
+        // not present in a registry and retrieving it failed: …".
+        match message
+            .strip_prefix("Resource '")
+            .and_then(|r| r.split_once("' is not present in a registry"))
+        {
+            Some((uri, _)) => SchemaCompileError::needs_remote(pointer, uri),
+            None => SchemaCompileError { pointer, message },
+        }
     })
 }
 

@@ -13,3 +13,27 @@ pub struct SchemaCompileError {
     /// What is wrong there.
     pub message: String,
 }
+
+/// How a compile error names a remote document (see [`SchemaCompileError::remote`]).
+const REMOTE: &str = "needs the remote document ";
+
+impl SchemaCompileError {
+    /// The error for a `$ref` to a document outside the schema that no
+    /// bundled copy holds: cutline never fetches it.
+    pub fn needs_remote(pointer: String, uri: &str) -> Self {
+        Self {
+            pointer,
+            message: format!(
+                "{REMOTE}{uri}, which cutline never fetches (TrustGraph's jsonschema 4.26 fetches it over HTTP \
+                 when it validates)"
+            ),
+        }
+    }
+
+    /// The remote document the schema needs, when that is why it does not
+    /// compile.
+    pub fn remote(&self) -> Option<&str> {
+        let rest = self.message.strip_prefix(REMOTE)?;
+        rest.split(", which").next()
+    }
+}

@@ -60,15 +60,38 @@ impl TgPython {
         }
     }
 
-    /// The shallowest nesting at which raising `JSONDecodeError` raises
-    /// `RecursionError` instead (the exception is a Python class the C
-    /// scanner calls): on 3.13 a syntax error or cut 9994 containers deep;
-    /// on 3.11 the container limit comes first.
+    /// The deepest nesting at which an "Expecting value" error is still a
+    /// `JSONDecodeError`: on 3.13 one 9994 containers deep raises
+    /// `RecursionError` instead; on 3.11 the container limit comes first.
     pub fn decode_error_max_depth(self) -> usize {
         match self {
             Self::Py313 => 9993,
             Self::Py311 => 979,
         }
+    }
+
+    /// The deepest nesting at which any other syntax error (a delimiter
+    /// after a complete element, a property name, a colon, a string's) is
+    /// still a `JSONDecodeError`: the C scanner calls the exception class
+    /// there, and on 3.13 that call 9991 containers deep raises
+    /// `RecursionError`.
+    pub fn syntax_error_max_depth(self) -> usize {
+        match self {
+            Self::Py313 => 9990,
+            Self::Py311 => 979,
+        }
+    }
+
+    /// Whether a syntax error `depth` containers deep raises
+    /// `RecursionError` instead of `JSONDecodeError` (see
+    /// [`PyScan::Decode`]).
+    pub fn decode_raises(self, depth: usize, expecting_value: bool) -> bool {
+        depth
+            > if expecting_value {
+                self.decode_error_max_depth()
+            } else {
+                self.syntax_error_max_depth()
+            }
     }
 
     /// The deepest nesting (non-empty containers above a leaf, see
@@ -79,6 +102,26 @@ impl TgPython {
             Self::Py313 => 326,
             Self::Py311 => 324,
         }
+    }
+}
+
+impl TgPython {
+    /// Whether a rejected value fails the whole response: the failing
+    /// instance `value` nests too deep (see [`nesting`]) for `pprint` in the
+    /// message TrustGraph logs or wraps, which raises outside its `try` —
+    /// unless `repr` fails first, inside `validate`, on an instance
+    /// `jsonschema` names in a message it builds (`repr_depth` deep; 9992
+    /// and more on 3.13), which TrustGraph catches as a failed validation.
+    pub fn rejection_raises(self, value: &Value, schema: &CompiledSchema) -> Option<usize> {
+        let depth = nesting(schema.error_instance(value));
+        if depth <= self.pformat_max_nesting() {
+            return None;
+        }
+        let repr_max = match self {
+            Self::Py313 => 9991,
+            Self::Py311 => usize::MAX,
+        };
+        (repr_max == usize::MAX || schema.repr_nesting(value) <= repr_max).then_some(depth)
     }
 }
 
@@ -230,7 +273,9 @@ pub fn json_raises(text: &str, schema: Option<&CompiledSchema>, py: TgPython, re
     let scanned = pyscan::scan(bytes, py.json_max_depth());
     let escapes = match scanned {
         PyScan::IntDigits { .. } | PyScan::TooDeep { .. } => true,
-        PyScan::Decode { depth, .. } => depth > py.decode_error_max_depth(),
+        PyScan::Decode {
+            depth, expecting_value, ..
+        } => py.decode_raises(depth, expecting_value),
         // Only a rejected value nested past what `pprint` formats raises;
         // the text's bracket depth (outside strings) bounds the value's, so a shallow text
         // is never parsed into a tree again (memory stays ≤ 4x the input).
@@ -277,7 +322,9 @@ pub fn json_verdict(text: &str, schema: Option<&CompiledSchema>, py: TgPython) -
     let bytes = region.as_bytes();
     match pyscan::scan(bytes, py.json_max_depth()) {
         PyScan::Ok => {}
-        PyScan::Decode { depth, .. } if depth > py.decode_error_max_depth() => {
+        PyScan::Decode {
+            depth, expecting_value, ..
+        } if py.decode_raises(depth, expecting_value) => {
             return TgJson::Raises("RecursionError", format!("JSONDecodeError raised {depth} deep"));
         }
         PyScan::Decode { .. } => return TgJson::ParseFail,
@@ -294,9 +341,7 @@ pub fn json_verdict(text: &str, schema: Option<&CompiledSchema>, py: TgPython) -
     let judged = super::pyjson::with_stack(bytes, || {
         let (value, checked) = match serde_json::from_slice::<Value>(bytes) {
             Ok(v) => {
-                let checked = super::pyjson::may_overflow(bytes)
-                    .then(|| super::pyjson::overflow_checked(&v))
-                    .flatten();
+                let checked = super::pyjson::python_checked(bytes, &v);
                 (v, checked)
             }
             Err(_) => match super::pyjson::loads_to(bytes, py.json_max_depth()) {
@@ -311,8 +356,7 @@ pub fn json_verdict(text: &str, schema: Option<&CompiledSchema>, py: TgPython) -
         match schema.validate(checked_ref) {
             Ok(()) => TgJson::Kept(value),
             Err(errors) => {
-                let depth = nesting(schema.error_instance(checked_ref));
-                if depth > py.pformat_max_nesting() {
+                if let Some(depth) = py.rejection_raises(checked_ref, schema) {
                     TgJson::Raises(
                         "RecursionError",
                         format!("the rejected value, {depth} deep, is too deep for pprint"),

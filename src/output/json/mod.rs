@@ -271,7 +271,8 @@ impl JsonSchemas {
         let Some(items) = &self.items else {
             return Vec::new();
         };
-        let mut found = items.plain_violations(value);
+        let held = crate::output::pyjson::python_floats(value);
+        let mut found = items.plain_violations(held.as_ref().unwrap_or(value));
         for v in &mut found {
             v.pointer.insert_str(0, &format!("/{index}"));
         }
@@ -281,7 +282,10 @@ impl JsonSchemas {
     /// What the element schema says of `value` (nothing: valid).
     pub fn element_errors(&self, property: Option<&str>, value: &Value) -> Vec<Violation> {
         match self.element(property) {
-            Some(s) => s.validate(value).err().unwrap_or_default(),
+            Some(s) => {
+                let held = crate::output::pyjson::python_floats(value);
+                s.validate(held.as_ref().unwrap_or(value)).err().unwrap_or_default()
+            }
             None => Vec::new(),
         }
     }

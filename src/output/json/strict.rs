@@ -50,7 +50,10 @@ pub(super) fn verdict(bytes: &[u8], schemas: &JsonSchemas) -> Strict {
         return invalid(bytes, region, &e);
     }
     match serde_json::from_slice::<Value>(strict) {
-        Ok(v) => judged(v, None, Vec::new()),
+        Ok(v) => {
+            let checked = crate::output::pyjson::python_checked(strict, &v);
+            judged(v, checked.as_ref(), Vec::new())
+        }
         Err(e) => match crate::output::pyjson::with_stack(strict, || crate::output::pyjson::loads(strict)) {
             Some(Ok(p)) => judged(p.value, Some(&p.checked), p.raw),
             _ => invalid(bytes, region, &e),

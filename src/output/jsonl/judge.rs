@@ -9,6 +9,31 @@ use crate::output::pyscan::{self, PyScan};
 use crate::output::schema::CompiledSchema;
 use crate::output::tg::TgPython;
 
+/// A line as the text TrustGraph receives: invalid UTF-8 replaced with
+/// U+FFFD (the LLM client decodes the answer before the prompt manager sees
+/// it), with the 1-based column of the first invalid byte.
+pub(super) fn as_text(line: &[u8]) -> (std::borrow::Cow<'_, [u8]>, Option<usize>) {
+    match std::str::from_utf8(line) {
+        Ok(_) => (std::borrow::Cow::Borrowed(line), None),
+        Err(e) => {
+            let column = crate::output::position::line_col(line, e.valid_up_to()).1;
+            let text = String::from_utf8_lossy(line).into_owned().into_bytes();
+            (std::borrow::Cow::Owned(text), Some(column))
+        }
+    }
+}
+
+/// The warning for a line judged with U+FFFD in place of invalid UTF-8
+/// (the `json` path's wording), `label` naming the response.
+pub fn utf8_warning(label: &str, outcome: &super::LineOutcome) -> Option<String> {
+    outcome.invalid_utf8.map(|column| {
+        format!(
+            "{label}:{}:{column}: invalid UTF-8; replaced with U+FFFD for the JSON parse",
+            outcome.line
+        )
+    })
+}
+
 /// Whether the reference keeps `value`: it parses, and `schema` accepts it.
 /// The fast path of [`judge_line_at`]: no messages, nothing kept.
 pub fn value_ok(value: &[u8], schema: Option<&CompiledSchema>) -> bool {
@@ -20,9 +45,7 @@ pub fn value_ok_py(value: &[u8], schema: Option<&CompiledSchema>, py: TgPython) 
     if let Ok(v) = serde_json::from_slice::<Value>(value)
         && !pyscan::has_long_digit_run(value)
     {
-        let checked = crate::output::pyjson::may_overflow(value)
-            .then(|| crate::output::pyjson::overflow_checked(&v))
-            .flatten();
+        let checked = crate::output::pyjson::python_checked(value, &v);
         return schema.is_none_or(|s| s.is_valid(checked.as_ref().unwrap_or(&v)));
     }
     if pyscan::scan(value, py.json_max_depth()) != PyScan::Ok {
@@ -90,12 +113,11 @@ pub(super) fn judge_full(
         let checked = checked.unwrap_or(&value);
         match schema.map(|s| (s, s.validate(checked))) {
             Some((s, Err(errors))) => {
-                let depth = crate::output::tg::nesting(s.error_instance(checked));
                 Judged {
                     status: LineStatus::SchemaInvalid { errors },
                     value: None,
                     not_standard,
-                    too_deep_to_log: (depth > py.pformat_max_nesting()).then_some(depth),
+                    too_deep_to_log: py.rejection_raises(checked, s),
                 }
             }
             _ => Judged {
@@ -108,13 +130,10 @@ pub(super) fn judge_full(
     };
     let serde = serde_json::from_slice::<Value>(body);
     let long_digits = pyscan::has_long_digit_run(body);
-    // A float Python reads as infinite is validated as infinity.
+    // Floats are validated as the binary floats Python holds (`1e400` as
+    // infinity, `1e-400` as 0.0).
     let plain = |value: Value| {
-        let checked = if crate::output::pyjson::may_overflow(body) {
-            crate::output::pyjson::overflow_checked(&value)
-        } else {
-            None
-        };
+        let checked = crate::output::pyjson::python_checked(body, &value);
         judged(value, checked.as_ref(), Vec::new())
     };
     let serde = match serde {
@@ -184,7 +203,11 @@ fn python_stop(scan: PyScan, py: TgPython, column_at: impl Fn(usize) -> usize) -
                 message,
             }))
         }
-        PyScan::Decode { at, depth } if depth > py.decode_error_max_depth() => {
+        PyScan::Decode {
+            at,
+            depth,
+            expecting_value,
+        } if py.decode_raises(depth, expecting_value) => {
             let message = format!(
                 "a syntax error {depth} containers deep: on Python {} raising JSONDecodeError that deep raises \
                  RecursionError, which parse_jsonl does not catch, so the whole response fails there",

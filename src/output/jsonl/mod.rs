@@ -29,7 +29,7 @@ mod object_schema;
 
 pub use super::tg::Raises;
 use judge::judge_full;
-pub use judge::{judge_line_at, line_ok, value_ok, value_ok_py};
+pub use judge::{judge_line_at, line_ok, utf8_warning, value_ok, value_ok_py};
 pub use object_schema::{object_schema_rejects, object_schema_warning};
 
 use super::schema::{CompiledSchema, Violation};
@@ -127,6 +127,11 @@ pub struct LineOutcome {
     /// [`JsonlAnalysis::raises`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub too_deep_to_log: Option<usize>,
+    /// The 1-based column of the line's first invalid UTF-8 byte, when it
+    /// has one: the line was judged with U+FFFD in place of the invalid
+    /// bytes, as TrustGraph receives it (see [`utf8_warning`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invalid_utf8: Option<usize>,
 }
 
 impl LineOutcome {
@@ -137,6 +142,7 @@ impl LineOutcome {
             status,
             not_standard: Vec::new(),
             too_deep_to_log: None,
+            invalid_utf8: None,
         }
     }
 }
@@ -450,7 +456,8 @@ impl<'s> LineJudge<'s> {
         terminated: bool,
         emit: &mut F,
     ) {
-        let j = judge_full(line, place, terminated, self.schema, self.items, self.py);
+        let (text, invalid_utf8) = judge::as_text(line);
+        let j = judge_full(&text, place, terminated, self.schema, self.items, self.py);
         if j.value.is_some() {
             self.items += 1;
         }
@@ -460,6 +467,7 @@ impl<'s> LineJudge<'s> {
                 status: j.status,
                 not_standard: j.not_standard,
                 too_deep_to_log: j.too_deep_to_log,
+                invalid_utf8,
             },
             j.value,
         );
