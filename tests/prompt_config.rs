@@ -658,7 +658,10 @@ fn a_bundle_loads_as_trustgraphs_reload_takes_it() {
     let text = r#"{"prompt": {"system": "\"S\"", "template.a": "{\"prompt\": \"A\"}",
         "template.b": "{\"prompt\": \"{% if x %}open\"}", "template.c": "{\"prompt\": \"C\"}"}}"#;
     let e = load_bytes("dump.json", text.as_bytes()).unwrap_err().to_string();
-    assert!(e.starts_with("dump.json:2: template.b: template syntax error: ibis refuses it"), "{e}");
+    assert!(
+        e.starts_with("dump.json:2: template.b: template syntax error: ibis refuses it"),
+        "{e}"
+    );
     assert!(
         e.ends_with("; TrustGraph would half-load this workspace: a would serve, b, c would fail with KeyError until it is fixed"),
         "{e}"
