@@ -813,3 +813,84 @@ async fn esc_stops_the_eval_and_keeps_the_runs_recorded() {
         runner.apply(e);
     }
 }
+
+/// Issue 32, case 22: Ctrl-S on a prompt file that is a symbolic link
+/// would have replaced the link with a regular file, so the file it points
+/// to never got the edit. The save is refused, naming the link, and both
+/// the link and its target are left as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_s_on_a_linked_prompt_file_is_refused_naming_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    let real = dir.path().join("real.toml");
+    let text = "id = \"extract-definitions\"\nresponse-type = \"json\"\nprompt = \"\"\"\nDefine:\n{{text}}\n\"\"\"\n\n[[input]]\nname = \"a\"\ntext = \"Leaves are green.\"\n";
+    std::fs::write(&real, text).unwrap();
+    let file = prompts.join("extract-definitions.toml");
+    std::os::unix::fs::symlink(&real, &file).unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, Workspace::at(&prompts), dir.path().to_owned(), Instant::now());
+    let mut s = state();
+    s.prompts_dir = prompts;
+    drive(&mut s, &mut runner, &mut rx, vec![Effect::LoadPrompts], |s| {
+        s.prompts.prompts.len() == 1
+    })
+    .await;
+    let ctrl_s = cutline::tui::Event::Key(ratatui::crossterm::event::KeyEvent::new(
+        KeyCode::Char('s'),
+        ratatui::crossterm::event::KeyModifiers::CONTROL,
+    ));
+    let fx = send(&mut s, [key(KeyCode::Enter), ch('e'), ch('N'), ch('B'), ch(' '), ctrl_s]);
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.message
+            .as_ref()
+            .is_some_and(|m| m.text.starts_with("saved") || m.text.starts_with("not saved"))
+    })
+    .await;
+    let m = s.message.clone().unwrap();
+    assert!(m.error, "{m:?}");
+    assert!(
+        m.text.contains(&format!("a symbolic link to {}", real.display())),
+        "{m:?}"
+    );
+    assert!(std::fs::symlink_metadata(&file).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), text);
+    assert!(s.editor.as_ref().unwrap().dirty, "the edit is still there to save elsewhere");
+}
+
+/// Issue 32, case 22: `w` in the provider picker on a `cutline.toml` that
+/// is a link is refused naming the link; the linked file keeps its bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_on_a_linked_config_is_refused_naming_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("dotfiles.toml");
+    let text = "[[provider]]\nname = \"openai\"\nkind = \"openai\"\nmodel = \"gpt-4.1-mini\"\n";
+    std::fs::write(&real, text).unwrap();
+    let link = dir.path().join("cutline.toml");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, Workspace::at(dir.path()), dir.path().to_owned(), Instant::now());
+    runner.apply(Effect::SaveModel(cutline::tui::event::SaveModel {
+        provider: "openai".into(),
+        model: "gpt-5-mini".into(),
+        file: link.clone(),
+    }));
+    let ev = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let Event::ModelSaved(Err(e)) = ev else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: a symbolic link to {r}: cutline writes only regular files, never through a link nor over one \
+             (edit {r} itself, or replace the link with a file)",
+            link.display(),
+            r = real.display()
+        )
+    );
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), text);
+}

@@ -271,10 +271,7 @@ fn write_file(path: &Path, models: Vec<Entry>) {
     let write = || -> std::io::Result<()> {
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        serde_json::to_writer_pretty(&mut tmp, &file)?;
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
+        crate::limits::write_atomic(path, &serde_json::to_vec_pretty(&file)?)
     };
     if let Err(e) = write() {
         tracing::warn!("could not keep what cutline learned in {}: {e}", path.display());

@@ -96,6 +96,7 @@ impl Recorder {
     /// are numbered after the highest run number on disk, a torn run's
     /// included.
     pub fn open(path: &Path) -> std::io::Result<Self> {
+        crate::limits::check_writable(path)?;
         let mut file = OpenOptions::new().append(true).read(true).open(path)?;
         lock(&file, path)?;
         // Read run by run: only the numbers and the snapshots' refs are kept.

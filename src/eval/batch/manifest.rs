@@ -173,12 +173,8 @@ impl Manifest {
     /// Write the manifest to `path`, replacing the file atomically.
     pub fn save(&self, path: &Path) -> Result<(), ManifestError> {
         let write = || -> std::io::Result<()> {
-            let dir = path.parent().unwrap_or_else(|| Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            serde_json::to_writer_pretty(&mut tmp, self)?;
-            tmp.as_file().sync_all()?;
-            tmp.persist(path).map_err(|e| e.error)?;
-            Ok(())
+            let bytes = serde_json::to_vec_pretty(self)?;
+            crate::limits::write_atomic(path, &bytes)
         };
         write().map_err(|source| ManifestError::Write {
             path: path.to_owned(),
