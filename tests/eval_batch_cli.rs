@@ -22,6 +22,11 @@ use support::Server;
 use openai_batch::{Fate, KEY_ENV, World, completion, config, cutline, inputs, openai, records};
 
 fn eval(dir: &Path, session: &str, extra: &[&str]) -> (i32, Vec<Value>) {
+    eval_at(dir, session, "64,none", extra)
+}
+
+/// `eval` at the limits `limits`.
+fn eval_at(dir: &Path, session: &str, limits: &str, extra: &[&str]) -> (i32, Vec<Value>) {
     let out = cutline(dir)
         .args([
             "eval",
@@ -30,7 +35,7 @@ fn eval(dir: &Path, session: &str, extra: &[&str]) -> (i32, Vec<Value>) {
             "--provider",
             "gpt",
             "--max-tokens",
-            "64,none",
+            limits,
             "--inputs",
         ])
         .arg(dir.join("inputs.jsonl"))
@@ -444,4 +449,41 @@ fn batch_flags_without_batch_are_refused() {
         let err = recs.iter().find(|r| r["type"] == "error").unwrap();
         assert!(err["message"].as_str().unwrap().contains("--batch"), "{err}");
     }
+}
+
+/// Issue 32, case 2: an eval with fewer limits on the same session
+/// collects a batch an earlier eval sent for more. The answers to the runs
+/// it does not ask for were paid for: they are kept, and the eval that
+/// asks them records them without sending anything again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_eval_with_fewer_limits_keeps_the_answers_of_the_others() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config(&server.url())).unwrap();
+    inputs(dir.path(), 3);
+    let (code, recs) = eval_at(dir.path(), "fewer", "64,none", &["--batch", "--wait", "0"]);
+    assert_eq!(code, 10, "{recs:?}");
+    let (code, recs) = eval_at(dir.path(), "fewer", "64", &["--batch", "--poll", "10ms"]);
+    assert_eq!(code, 0, "{recs:?}");
+    let s = cutline::session::load(&dir.path().join("sessions/fewer.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 6, "3 inputs × 2 prompts at 64");
+    let (code, recs) = eval_at(dir.path(), "fewer", "64,none", &["--batch", "--poll", "10ms"]);
+    assert_eq!(code, 0, "{recs:?}");
+    let ran: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["type"] == "run" && r["skipped"] == false)
+        .collect();
+    assert_eq!(ran.len(), 6, "the 6 runs without a limit, recorded now: {recs:?}");
+    assert!(ran.iter().all(|r| r["max_tokens"].is_null()), "{ran:?}");
+    let s = cutline::session::load(&dir.path().join("sessions/fewer.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 12, "every run once");
+    assert!(
+        s.runs.iter().all(|r| r.batch.as_ref().unwrap().id == "batch_1"),
+        "all answered by the one batch"
+    );
+    let st = state.lock().unwrap();
+    assert_eq!(st.creates, 1, "nothing paid for twice");
+    assert_eq!(st.sent.len(), 12);
+    assert!(st.sent.values().all(|n| *n == 1), "{:?}", st.sent);
 }

@@ -132,11 +132,13 @@ pub async fn execute<W: Write>(
         Some(mf) => mf,
         None => Manifest::new(&session, &args.provider, &ask.model, b.api.name(), b.window),
     };
+    let mut kept = crate::eval::batch::Answers::open(&crate::eval::batch::answers::path_for(session_path))?;
     let batching = engine::batched::Batching {
         api: b.api,
         opts: b.opts,
         manifest: &mut mf,
         path: &path,
+        answers: &mut kept,
     };
     engine::batched::execute(m, ask, pending, batching, recorder, events)
         .await
