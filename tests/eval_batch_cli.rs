@@ -487,3 +487,57 @@ async fn an_eval_with_fewer_limits_keeps_the_answers_of_the_others() {
     assert_eq!(st.sent.len(), 12);
     assert!(st.sent.values().all(|n| *n == 1), "{:?}", st.sent);
 }
+
+/// Issue 32, case 3: `batches --cancel` while an eval holds the session
+/// would write back a copy of the manifest read before that eval's
+/// submit, and the eval's batch would vanish. The manifest changes only
+/// under the session's lock: the cancel fails at once, naming why, and
+/// nothing is cancelled or written; a plain listing never writes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_cancel_waits_for_no_one_and_writes_nothing_while_an_eval_holds_the_session() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config(&server.url())).unwrap();
+    inputs(dir.path(), 2);
+    let (code, recs) = eval(dir.path(), "held", &["--batch", "--wait", "0"]);
+    assert_eq!(code, 10, "{recs:?}");
+    let manifest = dir.path().join("sessions/held.batches.json");
+    let before = std::fs::read(&manifest).unwrap();
+    // An eval recording into the session holds its lock.
+    let session = dir.path().join("sessions/held.jsonl");
+    let held = std::fs::OpenOptions::new().read(true).open(&session).unwrap();
+    held.try_lock().unwrap();
+    let out = cutline(dir.path())
+        .args(["batches", "held", "--cancel", "--output", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stdout));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        env["error"]["message"],
+        format!(
+            "{}: an eval is recording into this session now; nothing was cancelled (stop that eval, or cancel once \
+             it has returned)",
+            std::path::Path::new("sessions/held.jsonl").display()
+        )
+    );
+    assert_eq!(state.lock().unwrap().cancels, 0);
+    assert_eq!(std::fs::read(&manifest).unwrap(), before);
+    // Listing polls live and writes nothing.
+    let out = cutline(dir.path())
+        .args(["batches", "held", "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["data"]["batches"][0]["status"]["state"], "validating");
+    assert_eq!(std::fs::read(&manifest).unwrap(), before, "a reader writes nothing back");
+    drop(held);
+    let out = cutline(dir.path())
+        .args(["batches", "held", "--cancel", "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(state.lock().unwrap().cancels, 1);
+}

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::llm::{FinishReason, LlmError, Piece, ProviderInfo, Transcript, Usage};
 pub use read::{Scanned, SessionError, each_run, load, locate, resolve};
-pub use write::{Recorder, SessionFull, VERSION, is_full};
+pub use write::{Recorder, SessionFull, SessionLock, VERSION, is_full};
 
 /// The first line of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -27,6 +27,26 @@ fn lock(file: &File, path: &Path) -> std::io::Result<()> {
     }
 }
 
+/// The session's lock held without appending: whoever changes a file
+/// that belongs to the session (its batch manifest) holds it, as an eval
+/// recording into it does, so two processes never write back each other's
+/// stale copies. Released when dropped.
+#[derive(Debug)]
+pub struct SessionLock {
+    _file: File,
+}
+
+impl SessionLock {
+    /// Take the lock of the session file at `path` (never through a link),
+    /// or fail at once when another process holds it.
+    pub fn take(path: &Path) -> std::io::Result<Self> {
+        crate::limits::check_writable(path)?;
+        let file = crate::limits::open_regular(path)?;
+        lock(&file, path)?;
+        Ok(Self { _file: file })
+    }
+}
+
 /// An open session file, appended to run by run; it holds the file's lock.
 #[derive(Debug)]
 pub struct Recorder {
