@@ -541,3 +541,50 @@ async fn batches_cancel_waits_for_no_one_and_writes_nothing_while_an_eval_holds_
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     assert_eq!(state.lock().unwrap().cancels, 1);
 }
+
+/// Issue 32, case 4: a plain streamed eval on a session whose runs are
+/// still in provider batches sent them all again, with no warning. A run
+/// in flight in a batch is never sent again by any path: the streamed
+/// eval (and `--batch-file`) leaves them out, says so and exits 10; the
+/// batch eval then collects them, each sent once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_eval_never_sends_runs_that_are_in_batches() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config(&server.url())).unwrap();
+    inputs(dir.path(), 2);
+    let (code, recs) = eval_at(dir.path(), "flying", "64", &["--batch", "--wait", "0"]);
+    assert_eq!(code, 10, "{recs:?}");
+    let streamed_before = server.requests().len();
+    let (code, recs) = eval(dir.path(), "flying", &[]);
+    assert_eq!(code, 10, "{recs:?}");
+    let plan = recs.iter().find(|r| r["type"] == "plan").unwrap();
+    assert_eq!(plan["pending"], 4, "only the runs without a limit: {plan}");
+    let chats = server.requests()[streamed_before..]
+        .iter()
+        .filter(|r| r.path == "/v1/chat/completions")
+        .count();
+    assert_eq!(chats, 4, "the 4 runs at 64 are in the batch, never streamed");
+    let warn = recs.iter().find(|r| r["type"] == "warning").unwrap();
+    assert_eq!(
+        warn["message"],
+        "4 runs are still in provider batches of this session: not sent again; `eval --batch` on it collects them"
+    );
+    let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+    assert_eq!(
+        err["message"],
+        "4 runs are still in provider batches; run it with --batch to collect them (`cutline batches` lists them)"
+    );
+    let file = dir.path().join("in.jsonl");
+    let (code, _) = eval(dir.path(), "flying", &["--batch-file", file.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "", "nothing in flight is written to be sent");
+    let (code, recs) = eval(dir.path(), "flying", &["--batch", "--poll", "10ms"]);
+    assert_eq!(code, 0, "{recs:?}");
+    let s = cutline::session::load(&dir.path().join("sessions/flying.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 8, "every run once");
+    let st = state.lock().unwrap();
+    assert_eq!(st.creates, 1);
+    assert!(st.sent.values().all(|n| *n == 1));
+}
