@@ -38,6 +38,8 @@ struct World {
     crash_after_create: bool,
     /// Polls a batch takes to end (3 when 0).
     ends_after: u32,
+    /// Every result comes back twice: as the fates say, then as an error.
+    twice: bool,
 }
 
 #[derive(Clone, Default)]
@@ -98,8 +100,9 @@ impl BatchApi for Fake {
         Box::pin(async move {
             let w = w.lock().unwrap();
             let (items, _, _) = &w.batches[&b.id];
+            let twice = w.twice;
             // Reversed: results never come in the order sent.
-            Ok(items
+            let results: Vec<Result1> = items
                 .iter()
                 .rev()
                 .map(|i| {
@@ -122,7 +125,16 @@ impl BatchApi for Fake {
                         outcome,
                     }
                 })
-                .collect())
+                .collect();
+            let again = results.iter().filter(|_| twice).map(|r| Result1 {
+                custom_id: r.custom_id.clone(),
+                outcome: Outcome::Errored(cutline::llm::LlmError::new(
+                    cutline::llm::ErrorKind::Server,
+                    "duplicate line",
+                )),
+            });
+            let again: Vec<Result1> = again.collect();
+            Ok(results.into_iter().chain(again).collect())
         })
     }
     fn cancel(&self, _b: Submitted) -> Fut<()> {
@@ -457,4 +469,41 @@ async fn answers_the_caller_did_not_keep_are_collected_again_not_resent() {
     assert_eq!(ended.pending, 0);
     assert_eq!(sink.answers.len(), 2, "the two not kept, from the same batch");
     assert_eq!(fake.0.lock().unwrap().created, 1, "nothing sent again");
+}
+
+/// Issue 32, case 5: the same custom id returned twice, an answer then an
+/// error: the error replaced the paid answer (and the run went again).
+/// An answer is never replaced: each run is handed on once, answered, and
+/// sent once.
+#[tokio::test(start_paused = true)]
+async fn a_custom_id_returned_twice_keeps_its_answer() {
+    let fake = Fake::answering(4);
+    fake.0.lock().unwrap().twice = true;
+    let (_dir, path, mut m) = fresh_manifest();
+    let mut sink = Collect::default();
+    let ended = batch::run(
+        &fake,
+        jobs(4),
+        HashSet::new(),
+        &mut m,
+        &path,
+        opts(Duration::from_secs(86_400)),
+        &mut sink,
+    )
+    .await
+    .unwrap();
+    assert_eq!(ended.pending, 0);
+    let mut got: Vec<(String, String)> = sink
+        .answers
+        .iter()
+        .map(|(k, _, a)| match a {
+            Answer::Answered(t) => (k.clone(), t.text.clone()),
+            Answer::Failed(e) => (k.clone(), format!("failed: {e}")),
+        })
+        .collect();
+    got.sort();
+    let want: Vec<(String, String)> = (0..4).map(|i| (format!("key-{i}"), format!("answer to p{i}"))).collect();
+    assert_eq!(got, want);
+    let w = fake.0.lock().unwrap();
+    assert!(w.sent.values().all(|n| *n == 1), "{:?}", w.sent);
 }

@@ -588,3 +588,46 @@ async fn a_streamed_eval_never_sends_runs_that_are_in_batches() {
     assert_eq!(st.creates, 1);
     assert!(st.sent.values().all(|n| *n == 1));
 }
+
+/// Issue 32, case 10: `--batch-results` with a custom id repeated (the
+/// same answer twice, or an answer then an error) recorded it as two
+/// runs. One custom id is one run, recorded with its answer.
+#[test]
+fn a_repeated_custom_id_in_batch_results_is_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config("http://127.0.0.1:9")).unwrap();
+    inputs(dir.path(), 1);
+    let file = dir.path().join("in.jsonl");
+    let (code, recs) = eval(dir.path(), "twice", &["--batch-file", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{recs:?}");
+    let lines: Vec<Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    let mut output = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        let ok = json!({"id": "r", "custom_id": l["custom_id"], "response": {"status_code": 200, "request_id": "q", "body": completion(&l["body"])}, "error": null});
+        let failed = json!({"id": "r", "custom_id": l["custom_id"], "response": {"status_code": 500, "request_id": "q", "body": {"error": {"message": "boom", "type": "server_error"}}}, "error": null});
+        // An answer twice, an answer then an error, an error then an answer.
+        let pair = match i % 3 {
+            0 => [&ok, &ok],
+            1 => [&ok, &failed],
+            _ => [&failed, &ok],
+        };
+        for v in pair {
+            output.push_str(&v.to_string());
+            output.push('\n');
+        }
+    }
+    let results = dir.path().join("out.jsonl");
+    std::fs::write(&results, output).unwrap();
+    let (code, recs) = eval(dir.path(), "twice", &["--batch-results", results.to_str().unwrap()]);
+    assert_eq!(code, 0, "{recs:?}");
+    let s = cutline::session::load(&dir.path().join("sessions/twice.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 4, "one run per custom id");
+    assert!(s.runs.iter().all(|r| r.error.is_none()), "each with its answer");
+    let keys: std::collections::HashSet<String> = s.runs.iter().map(cutline::eval::record_key).collect();
+    assert_eq!(keys.len(), 4);
+}

@@ -291,8 +291,8 @@ pub fn record_file<W: Write>(
         .map(|p| (crate::llm::batch::custom_id(&p.key), p.key.clone()))
         .collect();
     let mut answers = Vec::new();
-    for r in results_of(file)? {
-        let r = r?;
+    let results = results_of(file)?.collect::<Result<Vec<_>, _>>()?;
+    for r in crate::eval::batch::one_each(results) {
         let Some(key) = ids.get(&r.custom_id) else { continue };
         let answer = match r.outcome {
             Outcome::Succeeded(t) => Answer::Answered(t),

@@ -161,6 +161,37 @@ pub enum BatchError {
     Manifest(#[from] ManifestError),
 }
 
+/// The results with one per custom id, in the order each first came: a
+/// custom id that comes back twice keeps the better of the two (an answer
+/// over an error, an error over an expiry or a cancel; the first of two
+/// alike), so an error never replaces a paid answer, and no answer is
+/// recorded as two runs.
+pub fn one_each(results: impl IntoIterator<Item = batch::Result1>) -> Vec<batch::Result1> {
+    fn rank(o: &Outcome) -> u8 {
+        match o {
+            Outcome::Succeeded(_) => 2,
+            Outcome::Errored(_) => 1,
+            Outcome::Expired | Outcome::Cancelled => 0,
+        }
+    }
+    let mut out: Vec<batch::Result1> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for r in results {
+        match at.get(&r.custom_id) {
+            Some(&i) => {
+                if rank(&r.outcome) > rank(&out[i].outcome) {
+                    out[i] = r;
+                }
+            }
+            None => {
+                at.insert(r.custom_id.clone(), out.len());
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
 /// Whether a failed poll or collection may pass if tried again later: a
 /// rate limit, a server error, a timeout, no connection. A body that does
 /// not read (over its cap, not JSON) would fail the same way every time.
@@ -295,7 +326,10 @@ impl Exec<'_> {
         results: Vec<batch::Result1>,
         sink: &mut impl Sink,
     ) -> Result<(), BatchError> {
-        let mut by_id: HashMap<String, Outcome> = results.into_iter().map(|r| (r.custom_id, r.outcome)).collect();
+        let mut by_id: HashMap<String, Outcome> = one_each(results)
+            .into_iter()
+            .map(|r| (r.custom_id, r.outcome))
+            .collect();
         let missing = || match &status.failure {
             Some(why) => Outcome::Errored(LlmError::new(
                 ErrorKind::BadRequest,
