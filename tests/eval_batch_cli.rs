@@ -631,3 +631,51 @@ fn a_repeated_custom_id_in_batch_results_is_one_run() {
     let keys: std::collections::HashSet<String> = s.runs.iter().map(cutline::eval::record_key).collect();
     assert_eq!(keys.len(), 4);
 }
+
+/// Issue 32, case 16: a manifest written for another provider was polled
+/// on this one's endpoint (a 404) on every rerun. Its recorded provider,
+/// model and API are checked: an eval on another is refused at once,
+/// naming both, and nothing is polled or sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_of_another_provider_is_refused_naming_both() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let both = format!(
+        "{}{}",
+        config(&server.url()),
+        config(&server.url()).replace("\"gpt\"", "\"other\"").replace("gpt-4.1-mini", "gpt-4.1")
+    );
+    std::fs::write(dir.path().join("cutline.toml"), both).unwrap();
+    inputs(dir.path(), 1);
+    let (code, recs) = eval(dir.path(), "mixed", &["--batch", "--wait", "0"]);
+    assert_eq!(code, 10, "{recs:?}");
+    let requests = server.requests().len();
+    let out = cutline(dir.path())
+        .args([
+            "eval",
+            "--prompt",
+            "extract-definitions",
+            "--provider",
+            "other",
+            "--max-tokens",
+            "64,none",
+            "--inputs",
+        ])
+        .arg(dir.path().join("inputs.jsonl"))
+        .args(["--session", "mixed", "--batch", "--no-progress"])
+        .output()
+        .unwrap();
+    let (code, recs) = records(&out);
+    assert_eq!(code, 4, "{recs:?}");
+    let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+    assert_eq!(
+        err["message"],
+        format!(
+            "{}: its batches were sent to gpt (gpt-4.1-mini, openai batches); this eval is on other (gpt-4.1, openai \
+             batches): run it on gpt (gpt-4.1-mini, openai batches) to collect them, or use another --session",
+            std::path::Path::new("sessions/mixed.batches.json").display()
+        )
+    );
+    assert_eq!(server.requests().len(), requests, "nothing polled or sent");
+}

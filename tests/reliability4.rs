@@ -87,3 +87,40 @@ fn no_writer_writes_through_or_over_a_link() {
     assert_eq!(e.to_string(), refusal(&link, &outside).split_once(": ").unwrap().1);
     still_linked(&link, &outside, text);
 }
+
+/// Case 9: a manifest edited so that two requests' run keys are swapped
+/// would record each answer under the other run. Each custom id is a hash
+/// of its run key, so the mismatch is caught when the manifest loads, and
+/// nothing is recorded from it.
+#[test]
+fn a_manifest_whose_run_keys_were_swapped_is_refused() {
+    use cutline::eval::batch::{Entry, EntryState};
+    use cutline::llm::batch::custom_id;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.batches.json");
+    let mut m = Manifest::new("s", "p", "m", "api", Window::Day);
+    m.batches.push(Entry {
+        local: "b1".into(),
+        round: 0,
+        state: EntryState::Submitted,
+        created_ms: 1,
+        tag: String::new(),
+        batch: Some(cutline::llm::batch::Submitted::whole("batch_1")),
+        requests: vec![(custom_id("k1"), "k1".into()), (custom_id("k2"), "k2".into())],
+        status: None,
+    });
+    m.save(&path).unwrap();
+    assert!(Manifest::load(&path).unwrap().is_some(), "as written, it loads");
+    m.batches[0].requests = vec![(custom_id("k1"), "k2".into()), (custom_id("k2"), "k1".into())];
+    m.save(&path).unwrap();
+    let e = Manifest::load(&path).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: batch b1: custom id {} is not the one of run key \"k2\" (the manifest was edited): nothing is \
+             recorded from it; put the manifest back as cutline wrote it",
+            path.display(),
+            custom_id("k1")
+        )
+    );
+}

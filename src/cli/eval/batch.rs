@@ -128,10 +128,7 @@ pub async fn execute<W: Write>(
 ) -> Result<engine::Executed, CliError> {
     let path = manifest::path_for(session_path);
     let session = recorder.id().to_owned();
-    let mut mf = match Manifest::load(&path)? {
-        Some(mf) => mf,
-        None => Manifest::new(&session, &args.provider, &ask.model, b.api.name(), b.window),
-    };
+    let mut mf = Manifest::load_for(&path, (&session, &args.provider, &ask.model), b.api.name(), b.window)?;
     let mut kept = crate::eval::batch::Answers::open(&crate::eval::batch::answers::path_for(session_path))?;
     let batching = engine::batched::Batching {
         api: b.api,

@@ -124,6 +124,37 @@ pub enum ManifestError {
         /// serde's words.
         cause: String,
     },
+    /// A request's custom id is not the one of its run key (each is a hash
+    /// of its key): the manifest was edited, and answers would be
+    /// recorded under the wrong runs.
+    #[error(
+        "{path}: batch {local}: custom id {custom_id} is not the one of run key {key:?} (the manifest was edited): \
+         nothing is recorded from it; put the manifest back as cutline wrote it"
+    )]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// The entry's local name.
+        local: String,
+        /// The custom id it lists.
+        custom_id: String,
+        /// The run key it lists for it.
+        key: String,
+    },
+    /// Its batches were sent to another provider, model or batch API than
+    /// this eval's: polled here, they would never be found.
+    #[error(
+        "{path}: its batches were sent to {was}; this eval is on {now}: run it on {was} to collect them, or use \
+         another --session"
+    )]
+    OtherProvider {
+        /// The file.
+        path: PathBuf,
+        /// `provider (model, api)` of the manifest.
+        was: String,
+        /// `provider (model, api)` of this eval.
+        now: String,
+    },
     /// It cannot be written.
     #[error("{path}: cannot write the batch manifest: {source}")]
     Write {
@@ -160,14 +191,56 @@ impl Manifest {
                 });
             }
         };
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| ManifestError::Parse {
+        let m: Self = serde_json::from_slice(&bytes).map_err(|e| ManifestError::Parse {
+            path: path.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            cause: e.to_string(),
+        })?;
+        m.check_ids(path)?;
+        Ok(Some(m))
+    }
+
+    /// Every request's custom id is the hash of its run key: results are
+    /// matched by custom id, so a key edited, swapped or moved would put an
+    /// answer under another run.
+    fn check_ids(&self, path: &Path) -> Result<(), ManifestError> {
+        for e in &self.batches {
+            for (custom_id, key) in &e.requests {
+                if *custom_id != crate::llm::batch::custom_id(key) {
+                    return Err(ManifestError::Mismatch {
+                        path: path.to_owned(),
+                        local: e.local.clone(),
+                        custom_id: custom_id.clone(),
+                        key: key.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The manifest at `path` for an eval of session `session` on
+    /// `provider`, `model` and the batch API `api`: a new one when there
+    /// is none, and an error when the one there was written for another
+    /// provider, model or API (its batches are only found there).
+    pub fn load_for(
+        path: &Path,
+        (session, provider, model): (&str, &str, &str),
+        api: &str,
+        window: Window,
+    ) -> Result<Self, ManifestError> {
+        let Some(m) = Self::load(path)? else {
+            return Ok(Self::new(session, provider, model, api, window));
+        };
+        if (m.provider.as_str(), m.model.as_str(), m.api.as_str()) != (provider, model, api) {
+            return Err(ManifestError::OtherProvider {
                 path: path.to_owned(),
-                line: e.line(),
-                column: e.column(),
-                cause: e.to_string(),
-            })
+                was: format!("{} ({}, {})", m.provider, m.model, m.api),
+                now: format!("{provider} ({model}, {api})"),
+            });
+        }
+        Ok(m)
     }
 
     /// Write the manifest to `path`, replacing the file atomically.
