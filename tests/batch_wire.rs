@@ -565,3 +565,25 @@ async fn an_openai_batch_that_failed_as_a_whole_says_why() {
     );
     assert_eq!(api.results(b).await.expect("no results, no error"), []);
 }
+
+/// Issue 32, case 15: an Anthropic batch `ended` whose `results_url` is
+/// null gave the same provider error (exit 5) on every rerun. It has no
+/// results: none are handed back, so the executor counts each request
+/// expired and sends it again in the next round.
+#[tokio::test]
+async fn an_ended_anthropic_batch_without_a_results_url_has_no_results() {
+    let server = Server::handler(|r: &Recorded| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/v1/messages/batches/msgbatch_1") => Reply::status(
+            200,
+            &json!({"id": "msgbatch_1", "type": "message_batch", "processing_status": "ended", "results_url": null,
+                "request_counts": {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 4}})
+            .to_string(),
+        ),
+        _ => Reply::status(404, "{}"),
+    })
+    .await;
+    let p = provider("anthropic", &server.url(), "claude-opus-4-8");
+    let api = cutline::llm::batch::api(p.as_ref(), Window::Day).expect("anthropic has batches");
+    let results = api.results(Submitted::whole("msgbatch_1")).await.expect("no results, no error");
+    assert_eq!(results, Vec::new());
+}

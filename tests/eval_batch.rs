@@ -40,6 +40,8 @@ struct World {
     ends_after: u32,
     /// Every result comes back twice: as the fates say, then as an error.
     twice: bool,
+    /// The next create call is answered without an id.
+    no_id: bool,
 }
 
 #[derive(Clone, Default)]
@@ -73,6 +75,9 @@ impl BatchApi for Fake {
                     cutline::llm::ErrorKind::Connect,
                     "connection reset",
                 ));
+            }
+            if std::mem::take(&mut w.no_id) {
+                return Ok(Submitted::whole(""));
             }
             Ok(Submitted::whole(id))
         })
@@ -506,4 +511,36 @@ async fn a_custom_id_returned_twice_keeps_its_answer() {
     assert_eq!(got, want);
     let w = fake.0.lock().unwrap();
     assert!(w.sent.values().all(|n| *n == 1), "{:?}", w.sent);
+}
+
+/// Issue 32, case 14: a create call answered without an id was kept as
+/// `""` and polled forever (exit 10 every time). It is an error naming
+/// it; the entry stays `creating`, so the next call finds the batch by its
+/// tag and collects it, sending nothing twice.
+#[tokio::test(start_paused = true)]
+async fn a_create_call_answered_without_an_id_is_an_error_and_found_by_tag() {
+    let fake = Fake::answering(2);
+    fake.0.lock().unwrap().no_id = true;
+    let (_dir, path, mut m) = fresh_manifest();
+    let mut sink = Collect::default();
+    let e = batch::run(&fake, jobs(2), HashSet::new(), &mut m, &path, opts(Duration::from_secs(60)), &mut sink)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "fake batches: Server: the create call answered without a batch id: the batch cannot be polled; the next command \
+         looks for it by its tag, or sends its runs again"
+    );
+    let saved = Manifest::load(&path).unwrap().unwrap();
+    assert_eq!(saved.batches.len(), 1);
+    assert_eq!(saved.batches[0].state, EntryState::Creating);
+    let mut m = saved;
+    let ended = batch::run(&fake, jobs(2), HashSet::new(), &mut m, &path, opts(Duration::from_secs(600)), &mut sink)
+        .await
+        .unwrap();
+    assert_eq!(ended.pending, 0);
+    assert_eq!(sink.answers.len(), 2);
+    assert!(sink.notes.iter().any(|n| matches!(n, Note::Adopted { id, .. } if id == "fb_1")));
+    let w = fake.0.lock().unwrap();
+    assert_eq!(w.created, 1, "one batch");
 }

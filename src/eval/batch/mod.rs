@@ -436,6 +436,15 @@ impl Exec<'_> {
             self.save()?;
             let n = chunk.len();
             let submitted = self.api.submit(chunk, tag).await.map_err(|e| self.provider(e))?;
+            if submitted.id.trim().is_empty() {
+                // Nothing to poll: the entry stays `creating`, so the next
+                // command finds the batch by its tag or sends it again.
+                return Err(self.provider(LlmError::new(
+                    ErrorKind::Server,
+                    "the create call answered without a batch id: the batch cannot be polled; the next command \
+                     looks for it by its tag, or sends its runs again",
+                )));
+            }
             let id = submitted.id.clone();
             if let Some(e) = self.m.batches.last_mut() {
                 e.batch = Some(submitted);
