@@ -679,3 +679,56 @@ async fn a_manifest_of_another_provider_is_refused_naming_both() {
     );
     assert_eq!(server.requests().len(), requests, "nothing polled or sent");
 }
+
+/// Issue 32, case 17: one batch answer whose record is over the session's
+/// line cap ended the eval with exit 10 and none of the batch's other
+/// answers recorded. The others are recorded; the eval ends with exit 4
+/// naming the cap; the batch stays uncollected, so the same command with
+/// the cap raised records the refused runs from it, sending nothing again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_over_the_line_cap_costs_no_other_answer() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config(&server.url())).unwrap();
+    let mut text = String::new();
+    for i in 0..3 {
+        // Input 0's record (its text is in the rendered prompt and the
+        // variables) is over 2 MiB; its line in the inputs file is not.
+        let body = if i == 0 { "word ".repeat(300_000) } else { format!("Document {i}") };
+        text.push_str(&json!({"id": format!("doc{i}"), "text": body}).to_string());
+        text.push('\n');
+    }
+    std::fs::write(dir.path().join("inputs.jsonl"), text).unwrap();
+    let run = |mib: &str| {
+        let out = cutline(dir.path())
+            .env("CUTLINE_MAX_FILE_MIB", mib)
+            .args(["eval", "--prompt", "extract-definitions", "--provider", "gpt", "--max-tokens", "64,none"])
+            .args(["--inputs", "inputs.jsonl", "--session", "capped", "--no-progress"])
+            .args(["--batch", "--poll", "10ms"])
+            .output()
+            .unwrap();
+        records(&out)
+    };
+    let (code, recs) = run("2");
+    assert_eq!(code, 4, "{:?}", recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>());
+    let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.ends_with(
+            "the eval stopped after 12 runs (4 not recorded); its batch is left uncollected: the same command with \
+             the limit raised records it from there, sending nothing again"
+        ),
+        "{message}"
+    );
+    let s = cutline::session::load(&dir.path().join("sessions/capped.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 8, "every answer but input 0's four");
+    assert!(s.runs.iter().all(|r| r.variables["text"] != json!("word ".repeat(300_000))));
+    let (code, recs) = run("8");
+    assert_eq!(code, 0, "{:?}", recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>());
+    let s = cutline::session::load(&dir.path().join("sessions/capped.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 12, "every run once");
+    let st = state.lock().unwrap();
+    assert_eq!(st.creates, 1, "nothing sent again");
+    assert!(st.sent.values().all(|n| *n == 1));
+}

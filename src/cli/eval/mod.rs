@@ -475,8 +475,9 @@ fn tables<W: Write>(
     Ok((rows, twin_recs))
 }
 
-/// The failure an eval ends with, if any: batches pending first, then a
-/// full session, unrecorded runs, failed runs.
+/// The failure an eval ends with, if any: a full session or unrecorded
+/// runs first (exit 4: what was paid for is not in the session yet), then
+/// batches pending, then failed runs.
 fn exit(
     summaries: &[RunSummary],
     executed: &engine::Executed,
@@ -484,6 +485,30 @@ fn exit(
     batch: bool,
 ) -> Option<(Category, String)> {
     let ran = summaries.iter().filter(|s| !s.skipped).count();
+    if let Some(why) = &executed.full {
+        let rest = if batch {
+            "its batch is left uncollected: the same command with the limit raised records it from there, sending \
+             nothing again"
+        } else {
+            "run the rest with another --session"
+        };
+        return Some((
+            Category::InputError,
+            format!(
+                "{why}; the eval stopped after {ran} runs ({} not recorded); {rest}",
+                executed.unrecorded.0
+            ),
+        ));
+    }
+    if let (n @ 1.., Some(first)) = &executed.unrecorded {
+        return Some((
+            Category::InputError,
+            format!(
+                "{n} of {ran} runs were not recorded in {} (first: {first}); a rerun will run them again",
+                recorder.path().display()
+            ),
+        ));
+    }
     if executed.pending > 0 {
         let how = if batch {
             "run the same command again to collect them"
@@ -495,24 +520,6 @@ fn exit(
             format!(
                 "{} runs are still in provider batches; {how} (`cutline batches` lists them)",
                 executed.pending
-            ),
-        ));
-    }
-    if let Some(why) = &executed.full {
-        return Some((
-            Category::InputError,
-            format!(
-                "{why}; the eval stopped after {ran} runs ({} not recorded); run the rest with another --session",
-                executed.unrecorded.0
-            ),
-        ));
-    }
-    if let (n @ 1.., Some(first)) = &executed.unrecorded {
-        return Some((
-            Category::InputError,
-            format!(
-                "{n} of {ran} runs were not recorded in {} (first: {first}); a rerun will run them again",
-                recorder.path().display()
             ),
         ));
     }

@@ -131,8 +131,10 @@ pub enum Note {
 /// The caller's side: record each answer, hear each note.
 pub trait Sink {
     /// Record the run `key` (answered by the batch `from`); whether it was
-    /// kept for good. `false` (the session is full, the disk failed) stops
-    /// the executor without marking the batch collected.
+    /// kept for good. `false` (a record over the session's line cap, the
+    /// disk failed) leaves the batch uncollected, so a later command
+    /// collects what was not kept; the batch's other answers are still
+    /// handed on, and then the executor stops.
     fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) -> bool;
     /// Something happened.
     fn note(&mut self, note: Note);
@@ -340,6 +342,8 @@ impl Exec<'_> {
         };
         let requests = self.m.batches[i].requests.clone();
         let (mut answered, mut resent, mut failed) = (0, 0, 0);
+        // One answer the caller could not keep does not cost the others.
+        let mut refused = false;
         for (custom_id, key) in &requests {
             if self.recorded.contains(key) {
                 continue;
@@ -352,8 +356,8 @@ impl Exec<'_> {
             let error = match outcome {
                 Outcome::Succeeded(t) => {
                     if !sink.answer(key, &from, Answer::Answered(t)) {
-                        self.halted = true;
-                        break;
+                        refused = true;
+                        continue;
                     }
                     self.recorded.insert(key.clone());
                     answered += 1;
@@ -366,8 +370,8 @@ impl Exec<'_> {
             // This batch counts as a try once it is marked collected.
             if self.tries(key) + 1 >= self.opts.rounds {
                 if !sink.answer(key, &from, Answer::Failed(error)) {
-                    self.halted = true;
-                    break;
+                    refused = true;
+                    continue;
                 }
                 self.recorded.insert(key.clone());
                 failed += 1;
@@ -375,10 +379,11 @@ impl Exec<'_> {
                 resent += 1;
             }
         }
-        if self.halted {
+        if refused {
             // The caller kept only part of it: the batch stays as it is, so
             // a later command collects the rest, and nothing paid for is
             // sent again.
+            self.halted = true;
             return Ok(());
         }
         let e = &mut self.m.batches[i];

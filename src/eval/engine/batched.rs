@@ -31,14 +31,13 @@ struct Bridge<'w, 'e, E: Events> {
     writer: Writer<'w>,
     events: &'e mut E,
     error: Option<std::io::Error>,
-    stopped: bool,
     /// Where answers to runs of another eval of the session are kept.
     kept: Option<&'w mut Answers>,
 }
 
 impl<E: Events> Sink for Bridge<'_, '_, E> {
     fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) -> bool {
-        if self.stopped || self.error.is_some() {
+        if self.error.is_some() {
             return false;
         }
         let Some(a) = self.asked.get(key) else {
@@ -48,12 +47,13 @@ impl<E: Events> Sink for Bridge<'_, '_, E> {
         let info = self.target.provider.info();
         let o = crate::run::finish(info, &a.spec, &a.plan, crate::session::now_ms(), &t, None);
         let unrecorded = self.writer.done.unrecorded.0;
-        match self
+        // A record over the session's line cap is refused alone (the
+        // writer counts it): the batch's other answers are still recorded.
+        if let Err(e) = self
             .writer
             .write(self.m, &a.planned, o.record, &o.analysis, self.events)
         {
-            Ok(go_on) => self.stopped |= !go_on,
-            Err(e) => self.error = Some(e),
+            self.error = Some(e);
         }
         self.writer.done.unrecorded.0 == unrecorded
     }
@@ -163,7 +163,6 @@ impl<'w, 'e, E: Events> Bridge<'w, 'e, E> {
             },
             events,
             error: None,
-            stopped: false,
             kept: None,
         };
         Some((bridge, jobs))
@@ -225,7 +224,7 @@ pub async fn execute(
     };
     bridge.kept = Some(b.answers);
     let from_kept = bridge.record_kept();
-    if bridge.stopped || bridge.error.is_some() {
+    if bridge.error.is_some() {
         return bridge.done();
     }
     let jobs: Vec<Job> = jobs.into_iter().filter(|j| !from_kept.contains(&j.key)).collect();
