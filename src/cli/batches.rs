@@ -40,7 +40,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             {
                 std::path::PathBuf::from(s)
             } else {
-                crate::session::file_for(&cli.sessions, &crate::session::safe_stem(s))
+                crate::session::file_for(&cli.sessions, s)
             };
             vec![session]
         }

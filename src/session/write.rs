@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Header, RunRecord, file_for, now_ms, safe_stem};
+use super::{Header, RunRecord, file_for, now_ms, session_stem};
 
 /// Take the session file's exclusive advisory lock, so two processes never
 /// append to one session (their run numbers would collide and an eval
@@ -78,7 +78,7 @@ impl Recorder {
     /// Create a new session file in `dir` named `<stem>.jsonl` (made unique).
     pub fn create(dir: &Path, stem: &str) -> std::io::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        let safe = safe_stem(stem);
+        let safe = session_stem(stem);
         let mut n = 0;
         let (path, file) = loop {
             let id = if n == 0 { safe.clone() } else { format!("{safe}-{n}") };

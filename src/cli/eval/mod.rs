@@ -280,7 +280,7 @@ fn prompt_plans<W: Write>(args: &Args, cli: &Cli, who: &Who, out: &mut Out<W>) -
 /// once instead of repeating runs.
 fn open(args: &Args, cli: &Cli, m: &Matrix, who: &Who) -> Result<(Recorder, Value, PathBuf), CliError> {
     let ids: Vec<&str> = m.plans.iter().map(|p| p.cfg.id.as_str()).collect();
-    let session_id = crate::session::safe_stem(&args.session.clone().unwrap_or_else(|| {
+    let session_id = crate::session::session_stem(&args.session.clone().unwrap_or_else(|| {
         engine::session::session_id(&ids, &args.provider, &who.model, structured_words(args.structured))
     }));
     let path = crate::session::file_for(&cli.sessions, &session_id);

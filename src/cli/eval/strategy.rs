@@ -94,7 +94,7 @@ pub fn run<W: Write>(args: &Args, strategies: &[Strategy], cli: &Cli, out: &mut 
 /// provider, strategies and their bounds (so the same command resumes
 /// its rounds), else a new one.
 fn open(args: &Args, cli: &Cli, ids: &[&str], strategies: &[Strategy], batched: bool) -> Result<Recorder, CliError> {
-    let explicit = args.session.as_deref().map(crate::session::safe_stem);
+    let explicit = args.session.as_deref().map(crate::session::session_stem);
     let opened = match (explicit, batched) {
         (Some(id), _) => super::super::run::open_session(&cli.sessions, &id),
         (None, true) => {
