@@ -732,3 +732,47 @@ async fn an_answer_over_the_line_cap_costs_no_other_answer() {
     assert_eq!(st.creates, 1, "nothing sent again");
     assert!(st.sent.values().all(|n| *n == 1));
 }
+
+/// Issue 32, case 26: a `--batch-results` file that answers none of the
+/// pending runs exited 0 and recorded nothing, silently. It is an
+/// `input_error` naming the file; a file that answers some runs records
+/// them and warns about the lines left alone.
+#[test]
+fn batch_results_that_answer_no_pending_run_are_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config("http://127.0.0.1:9")).unwrap();
+    inputs(dir.path(), 1);
+    let stranger = json!({"id": "r", "custom_id": "c0000000000000000", "response": {"status_code": 200, "request_id": "q", "body": completion(&json!({"messages": [{"role": "user", "content": "x"}]}))}, "error": null});
+    let results = dir.path().join("out.jsonl");
+    std::fs::write(&results, format!("{stranger}\n")).unwrap();
+    let (code, recs) = eval(dir.path(), "none", &["--batch-results", results.to_str().unwrap()]);
+    assert_eq!(code, 4, "{recs:?}");
+    let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+    assert_eq!(
+        err["message"],
+        format!(
+            "{}: none of its 1 results answers one of the 4 runs this eval still needs (another session's, prompts' \
+             or limits' output?); nothing was recorded",
+            results.display()
+        )
+    );
+    let file = dir.path().join("in.jsonl");
+    let (code, _) = eval(dir.path(), "none", &["--batch-file", file.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let first: Value = serde_json::from_str(std::fs::read_to_string(&file).unwrap().lines().next().unwrap()).unwrap();
+    let answer = json!({"id": "r", "custom_id": first["custom_id"], "response": {"status_code": 200, "request_id": "q", "body": completion(&first["body"])}, "error": null});
+    std::fs::write(&results, format!("{stranger}\n{answer}\n")).unwrap();
+    let (code, recs) = eval(dir.path(), "none", &["--batch-results", results.to_str().unwrap()]);
+    assert_eq!(code, 0, "{recs:?}");
+    let warn = recs.iter().find(|r| r["type"] == "warning").unwrap();
+    assert_eq!(
+        warn["message"],
+        format!(
+            "{}: 1 of its 2 results answer no run this eval still needs (recorded already, or another eval's): left \
+             alone",
+            results.display()
+        )
+    );
+    let s = cutline::session::load(&dir.path().join("sessions/none.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 1);
+}

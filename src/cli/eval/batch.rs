@@ -288,8 +288,34 @@ pub fn record_file<W: Write>(
         .map(|p| (crate::llm::batch::custom_id(&p.key), p.key.clone()))
         .collect();
     let mut answers = Vec::new();
-    let results = results_of(file)?.collect::<Result<Vec<_>, _>>()?;
-    for r in crate::eval::batch::one_each(results) {
+    let results = crate::eval::batch::one_each(results_of(file)?.collect::<Result<Vec<_>, _>>()?);
+    let total = results.len();
+    let unmatched = results.iter().filter(|r| !ids.contains_key(&r.custom_id)).count();
+    if !pending.is_empty() && unmatched == total {
+        // A file of another eval (or session, or limits): recording
+        // nothing and saying nothing would look like success.
+        return Err(CliError::new(
+            Category::InputError,
+            format!(
+                "{}: none of its {total} results answers one of the {} runs this eval still needs (another \
+                 session's, prompts' or limits' output?); nothing was recorded",
+                file.display(),
+                pending.len()
+            ),
+        ));
+    }
+    if unmatched > 0 {
+        engine::Events::warn(
+            events,
+            format!(
+                "{}: {unmatched} of its {total} results answer no run this eval still needs (recorded already, or \
+                 another eval's): left alone",
+                file.display()
+            ),
+        )
+        .map_err(|e| io_err(&e))?;
+    }
+    for r in results {
         let Some(key) = ids.get(&r.custom_id) else { continue };
         let answer = match r.outcome {
             Outcome::Succeeded(t) => Answer::Answered(t),
