@@ -776,3 +776,25 @@ fn batch_results_that_answer_no_pending_run_are_an_error() {
     let s = cutline::session::load(&dir.path().join("sessions/none.jsonl")).unwrap();
     assert_eq!(s.runs.len(), 1);
 }
+
+/// Issue 32, case 30: `--poll 5124095576030431h` panicked (exit 101, no
+/// envelope) when the poll interval grew past what a duration holds. A
+/// duration over a year is a usage error naming it, on the contract.
+#[test]
+fn a_duration_past_a_year_is_a_usage_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config("http://127.0.0.1:9")).unwrap();
+    inputs(dir.path(), 1);
+    for (flag, value) in [("--poll", "5124095576030431h"), ("--wait", "367d"), ("--wait", "99999999999999999999s")] {
+        let (code, recs) = eval(dir.path(), "long", &["--batch", flag, value]);
+        assert_eq!(code, 2, "{flag} {value}: {recs:?}");
+        let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+        let message = err["message"].as_str().unwrap();
+        let why = if value.len() > 18 {
+            format!("{value:?} is not a duration like 90s, 20m, 24h or 1h30m")
+        } else {
+            format!("{value:?} is longer than a year, the longest cutline waits or polls")
+        };
+        assert!(message.contains(&why), "{message}");
+    }
+}

@@ -517,6 +517,7 @@ pub async fn run(
             next,
         });
         tokio::time::sleep(next).await;
-        interval = interval.mul_f64(1.5).min(MAX_POLL);
+        // Capped before it grows: a huge `--poll` never overflows.
+        interval = interval.min(MAX_POLL).mul_f64(1.5).min(MAX_POLL);
     }
 }
