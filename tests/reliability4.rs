@@ -124,3 +124,152 @@ fn a_manifest_whose_run_keys_were_swapped_is_refused() {
         )
     );
 }
+
+/// The child side of the learned-file tests: with [`LEARN_CHILD`] set to
+/// `FILE|PREFIX|N`, learn N facts (models `PREFIX-0`…) into FILE, as a
+/// process of its own would.
+const LEARN_CHILD: &str = "CUTLINE_TEST_LEARN_CHILD";
+
+fn learn_as_child() -> bool {
+    let Ok(spec) = std::env::var(LEARN_CHILD) else {
+        return false;
+    };
+    let mut parts = spec.split('|');
+    let (file, prefix, n) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+    cutline::llm::learned::persist_to(PathBuf::from(file));
+    for j in 0..n.parse::<usize>().unwrap() {
+        let delta = cutline::llm::profile::Overrides {
+            temperature: Some(false),
+            ..Default::default()
+        };
+        let evidence = cutline::llm::learned::Evidence {
+            fact: "temperature: not accepted".into(),
+            source: cutline::llm::learned::Source::Refusal,
+            status: Some(400),
+            message: "no".into(),
+            at_ms: 1,
+        };
+        cutline::llm::learned::learn("http://h/v1", &format!("{prefix}-{j}"), &delta, evidence);
+    }
+    true
+}
+
+fn spawn_learner(test: &str, file: &Path, prefix: &str, n: usize) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--test-threads=1"])
+        .env(LEARN_CHILD, format!("{}|{prefix}|{n}", file.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn learned_models(file: &Path) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    let mut m: Vec<String> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["model"].as_str().unwrap().to_owned())
+        .collect();
+    m.sort();
+    m
+}
+
+/// Case 19: 16 processes learning at once left 13–15 of 16 entries: each
+/// replaced the file with its own merge. The merge and replace happen
+/// under a lock file, so every process's lessons are kept.
+#[test]
+fn processes_learning_at_once_lose_no_lesson() {
+    if learn_as_child() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("models.json");
+    let children: Vec<_> = (0..16)
+        .map(|i| spawn_learner("processes_learning_at_once_lose_no_lesson", &file, &format!("m{i:02}"), 4))
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let mut want: Vec<String> = (0..16)
+        .flat_map(|i| (0..4).map(move |j| format!("m{i:02}-{j}")))
+        .collect();
+    want.sort();
+    assert_eq!(learned_models(&file), want);
+}
+
+/// Case 20: a learned file a newer cutline wrote (format 2) was replaced
+/// by this one's format 1, dropping what the newer one knew. It is never
+/// written over: learning leaves it byte for byte, and `models --forget`
+/// fails naming it (exit 4) while `models` warns.
+#[test]
+fn a_learned_file_of_a_newer_cutline_is_never_written_over() {
+    if learn_as_child() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("models.json");
+    let newer = "{\"version\": 2, \"models\": [{\"base_url\": \"http://h/v1\", \"model\": \"x\", \"shiny\": true}]}\n";
+    std::fs::write(&file, newer).unwrap();
+    let mut child = spawn_learner("a_learned_file_of_a_newer_cutline_is_never_written_over", &file, "m", 2);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), newer);
+    let words = format!(
+        "{}: written by a newer cutline (format 2; this one reads 1): not read, and never written over; upgrade \
+         cutline or set CUTLINE_LEARNED_FILE to another file",
+        file.display()
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cutline"))
+        .args(["models", "--forget", "x", "--output", "json"])
+        .env("CUTLINE_LEARNED_FILE", &file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["error"]["message"], words.as_str());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), newer);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cutline"))
+        .args(["models", "--output", "json"])
+        .env("CUTLINE_LEARNED_FILE", &file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["warnings"], serde_json::json!([words]));
+}
+
+/// Case 29: `models --forget URL/` (a trailing slash) forgot nothing and
+/// reported success. A base URL matches with or without its trailing
+/// slash; a name that matches nothing is said to.
+#[test]
+fn forget_matches_a_base_url_with_its_trailing_slash() {
+    if learn_as_child() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("models.json");
+    let mut child = spawn_learner("forget_matches_a_base_url_with_its_trailing_slash", &file, "m", 2);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(learned_models(&file), ["m-0", "m-1"]);
+    let forget = |what: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cutline"))
+            .args(["models", "--forget", what, "--output", "json"])
+            .env("CUTLINE_LEARNED_FILE", &file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let env = forget("http://nowhere/v1");
+    assert_eq!(env["data"]["forgot"], 0);
+    assert_eq!(
+        env["warnings"],
+        serde_json::json!([
+            "nothing learned is of model or base URL \"http://nowhere/v1\": nothing forgotten (`cutline models` lists what is known)"
+        ])
+    );
+    let env = forget("http://h/v1/");
+    assert_eq!(env["data"]["forgot"], 2);
+    assert_eq!(learned_models(&file), Vec::<String>::new());
+}
