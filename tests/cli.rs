@@ -481,6 +481,29 @@ fn distinct_session_ids_never_share_a_file() {
     assert_eq!(second.runs.len(), 1);
 }
 
+/// Issue 32, case 21: a session whose header says a newer format was
+/// resumed and this cutline's older records appended to it, silently. It
+/// is refused, naming the file and both formats; the file is unchanged.
+#[test]
+fn a_session_a_newer_cutline_wrote_is_never_appended_to() {
+    let (_tmp, sessions) = demo_sessions();
+    let file = sessions.join("newer.jsonl");
+    let header = "{\"type\":\"session\",\"version\":3,\"id\":\"newer\",\"created_ms\":0}\n";
+    std::fs::write(&file, header).expect("session");
+    let (env, code) = replay_run(&sessions, "newer");
+    assert_eq!(code, 4, "{env}");
+    assert_eq!(
+        env["error"]["message"],
+        format!(
+            "{}: {}: written by a newer cutline (session format 3; this one writes 2): nothing is appended to it; \
+             upgrade cutline or use another session id",
+            sessions.display(),
+            file.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&file).expect("session"), header);
+}
+
 /// `--session ../x` or an absolute path never appends to a `.jsonl`
 /// outside the sessions directory: a session id is a name, made safe by
 /// the same rule `eval` uses.

@@ -121,6 +121,19 @@ impl Recorder {
         lock(&file, path)?;
         // Read run by run: only the numbers and the snapshots' refs are kept.
         let seen = super::read::visit(path, &mut |_| {})?;
+        if seen.header.version > VERSION {
+            // Its records may mean what this cutline cannot write: older
+            // ones appended would be misread by the cutline that wrote it.
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "{}: written by a newer cutline (session format {}; this one writes {VERSION}): nothing is \
+                     appended to it; upgrade cutline or use another session id",
+                    path.display(),
+                    seen.header.version
+                ),
+            ));
+        }
         // A torn last line (no newline) must not swallow the next record.
         let len = file.metadata()?.len();
         if len > 0 {
