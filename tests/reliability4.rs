@@ -273,3 +273,33 @@ fn forget_matches_a_base_url_with_its_trailing_slash() {
     assert_eq!(env["data"]["forgot"], 2);
     assert_eq!(learned_models(&file), Vec::<String>::new());
 }
+
+/// Case 28: a gold file that is a FIFO was skipped without a word, so the
+/// eval scored nothing against it. A gold path that exists but is not a
+/// regular file is an `input_error` naming it (at once, never a hang).
+#[test]
+fn a_fifo_gold_file_is_an_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gold = tmp.path().join("gold");
+    std::fs::create_dir(&gold).unwrap();
+    let fifo = gold.join("extract-definitions.jsonl");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cutline"))
+        .args(["eval", "--prompt", "extract-definitions", "--provider", "replay", "--output", "json"])
+        .args(["--prompts", "prompts", "--sessions"])
+        .arg(tmp.path().join("sessions"))
+        .arg("--gold")
+        .arg(&gold)
+        .env("CUTLINE_CONFIG", "/nonexistent/cutline.toml")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stdout));
+    let env: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        env["error"]["message"],
+        format!(
+            "{}: not a regular file (a device, pipe or directory is never read)",
+            fifo.display()
+        )
+    );
+}
