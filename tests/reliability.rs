@@ -817,14 +817,16 @@ fn stalling_answer() -> Reply {
     Reply::data(&[&first, &never]).delay_before(1, 50_000)
 }
 
-/// SIGINT or SIGTERM while `cutline run` streams ends the request, not the
+/// SIGINT, SIGTERM or SIGHUP while `cutline run` streams ends the request, not the
 /// process: what arrived is analysed and recorded as cut by the user, the
 /// error is `interrupted`, and the exit code is 130 (before, the process
 /// died at once and the session kept only its header).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signal_during_run_records_the_partial_run_as_cut_by_the_user() {
     use std::io::BufRead as _;
-    for signal in ["INT", "TERM"] {
+    // SIGHUP (issue 32, case 7: it killed cutline with nothing recorded)
+    // is a terminal closing: the same as the others.
+    for signal in ["INT", "TERM", "HUP"] {
         let server = Server::handler(|_| stalling_answer()).await;
         let tmp = tempfile::tempdir().expect("tempdir");
         let config = evil_config(tmp.path(), &server.url());
