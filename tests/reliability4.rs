@@ -303,3 +303,66 @@ fn a_fifo_gold_file_is_an_error_naming_it() {
         )
     );
 }
+
+/// Case 18: a manifest past the file read cap (about 600,000 runs at the
+/// default 64 MiB) was written, then refused on every later command, so
+/// its batches were never collected. What cutline writes it reads back:
+/// here under a 1 MiB cap, in a process of its own.
+#[test]
+fn a_manifest_past_the_read_cap_is_read_back() {
+    use cutline::eval::batch::{Entry, EntryState};
+    use cutline::llm::batch::custom_id;
+    const CHILD: &str = "CUTLINE_TEST_BIG_MANIFEST";
+    if let Ok(dir) = std::env::var(CHILD) {
+        let path = Path::new(&dir).join("s.batches.json");
+        let mut m = Manifest::new("s", "p", "m", "api", Window::Day);
+        let requests: Vec<(String, String)> = (0..20_000)
+            .map(|i| {
+                let key = format!("prompt@0123456789abcdef|input-{i}|none|p/m|None");
+                (custom_id(&key), key)
+            })
+            .collect();
+        m.batches.push(Entry {
+            local: "b1".into(),
+            round: 0,
+            state: EntryState::Submitted,
+            created_ms: 1,
+            tag: String::new(),
+            batch: Some(cutline::llm::batch::Submitted::whole("batch_1")),
+            requests,
+            status: None,
+        });
+        m.save(&path).unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > 1 << 20, "past the cap");
+        assert_eq!(Manifest::load(&path).unwrap(), Some(m));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["a_manifest_past_the_read_cap_is_read_back", "--exact", "--test-threads=1"])
+        .env(CHILD, dir.path())
+        .env("CUTLINE_MAX_FILE_MIB", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(dir.path().join("s.batches.json").is_file(), "the child ran");
+}
+
+/// Case 20's rule for the manifest: one a newer cutline wrote is refused,
+/// naming it, never read or saved over.
+#[test]
+fn a_manifest_of_a_newer_cutline_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.batches.json");
+    let mut m = Manifest::new("s", "p", "m", "api", Window::Day);
+    m.version = 2;
+    m.save(&path).unwrap();
+    assert_eq!(
+        Manifest::load(&path).unwrap_err().to_string(),
+        format!(
+            "{}: written by a newer cutline (manifest format 2; this one reads 1): not read, and never written \
+             over; upgrade cutline or use another --session",
+            path.display()
+        )
+    );
+}

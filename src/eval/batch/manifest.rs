@@ -155,6 +155,18 @@ pub enum ManifestError {
         /// `provider (model, api)` of this eval.
         now: String,
     },
+    /// A newer cutline wrote it: its batches may be described in ways this
+    /// one would misread, and a save would drop what it does not know.
+    #[error(
+        "{path}: written by a newer cutline (manifest format {version}; this one reads {VERSION}): not read, and \
+         never written over; upgrade cutline or use another --session"
+    )]
+    Newer {
+        /// The file.
+        path: PathBuf,
+        /// Its format.
+        version: u32,
+    },
     /// It cannot be written.
     #[error("{path}: cannot write the batch manifest: {source}")]
     Write {
@@ -179,10 +191,14 @@ impl Manifest {
         }
     }
 
-    /// The manifest at `path`, `None` when there is none.
+    /// The manifest at `path`, `None` when there is none. Read as a stream
+    /// into the manifest, not whole under the file cap: cutline writes a
+    /// manifest of any size an eval needs (past the cap at about 600,000
+    /// runs), so it must read back any it wrote; a file that is not one
+    /// fails at its first byte that is not.
     pub fn load(path: &Path) -> Result<Option<Self>, ManifestError> {
-        let bytes = match crate::limits::read(path) {
-            Ok(b) => b,
+        let file = match crate::limits::open_regular(path) {
+            Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
                 return Err(ManifestError::Read {
@@ -191,12 +207,19 @@ impl Manifest {
                 });
             }
         };
-        let m: Self = serde_json::from_slice(&bytes).map_err(|e| ManifestError::Parse {
+        let reader = std::io::BufReader::with_capacity(1 << 16, file);
+        let m: Self = serde_json::from_reader(reader).map_err(|e| ManifestError::Parse {
             path: path.to_owned(),
             line: e.line(),
             column: e.column(),
             cause: e.to_string(),
         })?;
+        if m.version > VERSION {
+            return Err(ManifestError::Newer {
+                path: path.to_owned(),
+                version: m.version,
+            });
+        }
         m.check_ids(path)?;
         Ok(Some(m))
     }
