@@ -366,3 +366,58 @@ fn a_manifest_of_a_newer_cutline_is_refused() {
         )
     );
 }
+
+/// Case 12: Anthropic's `temperature: range: 0..1` (a value out of range)
+/// was learned as "temperature: not accepted", so the model never got a
+/// temperature again. A bound refuses the value, not the field: nothing
+/// is learned. The field's own refusal is still learned.
+#[test]
+fn a_value_out_of_range_is_not_a_refused_field() {
+    use cutline::llm::adapt::lesson;
+    use cutline::llm::kind::Kind;
+    use cutline::llm::profile::lookup;
+    let p = lookup(Kind::Anthropic, "claude-x");
+    let body = serde_json::json!({"model": "claude-x", "temperature": 1.5, "max_tokens": 64, "messages": []});
+    let url = "http://h/v1/messages";
+    for bound in [
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"temperature: range: 0..1"}}"#,
+        "temperature must be between 0 and 1",
+        "'temperature' must be <= 1",
+        "temperature: Input should be in [0, 1]",
+    ] {
+        assert_eq!(lesson(Some(400), bound, &body, url, &p), None, "{bound}");
+    }
+    let refused = "`temperature` is deprecated for this model.";
+    let l = lesson(Some(400), refused, &body, url, &p).expect("a field refused");
+    assert_eq!(l.fact, "temperature: not accepted");
+    let only_default = "Unsupported value: 'temperature' does not support 1.5 with this model. Only the default (1) value is supported.";
+    assert_eq!(
+        lesson(Some(400), only_default, &body, url, &p).map(|l| l.fact),
+        Some("temperature: not accepted".to_owned())
+    );
+}
+
+/// Case 13: one prompt's schema refused by OpenAI (a keyword it does not
+/// take) taught "no native schema" for the whole model, and every other
+/// prompt lost structured output. A refusal that names a key inside the
+/// schema sent is this schema's: nothing is learned of the model. One
+/// that refuses `response_format` itself still is.
+#[test]
+fn a_refused_schema_teaches_nothing_of_the_model() {
+    use cutline::llm::adapt::lesson;
+    use cutline::llm::kind::Kind;
+    use cutline::llm::profile::lookup;
+    let p = lookup(Kind::Openai, "gpt-4.1-mini");
+    let url = "http://h/v1/chat/completions";
+    let body = serde_json::json!({"model": "gpt-4.1-mini", "messages": [], "response_format": {"type": "json_schema",
+        "json_schema": {"name": "Fruit_list", "strict": true, "schema": {"type": "object",
+            "properties": {"fruit": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+            "required": ["fruit"], "additionalProperties": false}}}});
+    let this_schema = r#"{"error": {"message": "Invalid schema for response_format 'Fruit_list': In context=('properties', 'fruit'), 'minItems' is not permitted.", "type": "invalid_request_error", "param": "response_format", "code": null}}"#;
+    assert_eq!(lesson(Some(400), this_schema, &body, url, &p), None);
+    let the_model = r#"{"error": {"message": "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.", "type": "invalid_request_error", "param": "response_format", "code": null}}"#;
+    assert_eq!(
+        lesson(Some(400), the_model, &body, url, &p).map(|l| l.fact),
+        Some("structured output: no native schema".to_owned())
+    );
+}
