@@ -203,6 +203,18 @@ async fn eval(
     })?;
     notes.extend(session_warnings);
     let (pending, skipped) = m.split(done);
+    // Runs still in provider batches are never sent again from here.
+    let flying = engine::in_batches(&path).map_err(|e| EvalError::Session {
+        path: path.clone(),
+        source: std::io::Error::other(e),
+    })?;
+    let (pending, held) = engine::hold_in_batches(pending, &flying);
+    if held > 0 {
+        notes.push(format!(
+            "{held} runs are still in provider batches of this session: not sent again; `cutline eval --batch` \
+             collects them"
+        ));
+    }
     let (prompts, per_prompt) = m.table_prompts(job.limits.len());
     let plan = EvalPlan {
         session: recorder.id().to_owned(),
