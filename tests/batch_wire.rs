@@ -584,7 +584,10 @@ async fn an_ended_anthropic_batch_without_a_results_url_has_no_results() {
     .await;
     let p = provider("anthropic", &server.url(), "claude-opus-4-8");
     let api = cutline::llm::batch::api(p.as_ref(), Window::Day).expect("anthropic has batches");
-    let results = api.results(Submitted::whole("msgbatch_1")).await.expect("no results, no error");
+    let results = api
+        .results(Submitted::whole("msgbatch_1"))
+        .await
+        .expect("no results, no error");
     assert_eq!(results, Vec::new());
 }
 

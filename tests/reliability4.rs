@@ -187,7 +187,14 @@ fn processes_learning_at_once_lose_no_lesson() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("models.json");
     let children: Vec<_> = (0..16)
-        .map(|i| spawn_learner("processes_learning_at_once_lose_no_lesson", &file, &format!("m{i:02}"), 4))
+        .map(|i| {
+            spawn_learner(
+                "processes_learning_at_once_lose_no_lesson",
+                &file,
+                &format!("m{i:02}"),
+                4,
+            )
+        })
         .collect();
     for mut c in children {
         assert!(c.wait().unwrap().success());
@@ -283,9 +290,23 @@ fn a_fifo_gold_file_is_an_error_naming_it() {
     let gold = tmp.path().join("gold");
     std::fs::create_dir(&gold).unwrap();
     let fifo = gold.join("extract-definitions.jsonl");
-    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cutline"))
-        .args(["eval", "--prompt", "extract-definitions", "--provider", "replay", "--output", "json"])
+        .args([
+            "eval",
+            "--prompt",
+            "extract-definitions",
+            "--provider",
+            "replay",
+            "--output",
+            "json",
+        ])
         .args(["--prompts", "prompts", "--sessions"])
         .arg(tmp.path().join("sessions"))
         .arg("--gold")
@@ -339,7 +360,11 @@ fn a_manifest_past_the_read_cap_is_read_back() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["a_manifest_past_the_read_cap_is_read_back", "--exact", "--test-threads=1"])
+        .args([
+            "a_manifest_past_the_read_cap_is_read_back",
+            "--exact",
+            "--test-threads=1",
+        ])
         .env(CHILD, dir.path())
         .env("CUTLINE_MAX_FILE_MIB", "1")
         .output()

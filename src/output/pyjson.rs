@@ -107,7 +107,11 @@ fn floats_held(value: &Value, infinite: bool) -> Option<Value> {
     let held = |n: &serde_json::Number| -> Option<serde_json::Number> {
         let f = python_float(n).filter(|f| infinite || f.is_finite())?;
         let number = if f.is_infinite() {
-            let s = if f < 0.0 { format!("-{INF_SENTINEL}") } else { INF_SENTINEL.to_owned() };
+            let s = if f < 0.0 {
+                format!("-{INF_SENTINEL}")
+            } else {
+                INF_SENTINEL.to_owned()
+            };
             serde_json::from_str::<serde_json::Number>(&s).ok()?
         } else {
             serde_json::Number::from_f64(f)?
@@ -198,12 +202,36 @@ pub fn with_stack<R: Send>(bytes: &[u8], f: impl FnOnce() -> R + Send) -> Option
     })
 }
 
+/// The deepest nesting `json.loads` takes on Python 3.13 (TrustGraph's
+/// containers'; measured, see `TgPython::json_max_depth`).
+pub const PY313_JSON_MAX_DEPTH: usize = 9994;
+
+/// Non-empty containers above the deepest leaf (a scalar or an empty
+/// container): what `pprint` recurses through. Iterative, for values
+/// nested thousands deep.
+pub fn nesting(value: &Value) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(a) if !a.is_empty() => Box::new(a.iter()),
+            Value::Object(o) if !o.is_empty() => Box::new(o.values()),
+            _ => {
+                max = max.max(d);
+                continue;
+            }
+        };
+        stack.extend(children.map(|c| (c, d + 1)));
+    }
+    max
+}
+
 /// Parse what serde_json refused as Python would on TrustGraph's default
 /// runtime (3.13, nesting to [`super::tg::TgPython::json_max_depth`]); a
 /// value deeper than another runtime takes is that runtime's
 /// `RecursionError`, which its callers report beside the value.
 pub fn loads(bytes: &[u8]) -> Result<PyValue, PyRefusal> {
-    loads_to(bytes, super::tg::TgPython::default().json_max_depth())
+    loads_to(bytes, PY313_JSON_MAX_DEPTH)
 }
 
 /// Parse what serde_json refused as Python would, with containers allowed

@@ -144,7 +144,7 @@ impl CompiledSchema {
                         | K::PropertyNames { .. }
                 )
             })
-            .map(|e| crate::output::tg::nesting(e.instance()))
+            .map(|e| super::pyjson::nesting(e.instance()))
             .max()
             .unwrap_or(0)
     }
