@@ -469,11 +469,23 @@ fn distinct_session_ids_never_share_a_file() {
     }
     let names: Vec<String> = paths
         .iter()
-        .map(|p| std::path::Path::new(p).file_name().unwrap().to_string_lossy().into_owned())
+        .map(|p| {
+            std::path::Path::new(p)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     assert_eq!(
         names,
-        ["实验一.jsonl", "实验二.jsonl", "a-b-10a3f9f2.jsonl", "a-b-108bf50c.jsonl", "实验一.jsonl"]
+        [
+            "实验一.jsonl",
+            "实验二.jsonl",
+            "a-b-10a3f9f2.jsonl",
+            "a-b-108bf50c.jsonl",
+            "实验一.jsonl"
+        ]
     );
     let first = cutline::session::load(std::path::Path::new(&paths[0])).expect("load");
     assert_eq!(first.runs.len(), 2, "the same id again resumes its own session");

@@ -508,7 +508,9 @@ async fn a_custom_id_returned_twice_keeps_its_answer() {
         })
         .collect();
     got.sort();
-    let want: Vec<(String, String)> = (0..4).map(|i| (format!("key-{i}"), format!("answer to p{i}"))).collect();
+    let want: Vec<(String, String)> = (0..4)
+        .map(|i| (format!("key-{i}"), format!("answer to p{i}")))
+        .collect();
     assert_eq!(got, want);
     let w = fake.0.lock().unwrap();
     assert!(w.sent.values().all(|n| *n == 1), "{:?}", w.sent);
@@ -524,9 +526,17 @@ async fn a_create_call_answered_without_an_id_is_an_error_and_found_by_tag() {
     fake.0.lock().unwrap().no_id = true;
     let (_dir, path, mut m) = fresh_manifest();
     let mut sink = Collect::default();
-    let e = batch::run(&fake, jobs(2), HashSet::new(), &mut m, &path, opts(Duration::from_secs(60)), &mut sink)
-        .await
-        .unwrap_err();
+    let e = batch::run(
+        &fake,
+        jobs(2),
+        HashSet::new(),
+        &mut m,
+        &path,
+        opts(Duration::from_secs(60)),
+        &mut sink,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(
         e.to_string(),
         "fake batches: Server: the create call answered without a batch id: the batch cannot be polled; the next command \
@@ -536,12 +546,24 @@ async fn a_create_call_answered_without_an_id_is_an_error_and_found_by_tag() {
     assert_eq!(saved.batches.len(), 1);
     assert_eq!(saved.batches[0].state, EntryState::Creating);
     let mut m = saved;
-    let ended = batch::run(&fake, jobs(2), HashSet::new(), &mut m, &path, opts(Duration::from_secs(600)), &mut sink)
-        .await
-        .unwrap();
+    let ended = batch::run(
+        &fake,
+        jobs(2),
+        HashSet::new(),
+        &mut m,
+        &path,
+        opts(Duration::from_secs(600)),
+        &mut sink,
+    )
+    .await
+    .unwrap();
     assert_eq!(ended.pending, 0);
     assert_eq!(sink.answers.len(), 2);
-    assert!(sink.notes.iter().any(|n| matches!(n, Note::Adopted { id, .. } if id == "fb_1")));
+    assert!(
+        sink.notes
+            .iter()
+            .any(|n| matches!(n, Note::Adopted { id, .. } if id == "fb_1"))
+    );
     let w = fake.0.lock().unwrap();
     assert_eq!(w.created, 1, "one batch");
 }

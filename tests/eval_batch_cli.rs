@@ -532,7 +532,11 @@ async fn batches_cancel_waits_for_no_one_and_writes_nothing_while_an_eval_holds_
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     let env: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(env["data"]["batches"][0]["status"]["state"], "validating");
-    assert_eq!(std::fs::read(&manifest).unwrap(), before, "a reader writes nothing back");
+    assert_eq!(
+        std::fs::read(&manifest).unwrap(),
+        before,
+        "a reader writes nothing back"
+    );
     drop(held);
     let out = cutline(dir.path())
         .args(["batches", "held", "--cancel", "--output", "json"])
@@ -579,7 +583,11 @@ async fn a_streamed_eval_never_sends_runs_that_are_in_batches() {
     let file = dir.path().join("in.jsonl");
     let (code, _) = eval(dir.path(), "flying", &["--batch-file", file.to_str().unwrap()]);
     assert_eq!(code, 0);
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "", "nothing in flight is written to be sent");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "",
+        "nothing in flight is written to be sent"
+    );
     let (code, recs) = eval(dir.path(), "flying", &["--batch", "--poll", "10ms"]);
     assert_eq!(code, 0, "{recs:?}");
     let s = cutline::session::load(&dir.path().join("sessions/flying.jsonl")).unwrap();
@@ -644,7 +652,9 @@ async fn a_manifest_of_another_provider_is_refused_naming_both() {
     let both = format!(
         "{}{}",
         config(&server.url()),
-        config(&server.url()).replace("\"gpt\"", "\"other\"").replace("gpt-4.1-mini", "gpt-4.1")
+        config(&server.url())
+            .replace("\"gpt\"", "\"other\"")
+            .replace("gpt-4.1-mini", "gpt-4.1")
     );
     std::fs::write(dir.path().join("cutline.toml"), both).unwrap();
     inputs(dir.path(), 1);
@@ -695,7 +705,11 @@ async fn an_answer_over_the_line_cap_costs_no_other_answer() {
     for i in 0..3 {
         // Input 0's record (its text is in the rendered prompt and the
         // variables) is over 2 MiB; its line in the inputs file is not.
-        let body = if i == 0 { "word ".repeat(300_000) } else { format!("Document {i}") };
+        let body = if i == 0 {
+            "word ".repeat(300_000)
+        } else {
+            format!("Document {i}")
+        };
         text.push_str(&json!({"id": format!("doc{i}"), "text": body}).to_string());
         text.push('\n');
     }
@@ -703,7 +717,15 @@ async fn an_answer_over_the_line_cap_costs_no_other_answer() {
     let run = |mib: &str| {
         let out = cutline(dir.path())
             .env("CUTLINE_MAX_FILE_MIB", mib)
-            .args(["eval", "--prompt", "extract-definitions", "--provider", "gpt", "--max-tokens", "64,none"])
+            .args([
+                "eval",
+                "--prompt",
+                "extract-definitions",
+                "--provider",
+                "gpt",
+                "--max-tokens",
+                "64,none",
+            ])
             .args(["--inputs", "inputs.jsonl", "--session", "capped", "--no-progress"])
             .args(["--batch", "--poll", "10ms"])
             .output()
@@ -711,7 +733,12 @@ async fn an_answer_over_the_line_cap_costs_no_other_answer() {
         records(&out)
     };
     let (code, recs) = run("2");
-    assert_eq!(code, 4, "{:?}", recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>());
+    assert_eq!(
+        code,
+        4,
+        "{:?}",
+        recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>()
+    );
     let err = recs.iter().find(|r| r["type"] == "error").unwrap();
     let message = err["message"].as_str().unwrap();
     assert!(
@@ -723,9 +750,18 @@ async fn an_answer_over_the_line_cap_costs_no_other_answer() {
     );
     let s = cutline::session::load(&dir.path().join("sessions/capped.jsonl")).unwrap();
     assert_eq!(s.runs.len(), 8, "every answer but input 0's four");
-    assert!(s.runs.iter().all(|r| r.variables["text"] != json!("word ".repeat(300_000))));
+    assert!(
+        s.runs
+            .iter()
+            .all(|r| r.variables["text"] != json!("word ".repeat(300_000)))
+    );
     let (code, recs) = run("8");
-    assert_eq!(code, 0, "{:?}", recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>());
+    assert_eq!(
+        code,
+        0,
+        "{:?}",
+        recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>()
+    );
     let s = cutline::session::load(&dir.path().join("sessions/capped.jsonl")).unwrap();
     assert_eq!(s.runs.len(), 12, "every run once");
     let st = state.lock().unwrap();
@@ -785,7 +821,11 @@ fn a_duration_past_a_year_is_a_usage_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("cutline.toml"), config("http://127.0.0.1:9")).unwrap();
     inputs(dir.path(), 1);
-    for (flag, value) in [("--poll", "5124095576030431h"), ("--wait", "367d"), ("--wait", "99999999999999999999s")] {
+    for (flag, value) in [
+        ("--poll", "5124095576030431h"),
+        ("--wait", "367d"),
+        ("--wait", "99999999999999999999s"),
+    ] {
         let (code, recs) = eval(dir.path(), "long", &["--batch", flag, value]);
         assert_eq!(code, 2, "{flag} {value}: {recs:?}");
         let err = recs.iter().find(|r| r["type"] == "error").unwrap();

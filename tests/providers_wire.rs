@@ -1485,15 +1485,22 @@ fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
 async fn an_unknown_event_with_data_that_is_not_json_is_ignored() {
     for p in [P::OpenAi, P::Anthropic] {
         let mut reply = p.ok();
-        reply.chunks.insert(1, (Duration::ZERO, b"event: ping\ndata: ping\n\n".to_vec()));
-        reply.chunks.insert(2, (Duration::ZERO, b"event: keepalive\ndata: \n\n".to_vec()));
+        reply
+            .chunks
+            .insert(1, (Duration::ZERO, b"event: ping\ndata: ping\n\n".to_vec()));
+        reply
+            .chunks
+            .insert(2, (Duration::ZERO, b"event: keepalive\ndata: \n\n".to_vec()));
         let server = Server::start(vec![reply]).await;
         let t = run(provider(p, &server, "").as_ref(), req("x")).await;
         assert_ok_hi(&t);
     }
     // An event of the wire's own that is not JSON is still a broken stream.
     let mut reply = P::Anthropic.ok();
-    reply.chunks.insert(1, (Duration::ZERO, b"event: content_block_delta\ndata: ping\n\n".to_vec()));
+    reply.chunks.insert(
+        1,
+        (Duration::ZERO, b"event: content_block_delta\ndata: ping\n\n".to_vec()),
+    );
     let server = Server::start(vec![reply]).await;
     let t = run(provider(P::Anthropic, &server, "").as_ref(), req("x")).await;
     assert_eq!(

@@ -566,7 +566,15 @@ async fn bidi_overrides_and_line_separators_never_reach_the_terminal() {
     let run = move |format: &str| {
         cutline()
             .env("CUTLINE_CONFIG", &config)
-            .args(["run", "extract-definitions-jsonl", "--provider", "evil", "--no-record", "--output", format])
+            .args([
+                "run",
+                "extract-definitions-jsonl",
+                "--provider",
+                "evil",
+                "--no-record",
+                "--output",
+                format,
+            ])
             .output()
             .expect("run")
     };

@@ -76,11 +76,11 @@ fn no_writer_writes_through_or_over_a_link() {
     );
     still_linked(&link, &outside, text);
 
-    let (_d2, link, outside) = linked("report.html", text);
+    let (d2, link, outside) = linked("report.html", text);
     let e = cutline::store::write_atomic(&link, b"<html>").unwrap_err();
     assert_eq!(e.to_string(), refusal(&link, &outside).split_once(": ").unwrap().1);
     still_linked(&link, &outside, text);
-    assert_eq!(std::fs::read_dir(_d2.path()).unwrap().count(), 2, "no temp file left");
+    assert_eq!(std::fs::read_dir(d2.path()).unwrap().count(), 2, "no temp file left");
 
     let (_d3, link, outside) = linked("s.jsonl", text);
     let e = cutline::session::Recorder::open(&link).unwrap_err();
@@ -187,7 +187,14 @@ fn processes_learning_at_once_lose_no_lesson() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("models.json");
     let children: Vec<_> = (0..16)
-        .map(|i| spawn_learner("processes_learning_at_once_lose_no_lesson", &file, &format!("m{i:02}"), 4))
+        .map(|i| {
+            spawn_learner(
+                "processes_learning_at_once_lose_no_lesson",
+                &file,
+                &format!("m{i:02}"),
+                4,
+            )
+        })
         .collect();
     for mut c in children {
         assert!(c.wait().unwrap().success());
@@ -283,9 +290,23 @@ fn a_fifo_gold_file_is_an_error_naming_it() {
     let gold = tmp.path().join("gold");
     std::fs::create_dir(&gold).unwrap();
     let fifo = gold.join("extract-definitions.jsonl");
-    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cutline"))
-        .args(["eval", "--prompt", "extract-definitions", "--provider", "replay", "--output", "json"])
+        .args([
+            "eval",
+            "--prompt",
+            "extract-definitions",
+            "--provider",
+            "replay",
+            "--output",
+            "json",
+        ])
         .args(["--prompts", "prompts", "--sessions"])
         .arg(tmp.path().join("sessions"))
         .arg("--gold")
@@ -339,7 +360,11 @@ fn a_manifest_past_the_read_cap_is_read_back() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["a_manifest_past_the_read_cap_is_read_back", "--exact", "--test-threads=1"])
+        .args([
+            "a_manifest_past_the_read_cap_is_read_back",
+            "--exact",
+            "--test-threads=1",
+        ])
         .env(CHILD, dir.path())
         .env("CUTLINE_MAX_FILE_MIB", "1")
         .output()

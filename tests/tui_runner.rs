@@ -840,7 +840,10 @@ async fn ctrl_s_on_a_linked_prompt_file_is_refused_naming_the_link() {
         KeyCode::Char('s'),
         ratatui::crossterm::event::KeyModifiers::CONTROL,
     ));
-    let fx = send(&mut s, [key(KeyCode::Enter), ch('e'), ch('N'), ch('B'), ch(' '), ctrl_s]);
+    let fx = send(
+        &mut s,
+        [key(KeyCode::Enter), ch('e'), ch('N'), ch('B'), ch(' '), ctrl_s],
+    );
     drive(&mut s, &mut runner, &mut rx, fx, |s| {
         s.message
             .as_ref()
@@ -855,7 +858,10 @@ async fn ctrl_s_on_a_linked_prompt_file_is_refused_naming_the_link() {
     );
     assert!(std::fs::symlink_metadata(&file).unwrap().file_type().is_symlink());
     assert_eq!(std::fs::read_to_string(&real).unwrap(), text);
-    assert!(s.editor.as_ref().unwrap().dirty, "the edit is still there to save elsewhere");
+    assert!(
+        s.editor.as_ref().unwrap().dirty,
+        "the edit is still there to save elsewhere"
+    );
 }
 
 /// Issue 32, case 22: `w` in the provider picker on a `cutline.toml` that
@@ -900,7 +906,11 @@ async fn w_on_a_linked_config_is_refused_naming_the_link() {
 fn stalling_runner(
     url: &str,
     sessions: &Path,
-) -> (Runner, tokio::sync::mpsc::UnboundedReceiver<Event>, cutline::prompt::PromptConfig) {
+) -> (
+    Runner,
+    tokio::sync::mpsc::UnboundedReceiver<Event>,
+    cutline::prompt::PromptConfig,
+) {
     let text = format!(
         "[[provider]]\nname = \"slow\"\nkind = \"openai-compatible\"\nbase_url = \"{url}/v1\"\nmodel = \"m\"\nmax_retries = 0\n"
     );
@@ -934,8 +944,15 @@ fn slow_job(id: u64, prompt: &cutline::prompt::PromptConfig, sessions: &Path) ->
 async fn first_delta(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) {
     use cutline::tui::event::RunMsg;
     loop {
-        let ev = tokio::time::timeout(Duration::from_secs(20), rx.recv()).await.unwrap().unwrap();
-        if let Event::Run { msg: RunMsg::Delta { .. }, .. } = ev {
+        let ev = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Event::Run {
+            msg: RunMsg::Delta { .. },
+            ..
+        } = ev
+        {
             return;
         }
     }
@@ -950,7 +967,8 @@ async fn stopping_or_quitting_during_a_run_records_what_arrived() {
     use cutline::tui::event::RunMsg;
     let first = serde_json::json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n"}, "finish_reason": null}]}).to_string();
     let never = serde_json::json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "never"}, "finish_reason": "stop"}]}).to_string();
-    let server = support::Server::handler(move |_| support::Reply::data(&[&first, &never]).delay_before(1, 60_000)).await;
+    let server =
+        support::Server::handler(move |_| support::Reply::data(&[&first, &never]).delay_before(1, 60_000)).await;
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("sessions");
     let (mut runner, mut rx, prompt) = stalling_runner(&server.url(), &sessions);
@@ -959,8 +977,14 @@ async fn stopping_or_quitting_during_a_run_records_what_arrived() {
     first_delta(&mut rx).await;
     runner.apply(Effect::Cancel(1));
     let end = loop {
-        let ev = tokio::time::timeout(Duration::from_secs(20), rx.recv()).await.unwrap().unwrap();
-        if let Event::Run { msg: RunMsg::Done(end), .. } = ev {
+        let ev = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Event::Run {
+            msg: RunMsg::Done(end), ..
+        } = ev
+        {
             break end;
         }
     };
@@ -977,7 +1001,13 @@ async fn stopping_or_quitting_during_a_run_records_what_arrived() {
     let s = cutline::session::load(&file).unwrap();
     assert_eq!(s.runs.len(), 2, "both runs recorded");
     for r in &s.runs {
-        assert_eq!(r.text, "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n");
-        assert_eq!(r.error.as_ref().map(|e| e.kind), Some(cutline::llm::ErrorKind::Cancelled));
+        assert_eq!(
+            r.text,
+            "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n"
+        );
+        assert_eq!(
+            r.error.as_ref().map(|e| e.kind),
+            Some(cutline::llm::ErrorKind::Cancelled)
+        );
     }
 }

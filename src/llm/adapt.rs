@@ -79,16 +79,22 @@ fn states_a_bound(text: &str) -> bool {
         }
         digit_at(i)
     };
-    let range_dots = text.match_indices("..").any(|(i, _)| i > 0 && digit_at(i - 1) && num_after(i + 2));
+    let range_dots = text
+        .match_indices("..")
+        .any(|(i, _)| i > 0 && digit_at(i - 1) && num_after(i + 2));
     let comparison = b
         .iter()
         .enumerate()
         .any(|(i, c)| matches!(c, b'<' | b'>') && num_after(i + 1))
-        || ["≤", "≥"].iter().any(|op| text.match_indices(op).any(|(i, _)| num_after(i + op.len())));
+        || ["≤", "≥"]
+            .iter()
+            .any(|op| text.match_indices(op).any(|(i, _)| num_after(i + op.len())));
     let between = text.match_indices("between ").any(|(i, _)| {
         let rest = &text[i + 8..];
         rest.starts_with(|c: char| c.is_ascii_digit() || c == '-')
-            && rest.split_once(" and ").is_some_and(|(_, r)| r.starts_with(|c: char| c.is_ascii_digit() || c == '-'))
+            && rest
+                .split_once(" and ")
+                .is_some_and(|(_, r)| r.starts_with(|c: char| c.is_ascii_digit() || c == '-'))
     });
     let interval = text.match_indices('[').any(|(i, _)| {
         let rest = &text[i + 1..];
@@ -121,8 +127,10 @@ fn about_this_schema(text: &str, body: &Value) -> bool {
         match v {
             Value::Object(m) => {
                 for (k, v) in m {
-                    if matches!(k.as_str(), "schema" | "responseJsonSchema" | "responseSchema" | "json_schema")
-                        && v.get("name").is_none()
+                    if matches!(
+                        k.as_str(),
+                        "schema" | "responseJsonSchema" | "responseSchema" | "json_schema"
+                    ) && v.get("name").is_none()
                     {
                         out.push(v);
                     } else {
@@ -139,7 +147,9 @@ fn about_this_schema(text: &str, body: &Value) -> bool {
     let mut found = Vec::new();
     schemas(body, &mut found);
     let mut keys = Vec::new();
-    found.iter().for_each(|s| keys_in(s, &mut keys));
+    for s in &found {
+        keys_in(s, &mut keys);
+    }
     keys.iter()
         .filter(|k| !ENVELOPE.contains(&k.as_str()))
         .any(|k| mentions_word(text, k))

@@ -259,7 +259,13 @@ pub fn now_ms() -> u64 {
 /// `-` and `_` kept, anything else (a `/` above all) becomes `-`.
 pub fn safe_stem(stem: &str) -> String {
     stem.chars()
-        .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect()
 }
 

@@ -130,12 +130,7 @@ fn by_rounds<W: Write>(
 ) -> Result<(), CliError> {
     let session_path = w.recorder.path().to_owned();
     let mpath = manifest::path_for(&session_path);
-    let mut mf = Manifest::load_for(
-        &mpath,
-        (w.recorder.id(), &args.provider, model),
-        b.api.name(),
-        b.window,
-    )?;
+    let mut mf = Manifest::load_for(&mpath, (w.recorder.id(), &args.provider, model), b.api.name(), b.window)?;
     let mut kept = Answers::open(&answers::path_for(&session_path))?;
     let batching = rounds::Batching {
         api: b.api,

@@ -40,7 +40,9 @@ pub fn parse(s: &str) -> Result<Duration, String> {
         rest = &rest[unit..];
     }
     if total > MAX {
-        return Err(format!("{s:?} is longer than a year, the longest cutline waits or polls"));
+        return Err(format!(
+            "{s:?} is longer than a year, the longest cutline waits or polls"
+        ));
     }
     Ok(total)
 }
