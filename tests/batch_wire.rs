@@ -600,7 +600,7 @@ async fn an_ended_anthropic_batch_without_a_results_url_has_no_results() {
 async fn a_background_response_that_is_gone_costs_the_group_nothing() {
     let server = Server::handler(|r: &Recorded| match (r.method.as_str(), r.path.as_str()) {
         ("POST", "/v1/responses") => {
-            let n = if r.json()["metadata"]["custom_id"] == "c0" { 0 } else { 1 };
+            let n = u8::from(r.json()["metadata"]["custom_id"] != "c0");
             Reply::status(200, &json!({"id": format!("resp_{n}"), "object": "response", "status": "queued"}).to_string())
         }
         ("GET", "/v1/responses/resp_0") => {

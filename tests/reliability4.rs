@@ -76,11 +76,11 @@ fn no_writer_writes_through_or_over_a_link() {
     );
     still_linked(&link, &outside, text);
 
-    let (_d2, link, outside) = linked("report.html", text);
+    let (d2, link, outside) = linked("report.html", text);
     let e = cutline::store::write_atomic(&link, b"<html>").unwrap_err();
     assert_eq!(e.to_string(), refusal(&link, &outside).split_once(": ").unwrap().1);
     still_linked(&link, &outside, text);
-    assert_eq!(std::fs::read_dir(_d2.path()).unwrap().count(), 2, "no temp file left");
+    assert_eq!(std::fs::read_dir(d2.path()).unwrap().count(), 2, "no temp file left");
 
     let (_d3, link, outside) = linked("s.jsonl", text);
     let e = cutline::session::Recorder::open(&link).unwrap_err();
@@ -181,9 +181,13 @@ fn learned_models(file: &Path) -> Vec<String> {
 /// under a lock file, so every process's lessons are kept.
 #[test]
 fn processes_learning_at_once_lose_no_lesson() {
-    if learn_as_child() {
-        return;
+    // The child learns (see `learn_as_child`); the parent checks.
+    if !learn_as_child() {
+        processes_learning_at_once_lose_no_lesson_parent();
     }
+}
+
+fn processes_learning_at_once_lose_no_lesson_parent() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("models.json");
     let children: Vec<_> = (0..16)
@@ -212,9 +216,13 @@ fn processes_learning_at_once_lose_no_lesson() {
 /// fails naming it (exit 4) while `models` warns.
 #[test]
 fn a_learned_file_of_a_newer_cutline_is_never_written_over() {
-    if learn_as_child() {
-        return;
+    // The child learns (see `learn_as_child`); the parent checks.
+    if !learn_as_child() {
+        a_learned_file_of_a_newer_cutline_is_never_written_over_parent();
     }
+}
+
+fn a_learned_file_of_a_newer_cutline_is_never_written_over_parent() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("models.json");
     let newer = "{\"version\": 2, \"models\": [{\"base_url\": \"http://h/v1\", \"model\": \"x\", \"shiny\": true}]}\n";
@@ -251,9 +259,13 @@ fn a_learned_file_of_a_newer_cutline_is_never_written_over() {
 /// slash; a name that matches nothing is said to.
 #[test]
 fn forget_matches_a_base_url_with_its_trailing_slash() {
-    if learn_as_child() {
-        return;
+    // The child learns (see `learn_as_child`); the parent checks.
+    if !learn_as_child() {
+        forget_matches_a_base_url_with_its_trailing_slash_parent();
     }
+}
+
+fn forget_matches_a_base_url_with_its_trailing_slash_parent() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("models.json");
     let mut child = spawn_learner("forget_matches_a_base_url_with_its_trailing_slash", &file, "m", 2);
@@ -334,43 +346,47 @@ fn a_manifest_past_the_read_cap_is_read_back() {
     use cutline::eval::batch::{Entry, EntryState};
     use cutline::llm::batch::custom_id;
     const CHILD: &str = "CUTLINE_TEST_BIG_MANIFEST";
-    if let Ok(dir) = std::env::var(CHILD) {
-        let path = Path::new(&dir).join("s.batches.json");
-        let mut m = Manifest::new("s", "p", "m", "api", Window::Day);
-        let requests: Vec<(String, String)> = (0..20_000)
-            .map(|i| {
-                let key = format!("prompt@0123456789abcdef|input-{i}|none|p/m|None");
-                (custom_id(&key), key)
-            })
-            .collect();
-        m.batches.push(Entry {
-            local: "b1".into(),
-            round: 0,
-            state: EntryState::Submitted,
-            created_ms: 1,
-            tag: String::new(),
-            batch: Some(cutline::llm::batch::Submitted::whole("batch_1")),
-            requests,
-            status: None,
-        });
-        m.save(&path).unwrap();
-        assert!(std::fs::metadata(&path).unwrap().len() > 1 << 20, "past the cap");
-        assert_eq!(Manifest::load(&path).unwrap(), Some(m));
-        return;
+    // The child (under a 1 MiB cap) writes and reads; the parent checks it ran.
+    match std::env::var(CHILD) {
+        Ok(dir) => {
+            let path = Path::new(&dir).join("s.batches.json");
+            let mut m = Manifest::new("s", "p", "m", "api", Window::Day);
+            let requests: Vec<(String, String)> = (0..20_000)
+                .map(|i| {
+                    let key = format!("prompt@0123456789abcdef|input-{i}|none|p/m|None");
+                    (custom_id(&key), key)
+                })
+                .collect();
+            m.batches.push(Entry {
+                local: "b1".into(),
+                round: 0,
+                state: EntryState::Submitted,
+                created_ms: 1,
+                tag: String::new(),
+                batch: Some(cutline::llm::batch::Submitted::whole("batch_1")),
+                requests,
+                status: None,
+            });
+            m.save(&path).unwrap();
+            assert!(std::fs::metadata(&path).unwrap().len() > 1 << 20, "past the cap");
+            assert_eq!(Manifest::load(&path).unwrap(), Some(m));
+        }
+        Err(_) => {
+            let dir = tempfile::tempdir().unwrap();
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "a_manifest_past_the_read_cap_is_read_back",
+                    "--exact",
+                    "--test-threads=1",
+                ])
+                .env(CHILD, dir.path())
+                .env("CUTLINE_MAX_FILE_MIB", "1")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+            assert!(dir.path().join("s.batches.json").is_file(), "the child ran");
+        }
     }
-    let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "a_manifest_past_the_read_cap_is_read_back",
-            "--exact",
-            "--test-threads=1",
-        ])
-        .env(CHILD, dir.path())
-        .env("CUTLINE_MAX_FILE_MIB", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
-    assert!(dir.path().join("s.batches.json").is_file(), "the child ran");
 }
 
 /// Case 20's rule for the manifest: one a newer cutline wrote is refused,

@@ -279,7 +279,7 @@ pub fn find_gold(dir: &Path, ids: &[String]) -> Result<Option<(String, Vec<Value
         match std::fs::metadata(&path) {
             Ok(_) => return Ok(Some((path.display().to_string(), read_gold(&path)?))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(InputsError::new(&path.display().to_string(), e.to_string())),
+            Err(e) => return Err(InputsError::new(path.display().to_string(), e.to_string())),
         }
     }
     Ok(None)

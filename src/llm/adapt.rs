@@ -147,7 +147,9 @@ fn about_this_schema(text: &str, body: &Value) -> bool {
     let mut found = Vec::new();
     schemas(body, &mut found);
     let mut keys = Vec::new();
-    found.iter().for_each(|s| keys_in(s, &mut keys));
+    for s in &found {
+        keys_in(s, &mut keys);
+    }
     keys.iter()
         .filter(|k| !ENVELOPE.contains(&k.as_str()))
         .any(|k| mentions_word(text, k))
