@@ -108,7 +108,7 @@ impl Drop for Stack {
 }
 
 fn venv_python() -> Option<PathBuf> {
-    let required = std::env::var("CUTLINE_REQUIRE_TG_LIVE").as_deref() == Ok("1");
+    let required = std::env::var_os("CUTLINE_REQUIRE_TG_LIVE").is_some_and(|v| v == "1");
     let out = Command::new("bash").arg("scripts/setup-tg-live.sh").output().ok();
     let ok = out.as_ref().is_some_and(|o| o.status.success());
     if !ok {
@@ -255,7 +255,7 @@ fn call_prompt(url: &str, id: &str) -> Value {
 
 #[test]
 fn pull_migrate_push_serve_refuse_and_undo_against_trustgraphs_own_services() {
-    let Some(python) = venv_python() else { return };
+    let Some(python) = venv_python() else { return }; // skip: TrustGraph's live stack (CUTLINE_REQUIRE_TG_LIVE)
     let rt = tokio::runtime::Runtime::new().unwrap();
     let llm = rt.block_on(Server::handler(fake_llm));
     let work = tempfile::tempdir().unwrap();
