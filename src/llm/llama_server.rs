@@ -222,12 +222,7 @@ mod tests {
 
     #[test]
     fn the_exact_completion_body() {
-        let ep = Endpoint::new(
-            "local",
-            "http://127.0.0.1:1/",
-            "gemma",
-            crate::llm::profile::lookup(crate::llm::kind::Kind::LlamaServer, "gemma"),
-        );
+        let ep = Endpoint::new("local", "http://127.0.0.1:1/", "gemma");
         let mut p = LlamaServer::new(ep);
         let req = Request {
             system: "Sys.".into(),

@@ -47,6 +47,14 @@ pub struct Request {
     pub prompt: String,
     /// Max tokens to generate; `None` is the provider's own limit.
     pub max_tokens: Option<u32>,
+    /// The field that carries `max_tokens` on OpenAI's chat wire, decided
+    /// by `run::plan` from the profile in force (what was learned
+    /// included), so a server that refused one name gets the other on the
+    /// retry and in every later process. `None`: the wire's own default
+    /// (`max_completion_tokens` for OpenAI, `max_tokens` for compatible
+    /// servers), for requests built by hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_field: Option<profile::TokenField>,
     /// Stop sequences.
     pub stop: Vec<String>,
     /// Sampling temperature (`None`: not sent, the model's default).

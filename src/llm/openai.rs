@@ -6,7 +6,7 @@
 //! carries the usage (with empty `choices`, and the reasoning models'
 //! `completion_tokens_details.reasoning_tokens`). The max-token field is the
 //! profile's (`max_completion_tokens` for OpenAI proper, `max_tokens` for
-//! compatible servers). Structured output is `response_format` with a
+//! compatible servers), as `run::plan` decided it in the request. Structured output is `response_format` with a
 //! `json_schema` wrapper, with `strict` only when the schema meets the
 //! strict-mode rules. Compatible servers that stream reasoning
 //! (`delta.reasoning_content` or `delta.reasoning`: vLLM, llama.cpp,
@@ -18,7 +18,7 @@
 
 use serde_json::{Value, json};
 
-use super::profile::Api;
+use super::profile::{Api, TokenField};
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
 use super::{responses, structured};
@@ -65,7 +65,12 @@ impl OpenAi {
             "stream_options": {"include_usage": true},
         });
         if let Some(n) = p.max_tokens {
-            body[self.endpoint.profile.token_field.as_str()] = json!(n);
+            let field = req.token_field.unwrap_or(if self.compatible {
+                TokenField::MaxTokens
+            } else {
+                TokenField::MaxCompletionTokens
+            });
+            body[field.as_str()] = json!(n);
         }
         if let Some(t) = p.temperature {
             body["temperature"] = wire::temperature(t);

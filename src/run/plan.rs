@@ -96,6 +96,7 @@ impl Plan {
         r.effort = fitted.effort;
         r.thinking = fitted.thinking;
         r.api = profile.api;
+        r.token_field = Some(profile.token_field);
         let mut adjustments: Vec<Adjustment> = self.learned.clone();
         adjustments.extend(fitted.adjustments);
         let prefill_ok = prefills && profile.prefill && r.thinking.is_none();

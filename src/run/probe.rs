@@ -124,6 +124,7 @@ impl Probe<'_> {
         }
         self.calls += 1;
         req.api = self.profile.api;
+        req.token_field = Some(self.profile.token_field);
         let wire = self.target.provider.wire(&req);
         let t: Transcript = crate::llm::collect(self.target.provider.stream(req), |_, _| {}).await;
         let Some(e) = t.error.filter(|_| t.text.is_empty()) else {

@@ -1,0 +1,141 @@
+//! Every lesson end to end, through the real binary against local servers
+//! that answer as the APIs do today (their request rules, refusals and
+//! streams written from their current sources: the openai SDK 3.57,
+//! Ollama's `api/types.go` and `server/routes.go`, llama.cpp's server):
+//! a request field refused once is sent right on the retry in the same
+//! run, and from the first request of a second process reading the same
+//! learned file (`CUTLINE_LEARNED_FILE`). Each test asserts the exact
+//! bodies sent and what the record keeps.
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use support::{Recorded, Reply, Server};
+
+/// A prompts directory with one short text prompt, so bodies are exact.
+fn prompts(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("prompts");
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(p.join("hello.toml"), "id = \"hello\"\nprompt = \"Say hello.\"\n").unwrap();
+    p
+}
+
+/// `cutline` in `dir` with `config` as its only providers and a learned
+/// file of its own: each call is a new process.
+fn cutline(dir: &Path, config: &str) -> Command {
+    std::fs::write(dir.join("cutline.toml"), config).unwrap();
+    let mut c = Command::cargo_bin("cutline").unwrap();
+    c.current_dir(dir)
+        .env("CUTLINE_CONFIG", dir.join("cutline.toml"))
+        .env("CUTLINE_LEARNED_FILE", dir.join("models.json"))
+        .args(["--prompts"])
+        .arg(prompts(dir))
+        .args(["--sessions", "sessions"])
+        .timeout(Duration::from_secs(60));
+    c
+}
+
+fn provider(kind: &str, base: &str, model: &str) -> String {
+    format!("[[provider]]\nname = \"p\"\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"{model}\"\n")
+}
+
+/// `cutline run hello --provider p ARGS --output json`: the run's data and
+/// the envelope's warnings.
+fn run(dir: &Path, config: &str, args: &[&str]) -> (Value, String) {
+    let out = cutline(dir, config)
+        .args(["run", "hello", "--provider", "p"])
+        .args(args)
+        .args(["--output", "json"])
+        .output()
+        .unwrap();
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not one envelope ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (env["data"].clone(), env["warnings"].to_string())
+}
+
+fn posts(server: &Server) -> Vec<Value> {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .map(Recorded::json)
+        .collect()
+}
+
+fn learned(data: &Value) -> Vec<Value> {
+    data["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "learned")
+        .cloned()
+        .collect()
+}
+
+fn models(dir: &Path, config: &str) -> Value {
+    let out = cutline(dir, config)
+        .args(["models", "--output", "json"])
+        .output()
+        .unwrap();
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    env["data"]["models"][0].clone()
+}
+
+// ------------------------------------------------- the max-token field
+
+fn chat_ok(text: &str) -> Reply {
+    let chunk = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]});
+    let end = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+    let usage = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}});
+    Reply::data(&[&chunk.to_string(), &end.to_string(), &usage.to_string(), "[DONE]"])
+}
+
+/// A compatible server in front of a reasoning model: `max_tokens` is
+/// refused as OpenAI refuses it (the SDK's `BadRequestError` body).
+fn completion_tokens_only(r: &Recorded) -> Reply {
+    if r.json().get("max_tokens").is_some() {
+        let e = json!({"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}});
+        return Reply::status(400, &e.to_string());
+    }
+    chat_ok("Hello.")
+}
+
+/// Issue 33, item 10: the field's name is decided with what was learned,
+/// in the run that learned it and in the next process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_max_tokens_is_sent_as_max_completion_tokens_on_the_retry_and_in_the_next_process() {
+    let server = Server::handler(completion_tokens_only).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("openai-compatible", &format!("{}/v1", server.url()), "o-next");
+    let (data, warnings) = run(dir.path(), &config, &["--max-tokens", "64"]);
+    assert_eq!(data["text"], "Hello.", "{data:#}");
+    assert_eq!(data["finish_reason"], "stop");
+    let sent = |field: &str| {
+        let mut b = json!({"model": "o-next", "messages": [{"role": "user", "content": "Say hello."}], "stream": true,
+                           "stream_options": {"include_usage": true}, "temperature": 0.0});
+        b[field] = json!(64);
+        b
+    };
+    assert_eq!(posts(&server), [sent("max_tokens"), sent("max_completion_tokens")]);
+    let l = learned(&data);
+    assert_eq!(l.len(), 1, "{data:#}");
+    assert_eq!(l[0]["fact"], "max-token field: max_completion_tokens");
+    assert_eq!(l[0]["status"], 400);
+    assert!(warnings.contains("max_completion_tokens"), "{warnings}");
+    assert_eq!(models(dir.path(), &config)["learned"]["token_field"], "max_completion_tokens");
+
+    // A second process reads the lesson: one request, right the first time.
+    let (data, _) = run(dir.path(), &config, &["--max-tokens", "64"]);
+    assert_eq!(data["text"], "Hello.");
+    assert_eq!(posts(&server)[2..], [sent("max_completion_tokens")]);
+    assert!(learned(&data).is_empty(), "{data:#}");
+}
