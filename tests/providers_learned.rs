@@ -139,3 +139,151 @@ async fn a_refused_max_tokens_is_sent_as_max_completion_tokens_on_the_retry_and_
     assert_eq!(posts(&server)[2..], [sent("max_completion_tokens")]);
     assert!(learned(&data).is_empty(), "{data:#}");
 }
+
+// ------------------------------------------------------------- Ollama
+
+/// An Ollama server as `server/routes.go` answers `/api/chat` today:
+/// `think` is bound by `api.ThinkValue` (a bool, or one of the words it
+/// lists: an older server lists no `max`); a model with thinking thinks
+/// when `think` is absent; a model without it refuses a truthy `think`.
+fn ollama(thinks: &'static [&'static str], takes_max: bool) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+    move |r: &Recorded| {
+        let b = r.json();
+        let model = b["model"].as_str().unwrap_or("");
+        let words: &[&str] = if takes_max {
+            &["high", "medium", "low", "max"]
+        } else {
+            &["high", "medium", "low"]
+        };
+        if let Some(w) = b["think"].as_str()
+            && !words.contains(&w)
+        {
+            let listed: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+            let e = format!("invalid think value: \"{w}\" (must be {}, true, or false)", listed.join(", "));
+            return Reply::status(400, &json!({ "error": e }).to_string());
+        }
+        let truthy = b.get("think").is_some_and(|t| t != &json!(false));
+        let thinking = thinks.contains(&model) && (truthy || b.get("think").is_none());
+        if !thinks.contains(&model) && truthy {
+            return Reply::status(400, &json!({"error": format!("\"{model}\" does not support thinking")}).to_string());
+        }
+        let line = |m: Value, done: bool| {
+            let mut v = json!({"model": model, "created_at": "2026-11-29T09:00:00Z", "message": m, "done": done});
+            if done {
+                v["done_reason"] = json!("stop");
+                v["prompt_eval_count"] = json!(9);
+                v["eval_count"] = json!(5);
+            }
+            v.to_string()
+        };
+        let mut lines = Vec::new();
+        if thinking {
+            lines.push(line(json!({"role": "assistant", "content": "", "thinking": "The user wants a greeting."}), false));
+        }
+        lines.push(line(json!({"role": "assistant", "content": "Hello."}), false));
+        lines.push(line(json!({"role": "assistant", "content": ""}), true));
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        Reply::ndjson(&refs)
+    }
+}
+
+fn ollama_body(model: &str, think: Option<Value>) -> Value {
+    let mut b = json!({"model": model, "messages": [{"role": "user", "content": "Say hello."}], "stream": true,
+                       "options": {"temperature": 0.0}});
+    if let Some(t) = think {
+        b["think"] = t;
+    }
+    b
+}
+
+fn thinking_notes(data: &Value) -> Vec<String> {
+    data["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "thinking")
+        .map(|a| a["reason"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Issue 33, items 1 and 2: every effort goes as a word `think` takes;
+/// `none` switches thinking off, which is on when `think` is absent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ollama_gets_each_effort_as_a_think_value_it_takes() {
+    let server = Server::handler(ollama(&["qwen3:8b"], true)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("ollama", &server.url(), "qwen3:8b");
+    let cases: [(&[&str], Option<Value>); 5] = [
+        (&[], None),
+        (&["--effort", "none"], Some(json!(false))),
+        (&["--effort", "minimal"], Some(json!("low"))),
+        (&["--effort", "xhigh"], Some(json!("high"))),
+        (&["--effort", "max"], Some(json!("max"))),
+    ];
+    let mut notes = Vec::new();
+    for (i, (args, think)) in cases.iter().enumerate() {
+        let (data, _) = run(dir.path(), &config, args);
+        assert_eq!(data["text"], "Hello.", "{data:#}");
+        assert_eq!(posts(&server)[i..], [ollama_body("qwen3:8b", think.clone())]);
+        // Thinking is Ollama's default for a thinking model; only `none`
+        // switches it off.
+        let thought = if think == &Some(json!(false)) { "" } else { "The user wants a greeting." };
+        assert_eq!(data["thinking"].as_str().unwrap_or(""), thought, "{data:#}");
+        notes.extend(thinking_notes(&data));
+    }
+    assert_eq!(
+        notes,
+        [
+            "effort minimal sent as low: open-reasoning models take none, low, medium, high, max",
+            "effort xhigh sent as high: open-reasoning models take none, low, medium, high, max",
+        ]
+    );
+}
+
+/// Issue 33, item 1: both of Ollama's refusals are learned; the run sends
+/// again rightly and the next process sends it right the first time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ollama_think_refusals_are_learned_for_the_retry_and_the_next_process() {
+    // A server from before `max`: the word is refused with the ones it takes.
+    let server = Server::handler(ollama(&["qwen3:8b"], false)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("ollama", &server.url(), "qwen3:8b");
+    let (data, _) = run(dir.path(), &config, &["--effort", "max"]);
+    assert_eq!(data["text"], "Hello.", "{data:#}");
+    assert_eq!(
+        posts(&server),
+        [
+            ollama_body("qwen3:8b", Some(json!("max"))),
+            ollama_body("qwen3:8b", Some(json!("high")))
+        ]
+    );
+    assert_eq!(learned(&data)[0]["fact"], "effort: none, low, medium, high");
+    let (data, _) = run(dir.path(), &config, &["--effort", "max"]);
+    assert_eq!(posts(&server)[2..], [ollama_body("qwen3:8b", Some(json!("high")))]);
+    assert_eq!(
+        thinking_notes(&data),
+        ["effort max sent as high: learned models take none, low, medium, high"]
+    );
+
+    // A model without thinking refuses any truthy `think`.
+    let server = Server::handler(ollama(&[], true)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("ollama", &server.url(), "gemma3:4b");
+    let (data, _) = run(dir.path(), &config, &["--effort", "high"]);
+    assert_eq!(data["text"], "Hello.", "{data:#}");
+    assert_eq!(
+        posts(&server),
+        [ollama_body("gemma3:4b", Some(json!("high"))), ollama_body("gemma3:4b", None)]
+    );
+    assert_eq!(learned(&data)[0]["fact"], "thinking: not accepted");
+    let (data, _) = run(dir.path(), &config, &["--effort", "high"]);
+    assert_eq!(posts(&server)[2..], [ollama_body("gemma3:4b", None)]);
+    let omitted: Vec<&Value> = data["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "omitted" && a["param"] == "effort")
+        .collect();
+    assert_eq!(omitted.len(), 1, "{data:#}");
+    assert_eq!(models(dir.path(), &config)["learned"]["effort"], json!([]));
+}

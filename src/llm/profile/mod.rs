@@ -127,6 +127,10 @@ pub struct Profile {
     pub thinking: EnumSet<ThinkingForm>,
     /// The effort levels it takes (empty: no effort parameter).
     pub effort: EnumSet<Effort>,
+    /// A level it does not take is sent as the nearest one it does
+    /// (Ollama's `think` has four words, so `minimal` goes as `low`), rather
+    /// than left off; `none` is never rounded up into thinking.
+    pub effort_nearest: bool,
     /// Which OpenAI endpoint it answers on.
     pub api: Api,
     /// When its maker retires it, when known (`YYYY-MM-DD`).
@@ -345,7 +349,7 @@ mod tests {
         };
         let p = lookup(Kind::Ollama, "m").over(&learned);
         assert!(!p.temperature && !p.greedy, "no temperature, so no greedy default");
-        assert_eq!(p.family, "default");
+        assert_eq!(p.family, "ollama");
         let both = learned.then(&Overrides {
             temperature: Some(true),
             prefill: Some(false),

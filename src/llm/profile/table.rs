@@ -36,8 +36,24 @@ pub const OPEN: Profile = Profile {
     prefill: true,
     thinking: enum_set!(ThinkingForm::Budget),
     effort: EnumSet::all(),
+    effort_nearest: false,
     api: Api::Chat,
     retires: None,
+};
+
+/// What Ollama's `think` takes (`api/types.go`'s `ThinkValue`): `false`
+/// (effort none), `"low"`, `"medium"`, `"high"`, `"max"`; other levels go
+/// as the nearest of those.
+const OLLAMA_THINK: EnumSet<Effort> = enum_set!(Effort::None | Low | Medium | High | Max);
+
+/// Any model on Ollama: thinking is on by default where the model thinks,
+/// so effort `none` sends `think: false`; a model without thinking refuses
+/// any other `think` and is taught by that refusal.
+const OLLAMA: Profile = Profile {
+    family: "ollama",
+    effort: OLLAMA_THINK,
+    effort_nearest: true,
+    ..OPEN
 };
 
 const NO_EFFORT: EnumSet<Effort> = EnumSet::empty();
@@ -301,8 +317,20 @@ pub const TABLE: &[Row] = &[
             ..OPEN
         },
     },
+    // gpt-oss cannot switch its reasoning off (harmony takes low, medium
+    // and high; Ollama sends its `max` as high).
     Row {
-        kinds: &[Kind::Ollama, Kind::OpenaiCompatible],
+        kinds: &[Kind::Ollama],
+        prefixes: &["gpt-oss"],
+        profile: Profile {
+            family: "open-reasoning",
+            reasons: true,
+            effort: enum_set!(Low | Medium | High | Max),
+            ..OLLAMA
+        },
+    },
+    Row {
+        kinds: &[Kind::OpenaiCompatible],
         prefixes: &["gpt-oss"],
         profile: Profile {
             family: "open-reasoning",
@@ -311,14 +339,30 @@ pub const TABLE: &[Row] = &[
             ..OPEN
         },
     },
+    // Thinking switched on and off: Ollama's `think`, a compatible
+    // server's `chat_template_kwargs.enable_thinking` (effort none).
     Row {
-        kinds: &[Kind::Ollama, Kind::OpenaiCompatible],
+        kinds: &[Kind::Ollama],
         prefixes: &["deepseek-r1", "qwq", "qwen3", "magistral"],
         profile: Profile {
             family: "open-reasoning",
             reasons: true,
-            effort: NO_EFFORT,
+            ..OLLAMA
+        },
+    },
+    Row {
+        kinds: &[Kind::OpenaiCompatible],
+        prefixes: &["deepseek-r1", "qwq", "qwen3", "magistral"],
+        profile: Profile {
+            family: "open-reasoning",
+            reasons: true,
+            effort: enum_set!(Effort::None),
             ..OPEN
         },
+    },
+    Row {
+        kinds: &[Kind::Ollama],
+        prefixes: &[""],
+        profile: OLLAMA,
     },
 ];
