@@ -287,3 +287,109 @@ async fn ollama_think_refusals_are_learned_for_the_retry_and_the_next_process() 
     assert_eq!(omitted.len(), 1, "{data:#}");
     assert_eq!(models(dir.path(), &config)["learned"]["effort"], json!([]));
 }
+
+// ------------------------------------- llama-server's OpenAI endpoint
+
+/// llama-server's `/v1/chat/completions` (tools/server): a thinking
+/// template thinks unless `chat_template_kwargs.enable_thinking` is false,
+/// `reasoning_budget_tokens` bounds the thinking, `reasoning_effort` is
+/// ignored; thinking streams as `delta.reasoning_content` and the usage
+/// carries no reasoning count. `strict`: a proxy in front of it that
+/// refuses fields OpenAI does not have (pydantic's `extra_forbidden`).
+fn llama_openai(strict: bool) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+    move |r: &Recorded| {
+        let b = r.json();
+        if strict {
+            for field in ["reasoning_budget_tokens", "chat_template_kwargs"] {
+                if let Some(v) = b.get(field) {
+                    let msg = format!("[{{'type': 'extra_forbidden', 'loc': ('body', '{field}'), 'msg': 'Extra inputs are not permitted', 'input': {v}}}]");
+                    let e = json!({"error": {"message": msg, "type": "BadRequestError", "param": null, "code": 400}});
+                    return Reply::status(400, &e.to_string());
+                }
+            }
+        }
+        let thinks = b["chat_template_kwargs"]["enable_thinking"] != json!(false);
+        let chunk = |delta: Value, finish: Value| {
+            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "qwen3", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}).to_string()
+        };
+        let mut events = Vec::new();
+        if thinks {
+            events.push(chunk(json!({"role": "assistant", "reasoning_content": "The user wants fruit. "}), Value::Null));
+            events.push(chunk(json!({"reasoning_content": "Apples are fruit."}), Value::Null));
+        }
+        events.push(chunk(json!({"content": "Hello."}), Value::Null));
+        events.push(chunk(json!({}), json!("stop")));
+        events.push(json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 14, "total_tokens": 23}}).to_string());
+        events.push("[DONE]".into());
+        let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+        Reply::data(&refs)
+    }
+}
+
+fn compat_body(extra: &Value) -> Value {
+    let mut b = json!({"model": "qwen3", "messages": [{"role": "user", "content": "Say hello."}], "stream": true,
+                       "stream_options": {"include_usage": true}, "temperature": 0.0});
+    for (k, v) in extra.as_object().unwrap() {
+        b[k] = v.clone();
+    }
+    b
+}
+
+/// Issue 33, items 2, 3 and 4: effort none switches the template's
+/// thinking off, a budget goes as `reasoning_budget_tokens`, and the
+/// reasoning llama-server does not count is estimated and marked so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_servers_openai_endpoint_gets_its_own_thinking_fields() {
+    let server = Server::handler(llama_openai(false)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("openai-compatible", &format!("{}/v1", server.url()), "qwen3");
+    let (data, _) = run(dir.path(), &config, &["--effort", "none"]);
+    assert_eq!(posts(&server), [compat_body(&json!({"chat_template_kwargs": {"enable_thinking": false}}))]);
+    assert!(data["usage"].get("reasoning_tokens").is_none(), "{data:#}");
+    assert!(data["adjustments"].as_array().unwrap().is_empty(), "{data:#}");
+
+    let (data, _) = run(dir.path(), &config, &["--thinking-budget", "256"]);
+    assert_eq!(posts(&server)[1..], [compat_body(&json!({"reasoning_budget_tokens": 256}))]);
+    assert_eq!(data["text"], "Hello.");
+    // Nine o200k tokens of thinking, counted by cutline and marked so.
+    assert_eq!(
+        data["usage"],
+        json!({"prompt_tokens": 9, "completion_tokens": 14, "reasoning_tokens": 9, "reasoning_estimated": true})
+    );
+}
+
+/// Issue 33, item 4: a server that refuses the budget's field is taught;
+/// the record says the budget was not sent, in this run and the next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_thinking_budget_is_learned_and_recorded_as_not_sent() {
+    let server = Server::handler(llama_openai(true)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("openai-compatible", &format!("{}/v1", server.url()), "qwen3");
+    let (data, _) = run(dir.path(), &config, &["--thinking-budget", "256"]);
+    assert_eq!(data["text"], "Hello.", "{data:#}");
+    assert_eq!(
+        posts(&server),
+        [compat_body(&json!({"reasoning_budget_tokens": 256})), compat_body(&json!({}))]
+    );
+    assert_eq!(learned(&data)[0]["fact"], "thinking budget: not accepted");
+    let not_sent = |data: &Value| {
+        data["adjustments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["kind"] == "not_sent" && a["param"] == "thinking")
+    };
+    assert!(not_sent(&data), "{data:#}");
+    let (data, _) = run(dir.path(), &config, &["--thinking-budget", "256"]);
+    assert_eq!(posts(&server)[2..], [compat_body(&json!({}))]);
+    assert!(not_sent(&data) && learned(&data).is_empty(), "{data:#}");
+
+    // Effort none through the same proxy: the switch is refused, learned,
+    // and left off with a note.
+    let (data, _) = run(dir.path(), &config, &["--effort", "none"]);
+    assert_eq!(
+        posts(&server)[3..],
+        [compat_body(&json!({"chat_template_kwargs": {"enable_thinking": false}})), compat_body(&json!({}))]
+    );
+    assert_eq!(learned(&data)[0]["fact"], "effort none: not accepted");
+}

@@ -58,6 +58,7 @@ pub fn lesson(status: Option<u16>, message: &str, body: &Value, url: &str, profi
             })
         })
         .or_else(|| think_refused(&text, body))
+        .or_else(|| compatible_refused(&says, body, profile))
         .or_else(|| thinking(&text, &says, body, profile))
         .or_else(|| effort(&text, &says, body, profile))
         .or_else(|| native(&says))
@@ -274,6 +275,30 @@ fn think_refused(text: &str, body: &Value) -> Option<Lesson> {
                 thinking: Some(EnumSet::empty()),
                 effort: Some(EnumSet::empty()),
                 reasons: Some(false),
+                ..Overrides::default()
+            },
+        )
+    })
+}
+
+/// A compatible server that refuses llama-server's fields: a thinking
+/// budget (`reasoning_budget_tokens`) is then not sent, nor effort `none`
+/// as `chat_template_kwargs`.
+fn compatible_refused(says: &impl Fn(&str) -> bool, body: &Value, profile: &Profile) -> Option<Lesson> {
+    if body.get("reasoning_budget_tokens").is_some() && says("reasoning_budget_tokens") {
+        return Some(Lesson::new(
+            "thinking budget: not accepted",
+            Overrides {
+                thinking: Some(profile.thinking - ThinkingForm::Budget),
+                ..Overrides::default()
+            },
+        ));
+    }
+    (body.get("chat_template_kwargs").is_some() && (says("chat_template_kwargs") || says("enable_thinking"))).then(|| {
+        Lesson::new(
+            "effort none: not accepted",
+            Overrides {
+                effort: Some(profile.effort - Effort::None),
                 ..Overrides::default()
             },
         )

@@ -18,9 +18,9 @@
 
 use serde_json::{Value, json};
 
-use super::profile::{Api, TokenField};
+use super::profile::{Api, Effort, TokenField};
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
-use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
+use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Thinking, Usage};
 use super::{responses, structured};
 
 /// An OpenAI chat-completions endpoint.
@@ -81,9 +81,7 @@ impl OpenAi {
         if !p.stop.is_empty() {
             body["stop"] = json!(p.stop);
         }
-        if let Some(e) = req.effort {
-            body["reasoning_effort"] = json!(e.as_str());
-        }
+        self.reasoning(req, &mut body);
         if let Some(schema) = p.schema {
             // The wrapped shape, for every server. llama-server's README also
             // shows a flat `{"type": "json_schema", "schema": …}`: on its
@@ -101,6 +99,32 @@ impl OpenAi {
             });
         }
         body
+    }
+}
+
+impl OpenAi {
+    /// Effort and thinking as `run::plan` decided them, in this wire's
+    /// fields. OpenAI: `reasoning_effort` (its `none` included). A
+    /// compatible server switches a template's thinking off with
+    /// `chat_template_kwargs.enable_thinking: false` (llama-server, vLLM,
+    /// SGLang; llama-server ignores `reasoning_effort`), takes other levels
+    /// as `reasoning_effort`, and a thinking budget as
+    /// `reasoning_budget_tokens` (llama-server); a server that refuses
+    /// either field teaches `llm::adapt`, and the record says it was not
+    /// sent.
+    fn reasoning(&self, req: &Request, body: &mut Value) {
+        match req.effort {
+            Some(Effort::None) if self.compatible => {
+                body["chat_template_kwargs"] = json!({"enable_thinking": false});
+            }
+            Some(e) => body["reasoning_effort"] = json!(e.as_str()),
+            None => {}
+        }
+        if self.compatible
+            && let Some(Thinking::Budget { tokens }) = req.thinking
+        {
+            body["reasoning_budget_tokens"] = json!(tokens);
+        }
     }
 }
 
@@ -178,6 +202,9 @@ struct ChunkDecoder {
     reason: Option<String>,
     usage: Usage,
     refused: bool,
+    /// The streamed reasoning text, for an estimate where the usage has no
+    /// reasoning count (llama-server, vLLM).
+    thinking: String,
 }
 
 impl ChunkDecoder {
@@ -187,6 +214,7 @@ impl ChunkDecoder {
             reason: None,
             usage: Usage::default(),
             refused: false,
+            thinking: String::new(),
         }
     }
 }
@@ -228,6 +256,7 @@ impl Decoder for ChunkDecoder {
                 if let Some(text) = delta.and_then(|d| d.get(field)).and_then(Value::as_str)
                     && !text.is_empty()
                 {
+                    self.thinking.push_str(text);
                     out.push(Event::Thinking { text: text.to_owned() });
                 }
             }
@@ -258,10 +287,15 @@ impl Decoder for ChunkDecoder {
         } else {
             self.reason.clone()
         };
+        let mut usage = self.usage;
+        if usage.reasoning_tokens.is_none() && !self.thinking.is_empty() {
+            usage.reasoning_tokens = Some(wire::estimate_tokens(&self.thinking));
+            usage.reasoning_estimated = true;
+        }
         Event::Finish {
             reason: raw.as_deref().map_or(FinishReason::Stop, finish_reason),
             raw_reason: raw,
-            usage: self.usage,
+            usage,
         }
     }
 }
