@@ -151,6 +151,10 @@ pub enum FinishReason {
     Incomplete,
     /// The request or stream failed.
     Error,
+    /// The provider ended with a reason cutline does not know (kept in
+    /// `raw_reason`): neither a clean stop nor a cut is claimed. Added
+    /// after the others, so every record written before reads the same.
+    Unknown,
 }
 
 impl FinishReason {
@@ -163,6 +167,7 @@ impl FinishReason {
             Self::ContentFilter => "content_filter",
             Self::Incomplete => "incomplete",
             Self::Error => "error",
+            Self::Unknown => "unknown",
         }
     }
 }

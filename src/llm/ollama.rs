@@ -76,11 +76,14 @@ impl Ollama {
     }
 }
 
-/// Map Ollama's `done_reason` to a normalised reason.
+/// Map Ollama's `done_reason` to a normalised reason: `stop` and `length`
+/// are what `/api/chat` ends a generation with; any other word (or none)
+/// is `Unknown`, never a clean stop.
 pub fn finish_reason(raw: &str) -> FinishReason {
     match raw {
+        "stop" => FinishReason::Stop,
         "length" => FinishReason::Length,
-        _ => FinishReason::Stop,
+        _ => FinishReason::Unknown,
     }
 }
 
@@ -143,7 +146,7 @@ impl Decoder for LineDecoder {
             self.reason = Some(
                 v.get("done_reason")
                     .and_then(Value::as_str)
-                    .unwrap_or("stop")
+                    .unwrap_or_default()
                     .to_owned(),
             );
             let thinking = (!self.thinking.is_empty()).then(|| wire::estimate_tokens(&self.thinking));
@@ -163,7 +166,7 @@ impl Decoder for LineDecoder {
         match &self.reason {
             Some(r) => Event::Finish {
                 reason: finish_reason(r),
-                raw_reason: Some(r.clone()),
+                raw_reason: (!r.is_empty()).then(|| r.clone()),
                 usage: self.usage,
             },
             None => Event::Error(wire::dropped(LABEL)),

@@ -128,13 +128,16 @@ impl OpenAi {
     }
 }
 
-/// Map OpenAI's `finish_reason` to a normalised reason.
+/// Map OpenAI's `finish_reason` (the SDK's literals, and the refusal
+/// cutline reads from `delta.refusal`) to a normalised reason; a word no
+/// SDK lists is `Unknown`, never a clean stop.
 pub fn finish_reason(raw: &str) -> FinishReason {
     match raw {
+        "stop" => FinishReason::Stop,
         "length" => FinishReason::Length,
         "tool_calls" | "function_call" => FinishReason::ToolCalls,
         "content_filter" | "refusal" => FinishReason::ContentFilter,
-        _ => FinishReason::Stop,
+        _ => FinishReason::Unknown,
     }
 }
 
@@ -293,7 +296,7 @@ impl Decoder for ChunkDecoder {
             usage.reasoning_estimated = true;
         }
         Event::Finish {
-            reason: raw.as_deref().map_or(FinishReason::Stop, finish_reason),
+            reason: raw.as_deref().map_or(FinishReason::Unknown, finish_reason),
             raw_reason: raw,
             usage,
         }

@@ -262,7 +262,8 @@ pub(super) fn end_of(o: &Outcome, continuable: bool) -> Option<Ended> {
         FinishReason::Length | FinishReason::Incomplete if !continuable => Some(Ended::NotJsonl),
         FinishReason::Length if super::loop_of(&o.record).is_some() => Some(Ended::Loop),
         FinishReason::Length | FinishReason::Incomplete => None,
-        FinishReason::Error => Some(Ended::Failed),
+        // An end cutline cannot read is not taken for a finished answer.
+        FinishReason::Error | FinishReason::Unknown => Some(Ended::Failed),
         _ => Some(Ended::Finished),
     }
 }
