@@ -16,6 +16,8 @@ use assert_cmd::Command;
 use serde_json::{Value, json};
 use support::{Recorded, Reply, Server};
 
+const KEY_ENV: &str = "CUTLINE_LEARNED_TEST_KEY";
+
 /// A prompts directory with one short text prompt, so bodies are exact.
 fn prompts(dir: &Path) -> std::path::PathBuf {
     let p = dir.join("prompts");
@@ -32,6 +34,7 @@ fn cutline(dir: &Path, config: &str) -> Command {
     c.current_dir(dir)
         .env("CUTLINE_CONFIG", dir.join("cutline.toml"))
         .env("CUTLINE_LEARNED_FILE", dir.join("models.json"))
+        .env(KEY_ENV, "sk-learned-test-0000")
         .args(["--prompts"])
         .arg(prompts(dir))
         .args(["--sessions", "sessions"])
@@ -40,7 +43,9 @@ fn cutline(dir: &Path, config: &str) -> Command {
 }
 
 fn provider(kind: &str, base: &str, model: &str) -> String {
-    format!("[[provider]]\nname = \"p\"\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"{model}\"\n")
+    format!(
+        "[[provider]]\nname = \"p\"\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"{model}\"\napi_key_env = \"{KEY_ENV}\"\n"
+    )
 }
 
 /// `cutline run hello --provider p ARGS --output json`: the run's data and
@@ -392,4 +397,51 @@ async fn a_refused_thinking_budget_is_learned_and_recorded_as_not_sent() {
         [compat_body(&json!({"chat_template_kwargs": {"enable_thinking": false}})), compat_body(&json!({}))]
     );
     assert_eq!(learned(&data)[0]["fact"], "effort none: not accepted");
+}
+
+// --------------------------------------------------- OpenAI effort max
+
+/// A gpt-6 model that takes no `max`, refusing it as OpenAI refuses an
+/// effort level (the levels it takes listed).
+fn no_max(r: &Recorded) -> Reply {
+    if r.method == "GET" {
+        return Reply::status(404, &json!({"error": {"message": "no such model", "type": "invalid_request_error"}}).to_string());
+    }
+    if r.json()["reasoning_effort"] == "max" {
+        let e = json!({"error": {"message": "Unsupported value: 'reasoning_effort' does not support 'max' with this model. Supported values are: 'none', 'low', 'medium', 'high', and 'xhigh'.", "type": "invalid_request_error", "param": "reasoning_effort", "code": "unsupported_value"}});
+        return Reply::status(400, &e.to_string());
+    }
+    chat_ok("Hello.")
+}
+
+/// Issue 33, item 7: `--effort max` is sent to gpt-5.x and gpt-6 (the
+/// SDK lists it); a model that refuses it teaches its levels, and the next
+/// process leaves `max` off with a note instead of asking again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn effort_max_is_sent_to_gpt_6_and_a_refusal_is_learned() {
+    let server = Server::handler(no_max).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("openai", &format!("{}/v1", server.url()), "gpt-6-nova");
+    let body = |effort: Option<&str>| {
+        let mut b = json!({"model": "gpt-6-nova", "messages": [{"role": "user", "content": "Say hello."}], "stream": true,
+                           "stream_options": {"include_usage": true}, "max_completion_tokens": 64});
+        if let Some(e) = effort {
+            b["reasoning_effort"] = json!(e);
+        }
+        b
+    };
+    let (data, _) = run(dir.path(), &config, &["--effort", "max", "--max-tokens", "64"]);
+    assert_eq!(data["text"], "Hello.", "{data:#}");
+    assert_eq!(posts(&server), [body(Some("max")), body(None)]);
+    assert_eq!(learned(&data)[0]["fact"], "effort: none, low, medium, high, xhigh");
+    let (data, _) = run(dir.path(), &config, &["--effort", "max", "--max-tokens", "64"]);
+    assert_eq!(posts(&server)[2..], [body(None)]);
+    let omitted: Vec<String> = data["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "omitted" && a["param"] == "effort")
+        .map(|a| a["reason"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(omitted, ["learned models do not take effort max"]);
 }

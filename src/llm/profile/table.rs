@@ -181,7 +181,9 @@ pub const TABLE: &[Row] = &[
             ..OPENAI_REASONING
         },
     },
-    // gpt-5.1 and later take sampling parameters at effort `none`.
+    // gpt-5.1 and later take sampling parameters at effort `none`. `max`
+    // is in the SDK's `ReasoningEffort`: it is sent, and a model that
+    // refuses it lists what it takes (`llm::adapt`).
     Row {
         kinds: &[Kind::Openai],
         prefixes: &["gpt-5.", "gpt-6", "gpt-7"],
@@ -191,7 +193,7 @@ pub const TABLE: &[Row] = &[
             greedy: true,
             top_p: true,
             sampling_needs_no_effort: true,
-            effort: enum_set!(Effort::None | Low | Medium | High | Xhigh),
+            effort: enum_set!(Effort::None | Low | Medium | High | Xhigh | Max),
             ..OPENAI_REASONING
         },
     },
