@@ -445,3 +445,73 @@ async fn effort_max_is_sent_to_gpt_6_and_a_refusal_is_learned() {
         .collect();
     assert_eq!(omitted, ["learned models do not take effort max"]);
 }
+
+// ------------------------------------------------------------ retirement
+
+/// OpenAI's Models API as the SDK's `Model` describes it: `shutdown_date`
+/// where one is announced. `dates`: model id → its date (`None`: 404).
+fn openai_models(dates: &'static [(&'static str, Option<&'static str>)]) -> impl Fn(&Recorded) -> Reply + Send + Sync {
+    move |r: &Recorded| {
+        if r.method == "GET" {
+            let id = r.path.trim_start_matches("/v1/models/");
+            return match dates.iter().find(|(m, _)| *m == id) {
+                Some((_, date)) => Reply::status(
+                    200,
+                    &json!({"id": id, "object": "model", "created": 1_760_000_000, "owned_by": "system", "shutdown_date": date}).to_string(),
+                ),
+                None => Reply::status(404, &json!({"error": {"message": format!("The model '{id}' does not exist"), "type": "invalid_request_error", "code": "model_not_found"}}).to_string()),
+            };
+        }
+        chat_ok("Hello.")
+    }
+}
+
+fn retiring(data: &Value) -> Vec<Value> {
+    data["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "retiring")
+        .cloned()
+        .collect()
+}
+
+/// Issue 33, item 6: the Models API's `shutdown_date` wins over the table
+/// (read once, kept for the next process); a past date says the model is
+/// gone; the table's dates are the SDK's, per exact id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_date_from_the_models_api_wins_and_a_past_one_says_the_model_is_gone() {
+    let server = Server::handler(openai_models(&[("gpt-5.1", Some("2026-11-02")), ("gpt-5.2", None)])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.url());
+    // The table says 2027-04-01 for gpt-5.1; the API says it is past.
+    let config = provider("openai", &base, "gpt-5.1");
+    let (data, warnings) = run(dir.path(), &config, &[]);
+    assert_eq!(
+        retiring(&data),
+        [json!({"kind": "retiring", "model": "gpt-5.1", "lifecycle": "retired", "date": "2026-11-02", "source": "models api"})]
+    );
+    assert!(
+        warnings.contains("gpt-5.1 is retired: it shut down on 2026-11-02 (models api); requests to it are expected to fail"),
+        "{warnings}"
+    );
+    let gets = |s: &Server| s.requests().iter().filter(|r| r.method == "GET").map(|r| r.path.clone()).collect::<Vec<_>>();
+    assert_eq!(gets(&server), ["/v1/models/gpt-5.1"]);
+    // The next process reads the kept answer rather than asking again.
+    let (data, _) = run(dir.path(), &config, &[]);
+    assert_eq!(retiring(&data)[0]["source"], "models api");
+    assert_eq!(gets(&server), ["/v1/models/gpt-5.1"]);
+
+    // No date announced: nothing to say.
+    let config = provider("openai", &base, "gpt-5.2");
+    let (data, _) = run(dir.path(), &config, &[]);
+    assert_eq!(retiring(&data), Vec::<Value>::new());
+
+    // The API does not know it: the table's date (the SDK's), past.
+    let config = provider("openai", &base, "o4-mini");
+    let (data, _) = run(dir.path(), &config, &[]);
+    assert_eq!(
+        retiring(&data),
+        [json!({"kind": "retiring", "model": "o4-mini", "lifecycle": "retired", "date": "2026-10-23", "source": "profile"})]
+    );
+}

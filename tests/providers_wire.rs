@@ -389,7 +389,15 @@ fn fruit_spec(structured: Option<Structured>) -> cutline::run::Spec {
 
 #[tokio::test]
 async fn a_provider_structured_mode_applies_unless_the_command_line_says_otherwise() {
-    let server = Server::start(vec![P::OpenAi.ok(), P::OpenAi.ok(), P::OpenAi.ok()]).await;
+    // OpenAI's Models API (asked once, first) does not know the model.
+    let server = Server::handler(|r| {
+        if r.method == "GET" {
+            Reply::status(404, "{}")
+        } else {
+            P::OpenAi.ok()
+        }
+    })
+    .await;
     let target = |extra: &str| {
         let c = cfg(P::OpenAi, &server, extra);
         Target::configured(std::sync::Arc::from(config::build_with_env(&c, &env).unwrap()), &c)
@@ -410,7 +418,13 @@ async fn a_provider_structured_mode_applies_unless_the_command_line_says_otherwi
         .await
         .unwrap();
     assert_eq!(outcome.record.structured_path.as_str(), "native");
-    let bodies: Vec<Value> = server.requests().iter().map(support::Recorded::json).collect();
+    let bodies: Vec<Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .map(support::Recorded::json)
+        .collect();
+    assert_eq!(bodies.len(), 3);
     assert!(bodies[0].get("response_format").is_none());
     assert_eq!(
         bodies[0]["messages"][0]["content"],

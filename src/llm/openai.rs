@@ -171,6 +171,13 @@ impl Provider for OpenAi {
         Some(self.request(req))
     }
 
+    /// OpenAI's `GET /v1/models/{id}` (`Model` in the SDK): no
+    /// capabilities, but `shutdown_date`, which wins over the table's date.
+    /// A compatible server's answer to that path is its own (or none).
+    fn describe(&self) -> Option<super::Describe> {
+        (!self.compatible).then(|| describe(self.endpoint.clone()))
+    }
+
     /// OpenAI's own API only: a compatible server has no batches.
     fn batch_wire(&self) -> Option<super::BatchWire> {
         (!self.compatible).then(|| super::BatchWire::OpenAi(self.clone()))
@@ -184,6 +191,26 @@ impl OpenAi {
             Api::Chat => (self.url(), self.body(req)),
             Api::Responses => (responses::url(&self.endpoint), responses::body(&self.endpoint, req)),
         }
+    }
+}
+
+/// Ask OpenAI's Models API about `endpoint`'s model; `Ok(None)` when it
+/// does not know the model.
+pub fn describe(endpoint: Endpoint) -> super::Describe {
+    Box::pin(async move {
+        let url = format!("{}/models/{}", endpoint.base_url, endpoint.model);
+        let v = endpoint.get_json(&url, Auth::Bearer, &[]).await?;
+        Ok(v.map(|v| read_model(&v, super::learned::now_ms())))
+    })
+}
+
+/// What a `Model` says, read at `now_ms`: its shutdown date, when
+/// announced.
+pub fn read_model(v: &Value, now_ms: u64) -> super::learned::ModelsApi {
+    super::learned::ModelsApi {
+        fetched_ms: now_ms,
+        retires_at: v.get("shutdown_date").and_then(Value::as_str).map(str::to_owned),
+        ..super::learned::ModelsApi::default()
     }
 }
 
