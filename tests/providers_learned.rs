@@ -515,3 +515,71 @@ async fn a_shutdown_date_from_the_models_api_wins_and_a_past_one_says_the_model_
         [json!({"kind": "retiring", "model": "o4-mini", "lifecycle": "retired", "date": "2026-10-23", "source": "profile"})]
     );
 }
+
+// ------------------------------------------------ models no table knows
+
+/// Gemini as the google-genai SDK's `Model` describes a thinking model,
+/// and its stream.
+fn gemini_unknown(r: &Recorded) -> Reply {
+    if r.method == "GET" {
+        let info = json!({"name": "models/gemini-5-flash", "version": "5.0", "displayName": "Gemini 5 Flash", "inputTokenLimit": 1_048_576,
+                          "outputTokenLimit": 65536, "supportedGenerationMethods": ["generateContent"], "temperature": 1.0,
+                          "maxTemperature": 2.0, "topP": 0.95, "topK": 64, "thinking": true});
+        return Reply::status(200, &info.to_string());
+    }
+    Reply::data(&[
+        r#"{"candidates":[{"content":{"parts":[{"text":"Hello."}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":2,"thoughtsTokenCount":12,"totalTokenCount":18}}"#,
+    ])
+}
+
+/// Issue 33, item 5: a Gemini model no row knows is asked about first; a
+/// thinking model keeps its own temperature (Google's guidance) and takes
+/// effort as a thinking level; the answer is kept for the next process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_model_no_table_knows_gets_its_defaults_from_the_models_api() {
+    let server = Server::handler(gemini_unknown).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("gemini", &server.url(), "gemini-5-flash");
+    let sent = json!({"contents": [{"role": "user", "parts": [{"text": "Say hello."}]}],
+                      "generationConfig": {"thinkingConfig": {"thinkingLevel": "LOW"}}});
+    let (data, _) = run(dir.path(), &config, &["--effort", "low"]);
+    assert_eq!(data["text"], "Hello.", "{data:#}");
+    assert_eq!(posts(&server), [sent.clone()]);
+    assert_eq!(data["greedy"], false);
+    let paths: Vec<String> = server.requests().iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+    assert_eq!(
+        paths,
+        [
+            "GET /v1beta/models/gemini-5-flash",
+            "POST /v1beta/models/gemini-5-flash:streamGenerateContent?alt=sse"
+        ]
+    );
+    let (_, _) = run(dir.path(), &config, &["--effort", "low"]);
+    assert_eq!(posts(&server)[1..], [sent]);
+    assert_eq!(server.requests().len(), 3, "read once, kept for the next process");
+}
+
+/// Issue 33, item 5: an OpenAI model no row knows is sent the effort asked
+/// for (it was dropped), and `probe` finds effort in its eight calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openai_model_no_table_knows_is_sent_its_effort_and_probed_for_it() {
+    let server = Server::handler(openai_models(&[("o9-preview", None)])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("openai", &format!("{}/v1", server.url()), "o9-preview");
+    let (data, _) = run(dir.path(), &config, &["--effort", "high"]);
+    assert_eq!(data["text"], "Hello.", "{data:#}");
+    assert_eq!(posts(&server)[0]["reasoning_effort"], "high");
+    let out = cutline(dir.path(), &config)
+        .args(["probe", "p", "--output", "json"])
+        .output()
+        .unwrap();
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = env["data"]["findings"].as_array().unwrap().clone();
+    let effort = findings
+        .iter()
+        .find(|f| f["capability"] == "effort")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!((effort["found"].as_str(), effort["how"].as_str()), (Some("accepted (low)"), Some("probe")));
+    assert!(env["data"]["calls"].as_u64().unwrap() <= 8);
+    assert_eq!(posts(&server).last().unwrap()["reasoning_effort"], "low");
+}

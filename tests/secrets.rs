@@ -271,6 +271,8 @@ async fn keys_appear_in_no_output_session_or_log() {
         replies.push(echo(404, ANTHROPIC_KEY));
         replies.push(echo(401, ANTHROPIC_KEY));
         plan.push(("ant", format, false));
+        // So does each run of a Gemini model no table row knows.
+        replies.push(echo(404, GEMINI_KEY));
         replies.push(echo(401, GEMINI_KEY));
         plan.push(("gem", format, false));
         replies.push(echo(404, OPENAI_KEY));

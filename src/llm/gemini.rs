@@ -155,6 +155,12 @@ impl Provider for Gemini {
         Some((self.url(), self.body(req)))
     }
 
+    /// The Models API, for a model no table row knows by name
+    /// (`llm::gemini_models`).
+    fn describe(&self) -> Option<super::Describe> {
+        super::gemini_models::asks(&self.endpoint.model).then(|| super::gemini_models::describe(self.endpoint.clone()))
+    }
+
     fn batch_wire(&self) -> Option<super::BatchWire> {
         Some(super::BatchWire::Gemini(self.clone()))
     }

@@ -18,6 +18,7 @@ pub mod anthropic;
 pub mod batch;
 pub mod config;
 pub mod gemini;
+pub mod gemini_models;
 pub mod grammar;
 pub mod http;
 pub mod kind;

@@ -282,10 +282,14 @@ impl Probe<'_> {
             let f = api.facts;
             learned::set_api(&self.base, &self.model, api);
             self.profile = self.profile.over(&f);
-            let forms = f.thinking.map_or_else(|| "not said".to_owned(), forms_word);
-            self.found("thinking", &forms, "models api", None);
-            let effort = f.effort.map_or_else(|| "not said".to_owned(), efforts_word);
-            return self.found("effort", &effort, "models api", None);
+            // An API that says nothing of thinking (OpenAI's) leaves it
+            // to a request.
+            if f.thinking.is_some() || f.effort.is_some() {
+                let forms = f.thinking.map_or_else(|| "not said".to_owned(), forms_word);
+                self.found("thinking", &forms, "models api", None);
+                let effort = f.effort.map_or_else(|| "not said".to_owned(), efforts_word);
+                return self.found("effort", &effort, "models api", None);
+            }
         }
         let forms = self.profile.thinking;
         let (thinking, effort) = if forms.contains(ThinkingForm::Level) {

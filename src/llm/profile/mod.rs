@@ -310,6 +310,9 @@ mod tests {
         assert_eq!(f(Kind::Openai, "gpt-6-astra"), "openai-reasoning-effort-none");
         assert_eq!(f(Kind::Openai, "gpt-5-chat-latest"), "openai-chat");
         assert_eq!(f(Kind::Openai, "gpt-4.1-mini"), "openai-chat");
+        assert_eq!(f(Kind::Openai, "gpt-4o"), "openai-chat");
+        assert_eq!(f(Kind::Openai, "o9-preview"), "openai");
+        assert!(lookup(Kind::Openai, "o9-preview").effort.contains(Effort::High));
         assert_eq!(f(Kind::Openai, "o3-pro"), "openai-responses-only");
         assert_eq!(f(Kind::Openai, "gpt-5.5-pro-2026-04-23"), "openai-responses-only");
         assert_eq!(lookup(Kind::Openai, "gpt-5-codex").api, Api::Responses);

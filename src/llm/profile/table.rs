@@ -258,8 +258,19 @@ pub const TABLE: &[Row] = &[
     },
     Row {
         kinds: &[Kind::Openai],
-        prefixes: &[""],
+        prefixes: &["gpt-4", "gpt-3.5"],
         profile: OPENAI_CHAT,
+    },
+    // A model no row knows: every effort level is offered (a refusal
+    // teaches the ones it takes), and `cutline probe` asks.
+    Row {
+        kinds: &[Kind::Openai],
+        prefixes: &[""],
+        profile: Profile {
+            family: "openai",
+            effort: EnumSet::all(),
+            ..OPENAI_CHAT
+        },
     },
     Row {
         kinds: &[Kind::Anthropic],
