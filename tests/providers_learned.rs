@@ -23,6 +23,12 @@ fn prompts(dir: &Path) -> std::path::PathBuf {
     let p = dir.join("prompts");
     std::fs::create_dir_all(&p).unwrap();
     std::fs::write(p.join("hello.toml"), "id = \"hello\"\nprompt = \"Say hello.\"\n").unwrap();
+    std::fs::write(
+        p.join("terms.toml"),
+        "id = \"terms\"\nresponse-type = \"jsonl\"\nprompt = \"List the terms, one JSON object per line.\"\n\
+         schema = '{\"type\": \"object\", \"properties\": {\"term\": {\"type\": \"string\"}}, \"required\": [\"term\"]}'\n",
+    )
+    .unwrap();
     p
 }
 
@@ -582,4 +588,55 @@ async fn an_openai_model_no_table_knows_is_sent_its_effort_and_probed_for_it() {
     assert_eq!((effort["found"].as_str(), effort["how"].as_str()), (Some("accepted (low)"), Some("probe")));
     assert!(env["data"]["calls"].as_u64().unwrap() <= 8);
     assert_eq!(posts(&server).last().unwrap()["reasoning_effort"], "low");
+}
+
+// ------------------------------------------- Gemini's mid-stream checkpoints
+
+/// Gemini 3 streaming with checkpoints: each chunk carries a
+/// `continuationToken` and no finish reason; the first request's stream
+/// breaks after two chunks; a request resumed with a token goes on from it.
+fn gemini_checkpoints(r: &Recorded) -> Reply {
+    let chunk = |text: &str, token: Option<&str>, finish: Option<&str>| {
+        let mut c = json!({"content": {"parts": [{"text": text}], "role": "model"}, "index": 0});
+        if let Some(t) = token {
+            c["continuationToken"] = json!(t);
+        }
+        if let Some(f) = finish {
+            c["finishReason"] = json!(f);
+        }
+        json!({"candidates": [c]}).to_string()
+    };
+    match r.json().get("continuationToken").and_then(Value::as_str) {
+        None => {
+            let a = chunk("{\"term\": \"xylem\"}\n", Some("ckpt-1"), None);
+            let b = chunk("{\"term\": \"phloem\"}\n", Some("ckpt-2"), None);
+            Reply::data(&[&a, &b]).cut()
+        }
+        Some("ckpt-2") => Reply::data(&[&chunk("{\"term\": \"stoma\"}\n", None, Some("STOP"))]),
+        Some(other) => Reply::status(400, &json!({"error": {"code": 400, "message": format!("bad token {other}"), "status": "INVALID_ARGUMENT"}}).to_string()),
+    }
+}
+
+/// Issue 33, item 9: a stream that breaks after a checkpoint keeps the
+/// latest token, and `--continue` resends the same request with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_gemini_stream_is_continued_from_its_latest_checkpoint() {
+    let server = Server::handler(gemini_checkpoints).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = provider("gemini", &server.url(), "gemini-3-flash-preview");
+    let out = cutline(dir.path(), &config)
+        .args(["run", "terms", "--provider", "p", "--continue", "2", "--output", "json"])
+        .output()
+        .unwrap();
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let data = &env["data"];
+    let terms: Vec<&str> = data["analysis"]["items"].as_array().unwrap_or_else(|| panic!("{env:#}")).iter().map(|i| i["term"].as_str().unwrap()).collect();
+    assert_eq!(terms, ["xylem", "phloem", "stoma"], "{env:#}");
+    assert_eq!(data["continuation"]["ended"], "finished", "{env:#}");
+    assert_eq!(data["continuation"]["calls"][1]["how"], "native");
+    let bodies = posts(&server);
+    assert_eq!(bodies.len(), 2);
+    let mut resumed = bodies[0].clone();
+    resumed["continuationToken"] = json!("ckpt-2");
+    assert_eq!(bodies[1], resumed, "the same request, with the latest token");
 }

@@ -266,8 +266,12 @@ impl Decoder for ChunkDecoder {
         }
     }
 
+    /// The latest checkpoint, where the answer can be resumed from it:
+    /// after a `CONTINUATION` finish, or when the stream ended (or broke)
+    /// before any finish reason, as the SDK's `StreamContinuation` resumes
+    /// from the latest mid-stream `continuationToken`.
     fn resume(&mut self) -> Option<Event> {
         let token = self.continuation.take()?;
-        (self.reason.as_deref() == Some("CONTINUATION")).then_some(Event::Resume { token })
+        matches!(self.reason.as_deref(), None | Some("CONTINUATION")).then_some(Event::Resume { token })
     }
 }

@@ -249,7 +249,11 @@ impl Endpoint {
                     Some(k) => scrub_fields(ev, k),
                     None => ev,
                 };
-                if let Some(resume) = decoder.resume().filter(|_| matches!(last, Event::Finish { .. }))
+                // A token to resume from comes before the end, a broken
+                // stream's too (Gemini's mid-stream checkpoints).
+                if let Some(resume) = decoder
+                    .resume()
+                    .filter(|_| matches!(last, Event::Finish { .. } | Event::Error(_)))
                     && tx.send(fields(resume)).await.is_err()
                 {
                     return;
