@@ -142,7 +142,10 @@ async fn a_refused_max_tokens_is_sent_as_max_completion_tokens_on_the_retry_and_
     assert_eq!(l[0]["fact"], "max-token field: max_completion_tokens");
     assert_eq!(l[0]["status"], 400);
     assert!(warnings.contains("max_completion_tokens"), "{warnings}");
-    assert_eq!(models(dir.path(), &config)["learned"]["token_field"], "max_completion_tokens");
+    assert_eq!(
+        models(dir.path(), &config)["learned"]["token_field"],
+        "max_completion_tokens"
+    );
 
     // A second process reads the lesson: one request, right the first time.
     let (data, _) = run(dir.path(), &config, &["--max-tokens", "64"]);
@@ -170,13 +173,19 @@ fn ollama(thinks: &'static [&'static str], takes_max: bool) -> impl Fn(&Recorded
             && !words.contains(&w)
         {
             let listed: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
-            let e = format!("invalid think value: \"{w}\" (must be {}, true, or false)", listed.join(", "));
+            let e = format!(
+                "invalid think value: \"{w}\" (must be {}, true, or false)",
+                listed.join(", ")
+            );
             return Reply::status(400, &json!({ "error": e }).to_string());
         }
         let truthy = b.get("think").is_some_and(|t| t != &json!(false));
         let thinking = thinks.contains(&model) && (truthy || b.get("think").is_none());
         if !thinks.contains(&model) && truthy {
-            return Reply::status(400, &json!({"error": format!("\"{model}\" does not support thinking")}).to_string());
+            return Reply::status(
+                400,
+                &json!({"error": format!("\"{model}\" does not support thinking")}).to_string(),
+            );
         }
         let line = |m: Value, done: bool| {
             let mut v = json!({"model": model, "created_at": "2026-11-29T09:00:00Z", "message": m, "done": done});
@@ -189,7 +198,10 @@ fn ollama(thinks: &'static [&'static str], takes_max: bool) -> impl Fn(&Recorded
         };
         let mut lines = Vec::new();
         if thinking {
-            lines.push(line(json!({"role": "assistant", "content": "", "thinking": "The user wants a greeting."}), false));
+            lines.push(line(
+                json!({"role": "assistant", "content": "", "thinking": "The user wants a greeting."}),
+                false,
+            ));
         }
         lines.push(line(json!({"role": "assistant", "content": "Hello."}), false));
         lines.push(line(json!({"role": "assistant", "content": ""}), true));
@@ -238,7 +250,11 @@ async fn ollama_gets_each_effort_as_a_think_value_it_takes() {
         assert_eq!(posts(&server)[i..], [ollama_body("qwen3:8b", think.clone())]);
         // Thinking is Ollama's default for a thinking model; only `none`
         // switches it off.
-        let thought = if think == &Some(json!(false)) { "" } else { "The user wants a greeting." };
+        let thought = if think == &Some(json!(false)) {
+            ""
+        } else {
+            "The user wants a greeting."
+        };
         assert_eq!(data["thinking"].as_str().unwrap_or(""), thought, "{data:#}");
         notes.extend(thinking_notes(&data));
     }
@@ -284,7 +300,10 @@ async fn ollama_think_refusals_are_learned_for_the_retry_and_the_next_process() 
     assert_eq!(data["text"], "Hello.", "{data:#}");
     assert_eq!(
         posts(&server),
-        [ollama_body("gemma3:4b", Some(json!("high"))), ollama_body("gemma3:4b", None)]
+        [
+            ollama_body("gemma3:4b", Some(json!("high"))),
+            ollama_body("gemma3:4b", None)
+        ]
     );
     assert_eq!(learned(&data)[0]["fact"], "thinking: not accepted");
     let (data, _) = run(dir.path(), &config, &["--effort", "high"]);
@@ -313,7 +332,9 @@ fn llama_openai(strict: bool) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'st
         if strict {
             for field in ["reasoning_budget_tokens", "chat_template_kwargs"] {
                 if let Some(v) = b.get(field) {
-                    let msg = format!("[{{'type': 'extra_forbidden', 'loc': ('body', '{field}'), 'msg': 'Extra inputs are not permitted', 'input': {v}}}]");
+                    let msg = format!(
+                        "[{{'type': 'extra_forbidden', 'loc': ('body', '{field}'), 'msg': 'Extra inputs are not permitted', 'input': {v}}}]"
+                    );
                     let e = json!({"error": {"message": msg, "type": "BadRequestError", "param": null, "code": 400}});
                     return Reply::status(400, &e.to_string());
                 }
@@ -325,7 +346,10 @@ fn llama_openai(strict: bool) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'st
         };
         let mut events = Vec::new();
         if thinks {
-            events.push(chunk(json!({"role": "assistant", "reasoning_content": "The user wants fruit. "}), Value::Null));
+            events.push(chunk(
+                json!({"role": "assistant", "reasoning_content": "The user wants fruit. "}),
+                Value::Null,
+            ));
             events.push(chunk(json!({"reasoning_content": "Apples are fruit."}), Value::Null));
         }
         events.push(chunk(json!({"content": "Hello."}), Value::Null));
@@ -355,12 +379,20 @@ async fn llama_servers_openai_endpoint_gets_its_own_thinking_fields() {
     let dir = tempfile::tempdir().unwrap();
     let config = provider("openai-compatible", &format!("{}/v1", server.url()), "qwen3");
     let (data, _) = run(dir.path(), &config, &["--effort", "none"]);
-    assert_eq!(posts(&server), [compat_body(&json!({"chat_template_kwargs": {"enable_thinking": false}}))]);
+    assert_eq!(
+        posts(&server),
+        [compat_body(
+            &json!({"chat_template_kwargs": {"enable_thinking": false}})
+        )]
+    );
     assert!(data["usage"].get("reasoning_tokens").is_none(), "{data:#}");
     assert!(data["adjustments"].as_array().unwrap().is_empty(), "{data:#}");
 
     let (data, _) = run(dir.path(), &config, &["--thinking-budget", "256"]);
-    assert_eq!(posts(&server)[1..], [compat_body(&json!({"reasoning_budget_tokens": 256}))]);
+    assert_eq!(
+        posts(&server)[1..],
+        [compat_body(&json!({"reasoning_budget_tokens": 256}))]
+    );
     assert_eq!(data["text"], "Hello.");
     // Nine o200k tokens of thinking, counted by cutline and marked so.
     assert_eq!(
@@ -380,7 +412,10 @@ async fn a_refused_thinking_budget_is_learned_and_recorded_as_not_sent() {
     assert_eq!(data["text"], "Hello.", "{data:#}");
     assert_eq!(
         posts(&server),
-        [compat_body(&json!({"reasoning_budget_tokens": 256})), compat_body(&json!({}))]
+        [
+            compat_body(&json!({"reasoning_budget_tokens": 256})),
+            compat_body(&json!({}))
+        ]
     );
     assert_eq!(learned(&data)[0]["fact"], "thinking budget: not accepted");
     let not_sent = |data: &Value| {
@@ -400,7 +435,10 @@ async fn a_refused_thinking_budget_is_learned_and_recorded_as_not_sent() {
     let (data, _) = run(dir.path(), &config, &["--effort", "none"]);
     assert_eq!(
         posts(&server)[3..],
-        [compat_body(&json!({"chat_template_kwargs": {"enable_thinking": false}})), compat_body(&json!({}))]
+        [
+            compat_body(&json!({"chat_template_kwargs": {"enable_thinking": false}})),
+            compat_body(&json!({}))
+        ]
     );
     assert_eq!(learned(&data)[0]["fact"], "effort none: not accepted");
 }
@@ -411,7 +449,10 @@ async fn a_refused_thinking_budget_is_learned_and_recorded_as_not_sent() {
 /// effort level (the levels it takes listed).
 fn no_max(r: &Recorded) -> Reply {
     if r.method == "GET" {
-        return Reply::status(404, &json!({"error": {"message": "no such model", "type": "invalid_request_error"}}).to_string());
+        return Reply::status(
+            404,
+            &json!({"error": {"message": "no such model", "type": "invalid_request_error"}}).to_string(),
+        );
     }
     if r.json()["reasoning_effort"] == "max" {
         let e = json!({"error": {"message": "Unsupported value: 'reasoning_effort' does not support 'max' with this model. Supported values are: 'none', 'low', 'medium', 'high', and 'xhigh'.", "type": "invalid_request_error", "param": "reasoning_effort", "code": "unsupported_value"}});
@@ -495,13 +536,23 @@ async fn a_shutdown_date_from_the_models_api_wins_and_a_past_one_says_the_model_
     let (data, warnings) = run(dir.path(), &config, &[]);
     assert_eq!(
         retiring(&data),
-        [json!({"kind": "retiring", "model": "gpt-5.1", "lifecycle": "retired", "date": "2026-11-02", "source": "models api"})]
+        [
+            json!({"kind": "retiring", "model": "gpt-5.1", "lifecycle": "retired", "date": "2026-11-02", "source": "models api"})
+        ]
     );
     assert!(
-        warnings.contains("gpt-5.1 is retired: it shut down on 2026-11-02 (models api); requests to it are expected to fail"),
+        warnings.contains(
+            "gpt-5.1 is retired: it shut down on 2026-11-02 (models api); requests to it are expected to fail"
+        ),
         "{warnings}"
     );
-    let gets = |s: &Server| s.requests().iter().filter(|r| r.method == "GET").map(|r| r.path.clone()).collect::<Vec<_>>();
+    let gets = |s: &Server| {
+        s.requests()
+            .iter()
+            .filter(|r| r.method == "GET")
+            .map(|r| r.path.clone())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(gets(&server), ["/v1/models/gpt-5.1"]);
     // The next process reads the kept answer rather than asking again.
     let (data, _) = run(dir.path(), &config, &[]);
@@ -518,7 +569,9 @@ async fn a_shutdown_date_from_the_models_api_wins_and_a_past_one_says_the_model_
     let (data, _) = run(dir.path(), &config, &[]);
     assert_eq!(
         retiring(&data),
-        [json!({"kind": "retiring", "model": "o4-mini", "lifecycle": "retired", "date": "2026-10-23", "source": "profile"})]
+        [
+            json!({"kind": "retiring", "model": "o4-mini", "lifecycle": "retired", "date": "2026-10-23", "source": "profile"})
+        ]
     );
 }
 
@@ -550,9 +603,13 @@ async fn a_gemini_model_no_table_knows_gets_its_defaults_from_the_models_api() {
                       "generationConfig": {"thinkingConfig": {"thinkingLevel": "LOW"}}});
     let (data, _) = run(dir.path(), &config, &["--effort", "low"]);
     assert_eq!(data["text"], "Hello.", "{data:#}");
-    assert_eq!(posts(&server), [sent.clone()]);
+    assert_eq!(posts(&server), std::slice::from_ref(&sent));
     assert_eq!(data["greedy"], false);
-    let paths: Vec<String> = server.requests().iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+    let paths: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
     assert_eq!(
         paths,
         [
@@ -585,7 +642,10 @@ async fn an_openai_model_no_table_knows_is_sent_its_effort_and_probed_for_it() {
         .iter()
         .find(|f| f["capability"] == "effort")
         .unwrap_or_else(|| panic!("{findings:#?}"));
-    assert_eq!((effort["found"].as_str(), effort["how"].as_str()), (Some("accepted (low)"), Some("probe")));
+    assert_eq!(
+        (effort["found"].as_str(), effort["how"].as_str()),
+        (Some("accepted (low)"), Some("probe"))
+    );
     assert!(env["data"]["calls"].as_u64().unwrap() <= 8);
     assert_eq!(posts(&server).last().unwrap()["reasoning_effort"], "low");
 }
@@ -613,7 +673,11 @@ fn gemini_checkpoints(r: &Recorded) -> Reply {
             Reply::data(&[&a, &b]).cut()
         }
         Some("ckpt-2") => Reply::data(&[&chunk("{\"term\": \"stoma\"}\n", None, Some("STOP"))]),
-        Some(other) => Reply::status(400, &json!({"error": {"code": 400, "message": format!("bad token {other}"), "status": "INVALID_ARGUMENT"}}).to_string()),
+        Some(other) => Reply::status(
+            400,
+            &json!({"error": {"code": 400, "message": format!("bad token {other}"), "status": "INVALID_ARGUMENT"}})
+                .to_string(),
+        ),
     }
 }
 
@@ -628,9 +692,15 @@ async fn a_broken_gemini_stream_is_continued_from_its_latest_checkpoint() {
         .args(["run", "terms", "--provider", "p", "--continue", "2", "--output", "json"])
         .output()
         .unwrap();
-    let env: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let env: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
     let data = &env["data"];
-    let terms: Vec<&str> = data["analysis"]["items"].as_array().unwrap_or_else(|| panic!("{env:#}")).iter().map(|i| i["term"].as_str().unwrap()).collect();
+    let terms: Vec<&str> = data["analysis"]["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{env:#}"))
+        .iter()
+        .map(|i| i["term"].as_str().unwrap())
+        .collect();
     assert_eq!(terms, ["xylem", "phloem", "stoma"], "{env:#}");
     assert_eq!(data["continuation"]["ended"], "finished", "{env:#}");
     assert_eq!(data["continuation"]["calls"][1]["how"], "native");

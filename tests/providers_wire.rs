@@ -1539,9 +1539,17 @@ async fn unknown_finish_reasons_are_recorded_as_unknown_never_as_stop() {
         })
         .await;
         let conf = cfg(p, &server, "");
-        let t = Target::configured(std::sync::Arc::from(config::build_with_env(&conf, &env).unwrap()), &conf);
+        let t = Target::configured(
+            std::sync::Arc::from(config::build_with_env(&conf, &env).unwrap()),
+            &conf,
+        );
         let o = cutline::run::execute(&t, &spec, None, |_, _| {}).await.unwrap();
-        assert_eq!((o.record.finish, o.record.raw_reason.as_deref()), (FinishReason::Unknown, Some(word)), "{p:?} {:?}", o.record.error);
+        assert_eq!(
+            (o.record.finish, o.record.raw_reason.as_deref()),
+            (FinishReason::Unknown, Some(word)),
+            "{p:?} {:?}",
+            o.record.error
+        );
         assert_eq!(o.record.text, "Hi");
         assert_eq!(serde_json::to_value(&o.record).unwrap()["finish"], "unknown", "{p:?}");
     }
@@ -1550,11 +1558,20 @@ async fn unknown_finish_reasons_are_recorded_as_unknown_never_as_stop() {
         r#"{"content":"","stop":true,"stop_type":"none","tokens_evaluated":4,"tokens_predicted":1}"#,
     ])])
     .await;
-    let text = format!("[[provider]]\nname = \"ls\"\nkind = \"llama-server\"\nbase_url = \"{}\"\n", server.url());
+    let text = format!(
+        "[[provider]]\nname = \"ls\"\nkind = \"llama-server\"\nbase_url = \"{}\"\n",
+        server.url()
+    );
     let conf = config::parse(&text, Path::new("x.toml")).unwrap().remove(0);
-    let t = Target::configured(std::sync::Arc::from(config::build_with_env(&conf, &no_env).unwrap()), &conf);
+    let t = Target::configured(
+        std::sync::Arc::from(config::build_with_env(&conf, &no_env).unwrap()),
+        &conf,
+    );
     let o = cutline::run::execute(&t, &spec, None, |_, _| {}).await.unwrap();
-    assert_eq!((o.record.finish, o.record.raw_reason.as_deref()), (FinishReason::Unknown, Some("none")));
+    assert_eq!(
+        (o.record.finish, o.record.raw_reason.as_deref()),
+        (FinishReason::Unknown, Some("none"))
+    );
     // The words recorded before stay what they were.
     assert_eq!(serde_json::to_value(FinishReason::Stop).unwrap(), "stop");
     assert_eq!(serde_json::to_value(FinishReason::Incomplete).unwrap(), "incomplete");

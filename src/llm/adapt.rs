@@ -294,15 +294,17 @@ fn compatible_refused(says: &impl Fn(&str) -> bool, body: &Value, profile: &Prof
             },
         ));
     }
-    (body.get("chat_template_kwargs").is_some() && (says("chat_template_kwargs") || says("enable_thinking"))).then(|| {
-        Lesson::new(
-            "effort none: not accepted",
-            Overrides {
-                effort: Some(profile.effort - Effort::None),
-                ..Overrides::default()
-            },
-        )
-    })
+    (body.get("chat_template_kwargs").is_some() && (says("chat_template_kwargs") || says("enable_thinking"))).then(
+        || {
+            Lesson::new(
+                "effort none: not accepted",
+                Overrides {
+                    effort: Some(profile.effort - Effort::None),
+                    ..Overrides::default()
+                },
+            )
+        },
+    )
 }
 
 /// The word for a thinking form.

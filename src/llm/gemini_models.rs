@@ -72,7 +72,10 @@ mod tests {
         assert_eq!(a.fetched_ms, 7);
         assert_eq!((a.facts.greedy, a.facts.reasons), (Some(false), Some(true)));
         assert!(a.facts.thinking.unwrap().contains(ThinkingForm::Level));
-        assert_eq!(read(&json!({"thinking": false}), 0).facts.effort, Some(EnumSet::empty()));
+        assert_eq!(
+            read(&json!({"thinking": false}), 0).facts.effort,
+            Some(EnumSet::empty())
+        );
         assert!(read(&json!({"name": "models/x"}), 0).facts.is_empty());
         assert!(asks("gemini-5-flash") && asks("models/gemma-4"));
         assert!(!asks("gemini-3-pro-preview") && !asks("gemini-2.5-flash"));

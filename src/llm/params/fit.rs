@@ -208,14 +208,7 @@ fn effort_taken(asked: Effort, profile: &Profile, adj: &mut Vec<Adjustment>) -> 
                 .min_by_key(|e| (rank(*e).abs_diff(rank(asked)), rank(*e)))
         })
         .flatten();
-    let taken = || {
-        profile
-            .effort
-            .iter()
-            .map(Effort::as_str)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let taken = || profile.effort.iter().map(Effort::as_str).collect::<Vec<_>>().join(", ");
     match nearest {
         Some(e) => {
             adj.push(Adjustment::Thinking {

@@ -132,7 +132,15 @@ const GEMINI_3: Profile = Profile {
 /// names, not to a family: `gpt-5` shuts down, `gpt-5.1` later). What the
 /// Models API says (`shutdown_date`) wins over these.
 pub const OPENAI_SHUTDOWN: &[(&[&str], &str)] = &[
-    (&["gpt-5.1", "gpt-5.1-2025-11-13", "gpt-5.4-nano", "gpt-5.4-nano-2026-03-17"], "2027-04-01"),
+    (
+        &[
+            "gpt-5.1",
+            "gpt-5.1-2025-11-13",
+            "gpt-5.4-nano",
+            "gpt-5.4-nano-2026-03-17",
+        ],
+        "2027-04-01",
+    ),
     (
         &[
             "gpt-4.1",
@@ -183,7 +191,10 @@ pub const OPENAI_SHUTDOWN: &[(&[&str], &str)] = &[
     ),
     (&["gpt-3.5-turbo-1106"], "2026-09-28"),
     (&["gpt-5.3-chat-latest", "gpt-5.2-chat-latest"], "2026-08-10"),
-    (&["gpt-5.1-codex", "gpt-5.1-chat-latest", "gpt-5-chat-latest"], "2026-07-23"),
+    (
+        &["gpt-5.1-codex", "gpt-5.1-chat-latest", "gpt-5-chat-latest"],
+        "2026-07-23",
+    ),
     (&["chatgpt-4o-latest"], "2026-02-17"),
     (&["o1-mini", "o1-mini-2024-09-12"], "2025-10-27"),
     (&["o1-preview", "o1-preview-2024-09-12"], "2025-07-28"),
