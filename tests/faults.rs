@@ -144,7 +144,9 @@ fn sse_chunk(payload: &str) -> Vec<u8> {
 // ------------------------------------------------------- a raw TCP server
 
 /// A server that hands each connection, after reading its request, to
-/// `script`, which writes whatever it likes (framing included).
+/// `script`, which writes whatever it likes (framing included). A GET (a
+/// Models API asked before the first run) is answered 404, so the script
+/// sees only the generation requests.
 struct Raw {
     addr: std::net::SocketAddr,
     task: tokio::task::JoinHandle<()>,
@@ -169,8 +171,16 @@ impl Raw {
             while let Ok((mut sock, _)) = listener.accept().await {
                 let script = script.clone();
                 tokio::spawn(async move {
-                    if read_request(&mut sock).await.is_ok() {
-                        let _ = script(sock).await;
+                    match read_request(&mut sock).await {
+                        Ok(true) => {
+                            let _ = sock
+                                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                                .await;
+                        }
+                        Ok(false) => {
+                            let _ = script(sock).await;
+                        }
+                        Err(_) => {}
                     }
                 });
             }
@@ -183,8 +193,8 @@ impl Raw {
     }
 }
 
-/// Read one request (head and `content-length` body).
-async fn read_request(sock: &mut TcpStream) -> std::io::Result<()> {
+/// Read one request (head and `content-length` body); true for a GET.
+async fn read_request(sock: &mut TcpStream) -> std::io::Result<bool> {
     let mut buf = Vec::new();
     let mut tmp = [0u8; 4096];
     let head_end = loop {
@@ -211,7 +221,7 @@ async fn read_request(sock: &mut TcpStream) -> std::io::Result<()> {
         }
         have += n;
     }
-    Ok(())
+    Ok(head.starts_with("get "))
 }
 
 const SSE_HEAD: &[u8] =

@@ -389,7 +389,15 @@ fn fruit_spec(structured: Option<Structured>) -> cutline::run::Spec {
 
 #[tokio::test]
 async fn a_provider_structured_mode_applies_unless_the_command_line_says_otherwise() {
-    let server = Server::start(vec![P::OpenAi.ok(), P::OpenAi.ok(), P::OpenAi.ok()]).await;
+    // OpenAI's Models API (asked once, first) does not know the model.
+    let server = Server::handler(|r| {
+        if r.method == "GET" {
+            Reply::status(404, "{}")
+        } else {
+            P::OpenAi.ok()
+        }
+    })
+    .await;
     let target = |extra: &str| {
         let c = cfg(P::OpenAi, &server, extra);
         Target::configured(std::sync::Arc::from(config::build_with_env(&c, &env).unwrap()), &c)
@@ -410,7 +418,13 @@ async fn a_provider_structured_mode_applies_unless_the_command_line_says_otherwi
         .await
         .unwrap();
     assert_eq!(outcome.record.structured_path.as_str(), "native");
-    let bodies: Vec<Value> = server.requests().iter().map(support::Recorded::json).collect();
+    let bodies: Vec<Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .map(support::Recorded::json)
+        .collect();
+    assert_eq!(bodies.len(), 3);
     assert!(bodies[0].get("response_format").is_none());
     assert_eq!(
         bodies[0]["messages"][0]["content"],
@@ -1507,4 +1521,90 @@ async fn an_unknown_event_with_data_that_is_not_json_is_ignored() {
         t.error.map(|e| e.message),
         Some("unreadable event from Anthropic: ping".to_owned())
     );
+}
+
+/// Issue 33, item 8: a finish reason a wire's API does not list is recorded
+/// as `unknown` with the server's word, on the chat, Anthropic, Ollama and
+/// llama-server wires alike: never read as a clean stop.
+#[tokio::test]
+async fn unknown_finish_reasons_are_recorded_as_unknown_never_as_stop() {
+    let (prompt, _) = cutline::prompt::load_toml("hi.toml", "prompt = \"Say hi\"\n").unwrap();
+    let spec = cutline::run::Spec::new(prompt, serde_json::Map::new());
+    let cases: [(P, Reply, &str); 3] = [
+        (
+            P::Compat,
+            Reply::data(&[
+                r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":"abort"}]}"#,
+                "[DONE]",
+            ]),
+            "abort",
+        ),
+        (
+            P::Anthropic,
+            Reply::sse(&[
+                "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}",
+                "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}",
+                "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}",
+                "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"compacted\"},\"usage\":{\"output_tokens\":1}}",
+                "event: message_stop\ndata: {\"type\":\"message_stop\"}",
+            ]),
+            "compacted",
+        ),
+        (
+            P::Ollama,
+            Reply::ndjson(&[
+                r#"{"message":{"role":"assistant","content":"Hi"},"done":false}"#,
+                r#"{"message":{"role":"assistant","content":""},"done":true,"done_reason":"unload"}"#,
+            ]),
+            "unload",
+        ),
+    ];
+    for (p, reply, word) in cases {
+        // A Models API (Anthropic's) that does not know the model.
+        let server = Server::handler(move |r| {
+            if r.method == "GET" {
+                Reply::status(404, "{}")
+            } else {
+                reply.clone()
+            }
+        })
+        .await;
+        let conf = cfg(p, &server, "");
+        let t = Target::configured(
+            std::sync::Arc::from(config::build_with_env(&conf, &env).unwrap()),
+            &conf,
+        );
+        let o = cutline::run::execute(&t, &spec, None, |_, _| {}).await.unwrap();
+        assert_eq!(
+            (o.record.finish, o.record.raw_reason.as_deref()),
+            (FinishReason::Unknown, Some(word)),
+            "{p:?} {:?}",
+            o.record.error
+        );
+        assert_eq!(o.record.text, "Hi");
+        assert_eq!(serde_json::to_value(&o.record).unwrap()["finish"], "unknown", "{p:?}");
+    }
+    let server = Server::start(vec![Reply::data(&[
+        r#"{"content":"Hi","tokens":[1],"stop":false}"#,
+        r#"{"content":"","stop":true,"stop_type":"none","tokens_evaluated":4,"tokens_predicted":1}"#,
+    ])])
+    .await;
+    let text = format!(
+        "[[provider]]\nname = \"ls\"\nkind = \"llama-server\"\nbase_url = \"{}\"\n",
+        server.url()
+    );
+    let conf = config::parse(&text, Path::new("x.toml")).unwrap().remove(0);
+    let t = Target::configured(
+        std::sync::Arc::from(config::build_with_env(&conf, &no_env).unwrap()),
+        &conf,
+    );
+    let o = cutline::run::execute(&t, &spec, None, |_, _| {}).await.unwrap();
+    assert_eq!(
+        (o.record.finish, o.record.raw_reason.as_deref()),
+        (FinishReason::Unknown, Some("none"))
+    );
+    // The words recorded before stay what they were.
+    assert_eq!(serde_json::to_value(FinishReason::Stop).unwrap(), "stop");
+    assert_eq!(serde_json::to_value(FinishReason::Incomplete).unwrap(), "incomplete");
 }

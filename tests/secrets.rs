@@ -246,32 +246,42 @@ async fn keys_appear_in_no_output_session_or_log() {
     let mut replies = Vec::new();
     let mut plan: Vec<(&str, &str, bool)> = Vec::new(); // provider, format, ok?
     for format in ["jsonl", "json", "pretty"] {
+        // Each OpenAI run asks the Models API about its model first.
+        replies.push(echo(404, OPENAI_KEY));
         replies.push(ok_stream());
         plan.push(("oa", format, true));
+        replies.push(echo(404, OPENAI_KEY));
         replies.push(echo(401, OPENAI_KEY));
         plan.push(("oa", format, false));
         replies.push(echo(401, COMPAT_KEY));
         plan.push(("compat", format, false));
+        replies.push(echo(404, OPENAI_KEY));
         replies.push(echo(400, OPENAI_KEY));
         plan.push(("oa", format, false));
         // A 500 is retried (3 attempts in all) before it fails.
+        replies.push(echo(404, OPENAI_KEY));
         for _ in 0..3 {
             replies.push(echo(500, OPENAI_KEY));
         }
         plan.push(("oa", format, false));
+        replies.push(echo(404, OPENAI_KEY));
         replies.push(error_event(OPENAI_KEY));
         plan.push(("oa", format, false));
         // Each Anthropic run asks the Models API about its model first.
         replies.push(echo(404, ANTHROPIC_KEY));
         replies.push(echo(401, ANTHROPIC_KEY));
         plan.push(("ant", format, false));
+        // So does each run of a Gemini model no table row knows.
+        replies.push(echo(404, GEMINI_KEY));
         replies.push(echo(401, GEMINI_KEY));
         plan.push(("gem", format, false));
+        replies.push(echo(404, OPENAI_KEY));
         replies.push(echo_at_the_cut(OPENAI_KEY));
         plan.push(("oa", format, false));
         replies.push(echo_encoded(ANTHROPIC_KEY));
         replies.push(echo_encoded(ANTHROPIC_KEY));
         plan.push(("ant", format, false));
+        replies.push(echo(404, OPENAI_KEY));
         replies.push(model_echo(OPENAI_KEY));
         plan.push(("oa", format, true));
     }
@@ -338,11 +348,14 @@ async fn a_redirect_to_another_origin_carries_no_key() {
     let other = Server::start(vec![ok_stream(), ok_stream(), ok_stream()]).await;
     let location = format!("{}/v1/chat/completions", other.url());
     let to_other = || Reply::status(307, "").header("location", &location);
-    // `ant` asks the Models API first: that redirect is not followed either.
+    // `oa` and `ant` ask the Models API first: those redirects are not
+    // followed either.
     let server = Server::start(vec![
         to_other(),
         to_other(),
         to_other(),
+        to_other(),
+        Reply::status(404, "{}"),
         Reply::status(307, "").header("location", "/v1/chat/completions"),
         ok_stream(),
     ])
@@ -359,10 +372,11 @@ async fn a_redirect_to_another_origin_carries_no_key() {
     let (code, stdout, stderr) = cutline_async(w.clone(), args("oa", "json")).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     let reqs = server.requests();
-    assert_eq!(reqs.len(), 5);
-    assert_eq!(reqs[1].path, "/v1/models/m");
+    assert_eq!(reqs.len(), 7);
+    assert_eq!(reqs[0].path, "/v1/models/m");
+    assert_eq!(reqs[2].path, "/v1/models/m");
     assert_eq!(
-        reqs[4].header("authorization"),
+        reqs[6].header("authorization"),
         Some(format!("Bearer {OPENAI_KEY}").as_str())
     );
     assert_tree_clean(&w);

@@ -127,7 +127,7 @@ async fn a_key_in_the_finish_reason_is_scrubbed_in_every_format_and_the_session(
             "[DONE]",
         ])
     };
-    let server = Server::start(vec![stream(), stream(), stream()]).await;
+    let server = posts_only(vec![stream(), stream(), stream()]).await;
     let run = Run::new(&config(&server.url(), "openai"));
     for (code, stdout, _) in run.everywhere_clean() {
         assert_eq!(code, Some(0), "{stdout}");
@@ -186,6 +186,23 @@ async fn escaped_and_hex_echoes_in_an_error_body_are_scrubbed() {
     }
 }
 
+/// A server that answers POSTs with `replies` in order and a GET (the
+/// Models API OpenAI runs ask first) with a 404: the model is unknown there.
+async fn posts_only(replies: Vec<Reply>) -> Server {
+    let queue = std::sync::Mutex::new(std::collections::VecDeque::from(replies));
+    Server::handler(move |r| {
+        if r.method == "GET" {
+            return Reply::status(404, "{}");
+        }
+        queue
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| Reply::status(500, "{}"))
+    })
+    .await
+}
+
 fn gzip(text: &str) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(text.as_bytes()).unwrap();
@@ -217,7 +234,7 @@ async fn a_compressed_or_binary_error_body_is_decoded_or_shown_escaped() {
         &[("content-type", "application/octet-stream")],
         b"\x00\x1b]52;c;aGk=\x07oops\xff".to_vec(),
     );
-    let server = Server::start(vec![zipped, binary]).await;
+    let server = posts_only(vec![zipped, binary]).await;
     let run = Run::new(&config(&server.url(), "openai"));
     let (code, stdout, _) = run.cutline(&["run", "f", "--provider", "p", "--output", "json"]);
     assert_eq!(code, Some(5));

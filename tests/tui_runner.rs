@@ -747,7 +747,11 @@ async fn esc_stops_the_eval_and_keeps_the_runs_recorded() {
     use cutline::tui::eval::{Ending, EvalRun};
     use std::sync::atomic::{AtomicUsize, Ordering};
     let count = std::sync::Arc::new(AtomicUsize::new(0));
-    let server = support::Server::handler(move |_| {
+    let server = support::Server::handler(move |r| {
+        // OpenAI's Models API (asked first) does not know the model.
+        if r.method == "GET" {
+            return support::Reply::status(404, "{}");
+        }
         // The first two answer at once, the rest after three seconds.
         let n = count.fetch_add(1, Ordering::SeqCst);
         let r = mock_answer();

@@ -132,6 +132,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let mut data = report(&outcome, recorder.as_ref().map(Recorder::path), out)?;
     object_schema_report(&mut data, &outcome, &spec.prompt, out)?;
     data["undefined"] = json!(outcome.undefined);
+    let resumed = continued
+        .as_ref()
+        .is_some_and(|c| c.calls.len() > 1 && c.ended == crate::run::continuation::Ended::Finished);
     let refused = match continued {
         Some(c) => {
             stitched(&mut data, &c, &spec, out)?;
@@ -146,7 +149,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         }
         None => None,
     };
-    verdict(&outcome, refused, data, out)
+    verdict(&outcome, refused, resumed, data, out)
 }
 
 /// The prompt, its variables and the command line's settings.
@@ -198,7 +201,9 @@ fn execute<W: Write>(
         Ok::<Outcome, CliError>(result)
     })?;
     let continued = match args.continue_calls {
-        Some(n) if outcome.record.error.is_none() => {
+        // A stream that broke after a checkpoint (Gemini's token) is
+        // resumed from it, as the SDK resumes it.
+        Some(n) if outcome.record.error.is_none() || outcome.record.continuation_token.is_some() => {
             Some(rt.block_on(crate::run::continuation::run(target, spec, &outcome, n, recorder))?)
         }
         _ => None,
@@ -212,10 +217,19 @@ fn execute<W: Write>(
 fn verdict<W: Write>(
     outcome: &Outcome,
     refused: Option<CliError>,
+    resumed: bool,
     data: Value,
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
     match (&outcome.record.error, refused) {
+        (Some(e), None) if resumed => {
+            out.warn(format!(
+                "the first call broke ({e}); it was resumed from the provider's latest continuation token and \
+                 the answer finished"
+            ))
+            .map_err(|e| io_err(&e))?;
+            Ok(data)
+        }
         (Some(e), _) => {
             let mut err = CliError::from(e);
             err.message = format!("{} (what arrived is kept and recorded)", err.message);

@@ -116,7 +116,7 @@ pub async fn run_cell(cell: &Cell, common: &Shared) -> Result<Done, StartError> 
 fn single_end(first: &Outcome) -> Ended {
     match first.record.finish {
         crate::llm::FinishReason::Length => Ended::OutOfCalls,
-        crate::llm::FinishReason::Error => Ended::Failed,
+        crate::llm::FinishReason::Error | crate::llm::FinishReason::Unknown => Ended::Failed,
         _ => Ended::Finished,
     }
 }

@@ -60,6 +60,8 @@ pub fn lesson(status: Option<u16>, message: &str, body: &Value, url: &str, profi
                 )
             })
         })
+        .or_else(|| think_refused(&text, body))
+        .or_else(|| compatible_refused(&says, body, profile))
         .or_else(|| thinking(&text, &says, body, profile))
         .or_else(|| effort(&text, &says, body, profile))
         .or_else(|| native(&says).filter(|_| !about_this_schema(&text, body)))
@@ -326,6 +328,75 @@ fn thinking(text: &str, says: &impl Fn(&str) -> bool, body: &Value, profile: &Pr
         },
         fact,
     })
+}
+
+/// Ollama's `think`, refused. A word it does not take, quoted back with
+/// the ones it does (`invalid think value: "max" (must be "high", "medium",
+/// "low", true, or false)`): the levels listed are learned, `false` being
+/// effort none. Thinking asked of a model that has none (`"gemma3" does not
+/// support thinking`, naming the model sent): no effort and no thinking.
+fn think_refused(text: &str, body: &Value) -> Option<Lesson> {
+    let sent = body.get("think")?;
+    if !text.contains("think") {
+        return None;
+    }
+    if let Some(word) = sent.as_str().filter(|w| mentions(text, w)) {
+        let sent = Effort::parse(word);
+        let mut levels: EnumSet<Effort> = Effort::ALL
+            .into_iter()
+            .filter(|e| Some(*e) != sent && *e != Effort::None && mentions(text, e.as_str()))
+            .collect();
+        if text.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "false") {
+            levels |= Effort::None;
+        }
+        let words: Vec<&str> = levels.iter().map(Effort::as_str).collect();
+        return Some(Lesson {
+            delta: Overrides {
+                effort: Some(levels),
+                ..Overrides::default()
+            },
+            fact: format!("effort: {}", words.join(", ")),
+        });
+    }
+    let model = body.get("model").and_then(Value::as_str)?.to_ascii_lowercase();
+    let on = sent.as_bool() != Some(false);
+    (on && text.contains(&model) && text.contains("thinking")).then(|| {
+        Lesson::new(
+            "thinking: not accepted",
+            Overrides {
+                thinking: Some(EnumSet::empty()),
+                effort: Some(EnumSet::empty()),
+                reasons: Some(false),
+                ..Overrides::default()
+            },
+        )
+    })
+}
+
+/// A compatible server that refuses llama-server's fields: a thinking
+/// budget (`reasoning_budget_tokens`) is then not sent, nor effort `none`
+/// as `chat_template_kwargs`.
+fn compatible_refused(says: &impl Fn(&str) -> bool, body: &Value, profile: &Profile) -> Option<Lesson> {
+    if body.get("reasoning_budget_tokens").is_some() && says("reasoning_budget_tokens") {
+        return Some(Lesson::new(
+            "thinking budget: not accepted",
+            Overrides {
+                thinking: Some(profile.thinking - ThinkingForm::Budget),
+                ..Overrides::default()
+            },
+        ));
+    }
+    (body.get("chat_template_kwargs").is_some() && (says("chat_template_kwargs") || says("enable_thinking"))).then(
+        || {
+            Lesson::new(
+                "effort none: not accepted",
+                Overrides {
+                    effort: Some(profile.effort - Effort::None),
+                    ..Overrides::default()
+                },
+            )
+        },
+    )
 }
 
 /// The word for a thinking form.

@@ -155,6 +155,12 @@ impl Provider for Gemini {
         Some((self.url(), self.body(req)))
     }
 
+    /// The Models API, for a model no table row knows by name
+    /// (`llm::gemini_models`).
+    fn describe(&self) -> Option<super::Describe> {
+        super::gemini_models::asks(&self.endpoint.model).then(|| super::gemini_models::describe(self.endpoint.clone()))
+    }
+
     fn batch_wire(&self) -> Option<super::BatchWire> {
         Some(super::BatchWire::Gemini(self.clone()))
     }
@@ -260,8 +266,12 @@ impl Decoder for ChunkDecoder {
         }
     }
 
+    /// The latest checkpoint, where the answer can be resumed from it:
+    /// after a `CONTINUATION` finish, or when the stream ended (or broke)
+    /// before any finish reason, as the SDK's `StreamContinuation` resumes
+    /// from the latest mid-stream `continuationToken`.
     fn resume(&mut self) -> Option<Event> {
         let token = self.continuation.take()?;
-        (self.reason.as_deref() == Some("CONTINUATION")).then_some(Event::Resume { token })
+        matches!(self.reason.as_deref(), None | Some("CONTINUATION")).then_some(Event::Resume { token })
     }
 }

@@ -88,11 +88,14 @@ impl LlamaServer {
     }
 }
 
-/// Map llama-server's `stop_type` to a normalised reason.
+/// Map llama-server's `stop_type` to a normalised reason: `eos` and
+/// `word` (a stop sequence) are stops, `limit` the limit; any other word
+/// (`none`, or none at all) is `Unknown`, never a clean stop.
 pub fn finish_reason(stop_type: Option<&str>) -> FinishReason {
     match stop_type {
+        Some("eos" | "word") => FinishReason::Stop,
         Some("limit") => FinishReason::Length,
-        _ => FinishReason::Stop,
+        _ => FinishReason::Unknown,
     }
 }
 
@@ -222,12 +225,7 @@ mod tests {
 
     #[test]
     fn the_exact_completion_body() {
-        let ep = Endpoint::new(
-            "local",
-            "http://127.0.0.1:1/",
-            "gemma",
-            crate::llm::profile::lookup(crate::llm::kind::Kind::LlamaServer, "gemma"),
-        );
+        let ep = Endpoint::new("local", "http://127.0.0.1:1/", "gemma");
         let mut p = LlamaServer::new(ep);
         let req = Request {
             system: "Sys.".into(),

@@ -18,6 +18,7 @@ pub mod anthropic;
 pub mod batch;
 pub mod config;
 pub mod gemini;
+pub mod gemini_models;
 pub mod grammar;
 pub mod http;
 pub mod kind;
@@ -47,6 +48,14 @@ pub struct Request {
     pub prompt: String,
     /// Max tokens to generate; `None` is the provider's own limit.
     pub max_tokens: Option<u32>,
+    /// The field that carries `max_tokens` on OpenAI's chat wire, decided
+    /// by `run::plan` from the profile in force (what was learned
+    /// included), so a server that refused one name gets the other on the
+    /// retry and in every later process. `None`: the wire's own default
+    /// (`max_completion_tokens` for OpenAI, `max_tokens` for compatible
+    /// servers), for requests built by hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_field: Option<profile::TokenField>,
     /// Stop sequences.
     pub stop: Vec<String>,
     /// Sampling temperature (`None`: not sent, the model's default).
@@ -143,6 +152,10 @@ pub enum FinishReason {
     Incomplete,
     /// The request or stream failed.
     Error,
+    /// The provider ended with a reason cutline does not know (kept in
+    /// `raw_reason`): neither a clean stop nor a cut is claimed. Added
+    /// after the others, so every record written before reads the same.
+    Unknown,
 }
 
 impl FinishReason {
@@ -155,6 +168,7 @@ impl FinishReason {
             Self::ContentFilter => "content_filter",
             Self::Incomplete => "incomplete",
             Self::Error => "error",
+            Self::Unknown => "unknown",
         }
     }
 }

@@ -4,14 +4,16 @@
 //! `message.content` piece each, then a last line with `done: true`,
 //! `done_reason` (`length` when `num_predict` cut it) and the token counts
 //! `prompt_eval_count` / `eval_count`. Sampling settings go in `options`;
-//! structured output is `format: <schema>` (grammar-constrained). With a
-//! thinking budget, `think: true` is sent (with an effort, `think: "low"`
-//! and so on, which gpt-oss takes) and the streamed
+//! structured output is `format: <schema>` (grammar-constrained). `think`
+//! is what `run::plan` decided: `false` for effort none (a thinking model
+//! thinks when it is absent), `"low"`/`"medium"`/`"high"`/`"max"` for an
+//! effort, `true` for a thinking budget; the streamed
 //! `message.thinking` is kept apart from the answer; Ollama counts thinking
 //! inside `eval_count` without a figure of its own, so it is estimated.
 
 use serde_json::{Value, json};
 
+use super::profile::Effort;
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
 
@@ -61,20 +63,27 @@ impl Ollama {
         if let Some(schema) = p.schema {
             body["format"] = schema.clone();
         }
-        if let Some(e) = req.effort {
-            body["think"] = json!(e.as_str());
-        } else if req.thinking.is_some() {
-            body["think"] = json!(true);
+        // `run::plan` sends only what `think` takes: effort none is
+        // `false` (a thinking model thinks when `think` is absent), another
+        // level its word, a budget `true` (Ollama has no budget).
+        match (req.effort, req.thinking) {
+            (Some(Effort::None), _) => body["think"] = json!(false),
+            (Some(e), _) => body["think"] = json!(e.as_str()),
+            (None, Some(_)) => body["think"] = json!(true),
+            (None, None) => {}
         }
         body
     }
 }
 
-/// Map Ollama's `done_reason` to a normalised reason.
+/// Map Ollama's `done_reason` to a normalised reason: `stop` and `length`
+/// are what `/api/chat` ends a generation with; any other word (or none)
+/// is `Unknown`, never a clean stop.
 pub fn finish_reason(raw: &str) -> FinishReason {
     match raw {
+        "stop" => FinishReason::Stop,
         "length" => FinishReason::Length,
-        _ => FinishReason::Stop,
+        _ => FinishReason::Unknown,
     }
 }
 
@@ -137,7 +146,7 @@ impl Decoder for LineDecoder {
             self.reason = Some(
                 v.get("done_reason")
                     .and_then(Value::as_str)
-                    .unwrap_or("stop")
+                    .unwrap_or_default()
                     .to_owned(),
             );
             let thinking = (!self.thinking.is_empty()).then(|| wire::estimate_tokens(&self.thinking));
@@ -157,7 +166,7 @@ impl Decoder for LineDecoder {
         match &self.reason {
             Some(r) => Event::Finish {
                 reason: finish_reason(r),
-                raw_reason: Some(r.clone()),
+                raw_reason: (!r.is_empty()).then(|| r.clone()),
                 usage: self.usage,
             },
             None => Event::Error(wire::dropped(LABEL)),

@@ -6,7 +6,7 @@
 //! carries the usage (with empty `choices`, and the reasoning models'
 //! `completion_tokens_details.reasoning_tokens`). The max-token field is the
 //! profile's (`max_completion_tokens` for OpenAI proper, `max_tokens` for
-//! compatible servers). Structured output is `response_format` with a
+//! compatible servers), as `run::plan` decided it in the request. Structured output is `response_format` with a
 //! `json_schema` wrapper, with `strict` only when the schema meets the
 //! strict-mode rules. Compatible servers that stream reasoning
 //! (`delta.reasoning_content` or `delta.reasoning`: vLLM, llama.cpp,
@@ -18,9 +18,9 @@
 
 use serde_json::{Value, json};
 
-use super::profile::Api;
+use super::profile::{Api, Effort, TokenField};
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
-use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
+use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Thinking, Usage};
 use super::{responses, structured};
 
 /// An OpenAI chat-completions endpoint.
@@ -65,7 +65,12 @@ impl OpenAi {
             "stream_options": {"include_usage": true},
         });
         if let Some(n) = p.max_tokens {
-            body[self.endpoint.profile.token_field.as_str()] = json!(n);
+            let field = req.token_field.unwrap_or(if self.compatible {
+                TokenField::MaxTokens
+            } else {
+                TokenField::MaxCompletionTokens
+            });
+            body[field.as_str()] = json!(n);
         }
         if let Some(t) = p.temperature {
             body["temperature"] = wire::temperature(t);
@@ -76,9 +81,7 @@ impl OpenAi {
         if !p.stop.is_empty() {
             body["stop"] = json!(p.stop);
         }
-        if let Some(e) = req.effort {
-            body["reasoning_effort"] = json!(e.as_str());
-        }
+        self.reasoning(req, &mut body);
         if let Some(schema) = p.schema {
             // The wrapped shape, for every server. llama-server's README also
             // shows a flat `{"type": "json_schema", "schema": …}`: on its
@@ -99,13 +102,42 @@ impl OpenAi {
     }
 }
 
-/// Map OpenAI's `finish_reason` to a normalised reason.
+impl OpenAi {
+    /// Effort and thinking as `run::plan` decided them, in this wire's
+    /// fields. OpenAI: `reasoning_effort` (its `none` included). A
+    /// compatible server switches a template's thinking off with
+    /// `chat_template_kwargs.enable_thinking: false` (llama-server, vLLM,
+    /// SGLang; llama-server ignores `reasoning_effort`), takes other levels
+    /// as `reasoning_effort`, and a thinking budget as
+    /// `reasoning_budget_tokens` (llama-server); a server that refuses
+    /// either field teaches `llm::adapt`, and the record says it was not
+    /// sent.
+    fn reasoning(&self, req: &Request, body: &mut Value) {
+        match req.effort {
+            Some(Effort::None) if self.compatible => {
+                body["chat_template_kwargs"] = json!({"enable_thinking": false});
+            }
+            Some(e) => body["reasoning_effort"] = json!(e.as_str()),
+            None => {}
+        }
+        if self.compatible
+            && let Some(Thinking::Budget { tokens }) = req.thinking
+        {
+            body["reasoning_budget_tokens"] = json!(tokens);
+        }
+    }
+}
+
+/// Map OpenAI's `finish_reason` (the SDK's literals, and the refusal
+/// cutline reads from `delta.refusal`) to a normalised reason; a word no
+/// SDK lists is `Unknown`, never a clean stop.
 pub fn finish_reason(raw: &str) -> FinishReason {
     match raw {
+        "stop" => FinishReason::Stop,
         "length" => FinishReason::Length,
         "tool_calls" | "function_call" => FinishReason::ToolCalls,
         "content_filter" | "refusal" => FinishReason::ContentFilter,
-        _ => FinishReason::Stop,
+        _ => FinishReason::Unknown,
     }
 }
 
@@ -139,6 +171,13 @@ impl Provider for OpenAi {
         Some(self.request(req))
     }
 
+    /// OpenAI's `GET /v1/models/{id}` (`Model` in the SDK): no
+    /// capabilities, but `shutdown_date`, which wins over the table's date.
+    /// A compatible server's answer to that path is its own (or none).
+    fn describe(&self) -> Option<super::Describe> {
+        (!self.compatible).then(|| describe(self.endpoint.clone()))
+    }
+
     /// OpenAI's own API only: a compatible server has no batches.
     fn batch_wire(&self) -> Option<super::BatchWire> {
         (!self.compatible).then(|| super::BatchWire::OpenAi(self.clone()))
@@ -152,6 +191,26 @@ impl OpenAi {
             Api::Chat => (self.url(), self.body(req)),
             Api::Responses => (responses::url(&self.endpoint), responses::body(&self.endpoint, req)),
         }
+    }
+}
+
+/// Ask OpenAI's Models API about `endpoint`'s model; `Ok(None)` when it
+/// does not know the model.
+pub fn describe(endpoint: Endpoint) -> super::Describe {
+    Box::pin(async move {
+        let url = format!("{}/models/{}", endpoint.base_url, endpoint.model);
+        let v = endpoint.get_json(&url, Auth::Bearer, &[]).await?;
+        Ok(v.map(|v| read_model(&v, super::learned::now_ms())))
+    })
+}
+
+/// What a `Model` says, read at `now_ms`: its shutdown date, when
+/// announced.
+pub fn read_model(v: &Value, now_ms: u64) -> super::learned::ModelsApi {
+    super::learned::ModelsApi {
+        fetched_ms: now_ms,
+        retires_at: v.get("shutdown_date").and_then(Value::as_str).map(str::to_owned),
+        ..super::learned::ModelsApi::default()
     }
 }
 
@@ -173,6 +232,9 @@ struct ChunkDecoder {
     reason: Option<String>,
     usage: Usage,
     refused: bool,
+    /// The streamed reasoning text, for an estimate where the usage has no
+    /// reasoning count (llama-server, vLLM).
+    thinking: String,
 }
 
 impl ChunkDecoder {
@@ -182,6 +244,7 @@ impl ChunkDecoder {
             reason: None,
             usage: Usage::default(),
             refused: false,
+            thinking: String::new(),
         }
     }
 }
@@ -223,6 +286,7 @@ impl Decoder for ChunkDecoder {
                 if let Some(text) = delta.and_then(|d| d.get(field)).and_then(Value::as_str)
                     && !text.is_empty()
                 {
+                    self.thinking.push_str(text);
                     out.push(Event::Thinking { text: text.to_owned() });
                 }
             }
@@ -253,10 +317,15 @@ impl Decoder for ChunkDecoder {
         } else {
             self.reason.clone()
         };
+        let mut usage = self.usage;
+        if usage.reasoning_tokens.is_none() && !self.thinking.is_empty() {
+            usage.reasoning_tokens = Some(wire::estimate_tokens(&self.thinking));
+            usage.reasoning_estimated = true;
+        }
         Event::Finish {
-            reason: raw.as_deref().map_or(FinishReason::Stop, finish_reason),
+            reason: raw.as_deref().map_or(FinishReason::Unknown, finish_reason),
             raw_reason: raw,
-            usage: self.usage,
+            usage,
         }
     }
 }

@@ -217,7 +217,6 @@ fn local_target(cfg: &ProviderConfig) -> Target {
     Target {
         provider: Arc::new(Local {
             cfg: cfg.clone(),
-            profile: seed.with(&cfg.profile),
             server: Arc::new(Mutex::new(None)),
         }),
         seed,
@@ -232,7 +231,6 @@ fn local_target(cfg: &ProviderConfig) -> Target {
 #[derive(Clone)]
 struct Local {
     cfg: ProviderConfig,
-    profile: Profile,
     server: Arc<Mutex<Option<LlamaServer>>>,
 }
 
@@ -260,7 +258,7 @@ impl Provider for Local {
                 Some(s) => s,
                 None => match super::local::ensure_started().await {
                     Ok(url) => {
-                        let mut ep = Endpoint::new(&me.cfg.name, &url, LOCAL_MODEL, me.profile);
+                        let mut ep = Endpoint::new(&me.cfg.name, &url, LOCAL_MODEL);
                         ep.retry = me.cfg.retry_policy();
                         ep.set_timeouts(me.cfg.timeouts());
                         let s = LlamaServer::new(ep);

@@ -258,11 +258,13 @@ pub fn ids_after(kept: Option<Vec<u32>>, how: How, call: &RunRecord) -> Option<V
 /// can resume by its token goes on whatever its type.
 pub(super) fn end_of(o: &Outcome, continuable: bool) -> Option<Ended> {
     match o.record.finish {
-        FinishReason::Incomplete if o.record.continuation_token.is_some() => None,
+        // A broken stream with a checkpoint token resumes from it too.
+        FinishReason::Incomplete | FinishReason::Error if o.record.continuation_token.is_some() => None,
         FinishReason::Length | FinishReason::Incomplete if !continuable => Some(Ended::NotJsonl),
         FinishReason::Length if super::loop_of(&o.record).is_some() => Some(Ended::Loop),
         FinishReason::Length | FinishReason::Incomplete => None,
-        FinishReason::Error => Some(Ended::Failed),
+        // An end cutline cannot read is not taken for a finished answer.
+        FinishReason::Error | FinishReason::Unknown => Some(Ended::Failed),
         _ => Some(Ended::Finished),
     }
 }

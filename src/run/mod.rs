@@ -171,6 +171,10 @@ pub async fn stream(target: &Target, plan: &mut Plan, on_event: &mut impl FnMut(
     }
 }
 
+/// The longest a run waits for a Models API's answer before going on
+/// without it.
+const MODELS_API_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Ask the provider's Models API about the model when it has one and no
 /// fresh answer is kept; true when an answer arrived. A failure is logged,
 /// never fatal: the table and refusals still serve.
@@ -186,7 +190,15 @@ async fn ask_models_api(target: &Target) -> bool {
     if !learned::should_ask(&base, &model, learned::now_ms()) {
         return learned::entry(&base, &model).is_some_and(|e| e.api.is_some());
     }
-    match ask.await {
+    // A small answer: a server that streams or stalls on this path does
+    // not hold the run up past this bound.
+    let ask = tokio::time::timeout(MODELS_API_WAIT, ask);
+    match ask.await.unwrap_or_else(|_| {
+        Err(llm::LlmError::new(
+            llm::ErrorKind::Timeout,
+            format!("no answer within {} s", MODELS_API_WAIT.as_secs()),
+        ))
+    }) {
         Ok(Some(api)) => {
             learned::set_api(&base, &model, api);
             true

@@ -96,6 +96,7 @@ impl Plan {
         r.effort = fitted.effort;
         r.thinking = fitted.thinking;
         r.api = profile.api;
+        r.token_field = Some(profile.token_field);
         let mut adjustments: Vec<Adjustment> = self.learned.clone();
         adjustments.extend(fitted.adjustments);
         let prefill_ok = prefills && profile.prefill && r.thinking.is_none();
@@ -187,8 +188,16 @@ fn retiring(profile: &Profile, (base, model): &(String, String)) -> Option<Adjus
     let api = crate::llm::learned::entry(base, model).and_then(|e| e.api);
     let (date, lifecycle, source) = match api {
         Some(a) if a.retires_at.is_some() || matches!(a.lifecycle.as_deref(), Some("deprecated" | "retired")) => {
+            // A date the API gives that has passed (OpenAI's
+            // `shutdown_date`, which has no lifecycle beside it) says the
+            // model is gone.
+            let past = a
+                .retires_at
+                .as_deref()
+                .is_some_and(|d| d.get(..10).unwrap_or(d) <= crate::llm::learned::today().as_str());
             let lifecycle = match a.lifecycle.as_deref() {
                 Some(l @ ("deprecated" | "retired")) => l.to_owned(),
+                _ if past => "retired".to_owned(),
                 _ => "scheduled to retire".to_owned(),
             };
             (

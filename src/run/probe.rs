@@ -124,6 +124,7 @@ impl Probe<'_> {
         }
         self.calls += 1;
         req.api = self.profile.api;
+        req.token_field = Some(self.profile.token_field);
         let wire = self.target.provider.wire(&req);
         let t: Transcript = crate::llm::collect(self.target.provider.stream(req), |_, _| {}).await;
         let Some(e) = t.error.filter(|_| t.text.is_empty()) else {
@@ -281,10 +282,14 @@ impl Probe<'_> {
             let f = api.facts;
             learned::set_api(&self.base, &self.model, api);
             self.profile = self.profile.over(&f);
-            let forms = f.thinking.map_or_else(|| "not said".to_owned(), forms_word);
-            self.found("thinking", &forms, "models api", None);
-            let effort = f.effort.map_or_else(|| "not said".to_owned(), efforts_word);
-            return self.found("effort", &effort, "models api", None);
+            // An API that says nothing of thinking (OpenAI's) leaves it
+            // to a request.
+            if f.thinking.is_some() || f.effort.is_some() {
+                let forms = f.thinking.map_or_else(|| "not said".to_owned(), forms_word);
+                self.found("thinking", &forms, "models api", None);
+                let effort = f.effort.map_or_else(|| "not said".to_owned(), efforts_word);
+                return self.found("effort", &effort, "models api", None);
+            }
         }
         let forms = self.profile.thinking;
         let (thinking, effort) = if forms.contains(ThinkingForm::Level) {

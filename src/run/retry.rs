@@ -57,7 +57,7 @@ pub async fn run(
     }
     let ended = match last.record.finish {
         FinishReason::Length => Ended::OutOfCalls,
-        FinishReason::Error => Ended::Failed,
+        FinishReason::Error | FinishReason::Unknown => Ended::Failed,
         _ => Ended::Finished,
     };
     Ok(Retried {

@@ -199,14 +199,14 @@ fn lines(m: &Matrix, ask: &Ask, pending: &[Planned]) -> Result<Vec<(String, Valu
     Ok(out)
 }
 
-/// An endpoint with the target's model and profile, for encoding only.
+/// An endpoint with the target's model, for encoding only (the requests
+/// carry every decided field).
 fn offline_endpoint(target: &crate::llm::registry::Target) -> crate::llm::wire::Endpoint {
     let info = target.provider.info();
     crate::llm::wire::Endpoint::new(
         &info.name,
         info.base_url.as_deref().unwrap_or("http://offline"),
         &info.model,
-        target.profile(),
     )
 }
 

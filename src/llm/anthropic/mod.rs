@@ -128,7 +128,9 @@ pub fn finish_reason(raw: &str, forced_tool: bool) -> FinishReason {
         "tool_use" if !forced_tool => FinishReason::ToolCalls,
         "refusal" => FinishReason::ContentFilter,
         "pause_turn" => FinishReason::Incomplete,
-        _ => FinishReason::Stop,
+        "end_turn" | "stop_sequence" | "tool_use" => FinishReason::Stop,
+        // A reason the SDK's `StopReason` does not list: never a clean stop.
+        _ => FinishReason::Unknown,
     }
 }
 

@@ -66,7 +66,7 @@ pub fn endpoint(cfg: &ProviderConfig, env: &dyn Fn(&str) -> Option<String>) -> R
             format!("{} needs a `model`", cfg.label()),
         ));
     }
-    let mut ep = Endpoint::new(&cfg.name, base, model, cfg.profile());
+    let mut ep = Endpoint::new(&cfg.name, base, model);
     if let Some(var) = cfg.key_env() {
         ep.key = Some(key_from_env(cfg, var, env)?);
     }

@@ -152,6 +152,9 @@ impl Adjustment {
                 date,
                 source,
             } => match date {
+                Some(d) if lifecycle == "retired" && *d.as_str() <= *crate::llm::learned::today().as_str() => {
+                    format!("{model} is retired: it shut down on {d} ({source}); requests to it are expected to fail")
+                }
                 Some(d) => format!("{model} is {lifecycle}: it retires on {d} ({source})"),
                 None => format!("{model} is {lifecycle} ({source})"),
             },

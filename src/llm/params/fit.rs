@@ -147,16 +147,7 @@ impl Settings {
     /// Anthropic's rules), else adaptive, else a level.
     fn reasoning(&self, profile: &Profile, adj: &mut Vec<Adjustment>) -> (Option<Effort>, Option<Thinking>) {
         let forms = profile.thinking;
-        let mut effort = self.effort.value.filter(|e| {
-            let ok = profile.effort.contains(*e);
-            if !ok {
-                adj.push(Adjustment::Omitted {
-                    param: Param::Effort,
-                    reason: format!("{} models do not take effort {}", profile.family, e.as_str()),
-                });
-            }
-            ok
-        });
+        let mut effort = self.effort.value.and_then(|e| effort_taken(e, profile, adj));
         let mut thinking = None;
         if forms.contains(ThinkingForm::Level)
             && let Some(e) = effort.take()
@@ -198,6 +189,46 @@ impl Settings {
             None
         };
         (effort, thinking)
+    }
+}
+
+/// The effort level sent for `asked`: itself where the model takes it;
+/// else, where the profile says so, the nearest level it takes (never
+/// `none` into thinking, nor thinking into `none`; the lower on a tie);
+/// else nothing. Each change is recorded.
+fn effort_taken(asked: Effort, profile: &Profile, adj: &mut Vec<Adjustment>) -> Option<Effort> {
+    if profile.effort.contains(asked) {
+        return Some(asked);
+    }
+    let rank = |e: Effort| Effort::ALL.iter().position(|x| *x == e).unwrap_or(0);
+    let nearest = (profile.effort_nearest && asked != Effort::None)
+        .then(|| {
+            (profile.effort - Effort::None)
+                .iter()
+                .min_by_key(|e| (rank(*e).abs_diff(rank(asked)), rank(*e)))
+        })
+        .flatten();
+    let taken = || profile.effort.iter().map(Effort::as_str).collect::<Vec<_>>().join(", ");
+    match nearest {
+        Some(e) => {
+            adj.push(Adjustment::Thinking {
+                reason: format!(
+                    "effort {} sent as {}: {} models take {}",
+                    asked.as_str(),
+                    e.as_str(),
+                    profile.family,
+                    taken()
+                ),
+            });
+            Some(e)
+        }
+        None => {
+            adj.push(Adjustment::Omitted {
+                param: Param::Effort,
+                reason: format!("{} models do not take effort {}", profile.family, asked.as_str()),
+            });
+            None
+        }
     }
 }
 

@@ -127,6 +127,10 @@ pub struct Profile {
     pub thinking: EnumSet<ThinkingForm>,
     /// The effort levels it takes (empty: no effort parameter).
     pub effort: EnumSet<Effort>,
+    /// A level it does not take is sent as the nearest one it does
+    /// (Ollama's `think` has four words, so `minimal` goes as `low`), rather
+    /// than left off; `none` is never rounded up into thinking.
+    pub effort_nearest: bool,
     /// Which OpenAI endpoint it answers on.
     pub api: Api,
     /// When its maker retires it, when known (`YYYY-MM-DD`).
@@ -138,10 +142,16 @@ pub fn lookup(kind: Kind, model: &str) -> Profile {
     let lower = model.to_ascii_lowercase();
     // `models/gemini-2.5-pro`, `openai/gpt-5`: the last segment names it.
     let id = lower.rsplit('/').next().unwrap_or(&lower);
-    table::TABLE
+    let mut p = table::TABLE
         .iter()
         .find(|r| r.kinds.contains(&kind) && r.prefixes.iter().any(|p| id.starts_with(p)))
-        .map_or(table::OPEN, |r| r.profile)
+        .map_or(table::OPEN, |r| r.profile);
+    if kind == Kind::Openai
+        && let Some((_, date)) = table::OPENAI_SHUTDOWN.iter().find(|(ids, _)| ids.contains(&id))
+    {
+        p.retires = Some(date);
+    }
+    p
 }
 
 /// Settings laid over a profile: the provider's `[provider.profile]`
@@ -300,9 +310,23 @@ mod tests {
         assert_eq!(f(Kind::Openai, "gpt-6-astra"), "openai-reasoning-effort-none");
         assert_eq!(f(Kind::Openai, "gpt-5-chat-latest"), "openai-chat");
         assert_eq!(f(Kind::Openai, "gpt-4.1-mini"), "openai-chat");
+        assert_eq!(f(Kind::Openai, "gpt-4o"), "openai-chat");
+        assert_eq!(f(Kind::Openai, "o9-preview"), "openai");
+        assert!(lookup(Kind::Openai, "o9-preview").effort.contains(Effort::High));
         assert_eq!(f(Kind::Openai, "o3-pro"), "openai-responses-only");
         assert_eq!(f(Kind::Openai, "gpt-5.5-pro-2026-04-23"), "openai-responses-only");
         assert_eq!(lookup(Kind::Openai, "gpt-5-codex").api, Api::Responses);
+        let retires = |m| lookup(Kind::Openai, m).retires;
+        assert_eq!(retires("gpt-5"), Some("2026-12-11"));
+        assert_eq!(retires("o3"), Some("2026-12-11"));
+        assert_eq!(retires("gpt-5-mini-2025-08-07"), Some("2026-12-11"));
+        assert_eq!(retires("gpt-4.1-nano"), Some("2026-10-23"));
+        assert_eq!(retires("o4-mini"), Some("2026-10-23"));
+        assert_eq!(retires("o1"), Some("2026-10-23"));
+        assert_eq!(retires("gpt-3.5-turbo"), Some("2026-10-23"));
+        assert_eq!(retires("gpt-4.1-mini"), Some("2027-01-14"));
+        assert_eq!(retires("gpt-5.1"), Some("2027-04-01"));
+        assert_eq!(retires("gpt-5.2"), None, "a date names its ids, not a family");
         assert_eq!(f(Kind::Anthropic, "claude-sonnet-4-5-20250929"), "claude-4.5");
         assert_eq!(lookup(Kind::Anthropic, "claude-sonnet-4-5").retires, Some("2026-11-30"));
         assert_eq!(f(Kind::Anthropic, "claude-opus-4-6"), "claude-4.6");
@@ -345,7 +369,7 @@ mod tests {
         };
         let p = lookup(Kind::Ollama, "m").over(&learned);
         assert!(!p.temperature && !p.greedy, "no temperature, so no greedy default");
-        assert_eq!(p.family, "default");
+        assert_eq!(p.family, "ollama");
         let both = learned.then(&Overrides {
             temperature: Some(true),
             prefill: Some(false),

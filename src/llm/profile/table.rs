@@ -36,8 +36,24 @@ pub const OPEN: Profile = Profile {
     prefill: true,
     thinking: enum_set!(ThinkingForm::Budget),
     effort: EnumSet::all(),
+    effort_nearest: false,
     api: Api::Chat,
     retires: None,
+};
+
+/// What Ollama's `think` takes (`api/types.go`'s `ThinkValue`): `false`
+/// (effort none), `"low"`, `"medium"`, `"high"`, `"max"`; other levels go
+/// as the nearest of those.
+const OLLAMA_THINK: EnumSet<Effort> = enum_set!(Effort::None | Low | Medium | High | Max);
+
+/// Any model on Ollama: thinking is on by default where the model thinks,
+/// so effort `none` sends `think: false`; a model without thinking refuses
+/// any other `think` and is taught by that refusal.
+const OLLAMA: Profile = Profile {
+    family: "ollama",
+    effort: OLLAMA_THINK,
+    effort_nearest: true,
+    ..OPEN
 };
 
 const NO_EFFORT: EnumSet<Effort> = EnumSet::empty();
@@ -111,6 +127,79 @@ const GEMINI_3: Profile = Profile {
     ..OPEN
 };
 
+/// OpenAI's announced shutdown dates by exact model id, from the openai SDK
+/// 3.57's `ChatModel` deprecation notes (a date there applies to the ids it
+/// names, not to a family: `gpt-5` shuts down, `gpt-5.1` later). What the
+/// Models API says (`shutdown_date`) wins over these.
+pub const OPENAI_SHUTDOWN: &[(&[&str], &str)] = &[
+    (
+        &[
+            "gpt-5.1",
+            "gpt-5.1-2025-11-13",
+            "gpt-5.4-nano",
+            "gpt-5.4-nano-2026-03-17",
+        ],
+        "2027-04-01",
+    ),
+    (
+        &[
+            "gpt-4.1",
+            "gpt-4.1-mini",
+            "gpt-4.1-2025-04-14",
+            "gpt-4.1-mini-2025-04-14",
+            "gpt-4o",
+            "gpt-4o-2024-11-20",
+            "gpt-4o-2024-08-06",
+            "gpt-4o-mini",
+            "gpt-4o-mini-2024-07-18",
+        ],
+        "2027-01-14",
+    ),
+    (
+        &[
+            "gpt-5",
+            "gpt-5-mini",
+            "gpt-5-nano",
+            "gpt-5-2025-08-07",
+            "gpt-5-mini-2025-08-07",
+            "gpt-5-nano-2025-08-07",
+            "o3",
+            "o3-2025-04-16",
+        ],
+        "2026-12-11",
+    ),
+    (
+        &[
+            "gpt-4.1-nano",
+            "gpt-4.1-nano-2025-04-14",
+            "o4-mini",
+            "o4-mini-2025-04-16",
+            "o3-mini",
+            "o3-mini-2025-01-31",
+            "o1",
+            "o1-2024-12-17",
+            "gpt-4o-2024-05-13",
+            "gpt-4-turbo",
+            "gpt-4-turbo-2024-04-09",
+            "gpt-4-1106-preview",
+            "gpt-4",
+            "gpt-4-0613",
+            "gpt-3.5-turbo",
+            "gpt-3.5-turbo-0125",
+        ],
+        "2026-10-23",
+    ),
+    (&["gpt-3.5-turbo-1106"], "2026-09-28"),
+    (&["gpt-5.3-chat-latest", "gpt-5.2-chat-latest"], "2026-08-10"),
+    (
+        &["gpt-5.1-codex", "gpt-5.1-chat-latest", "gpt-5-chat-latest"],
+        "2026-07-23",
+    ),
+    (&["chatgpt-4o-latest"], "2026-02-17"),
+    (&["o1-mini", "o1-mini-2024-09-12"], "2025-10-27"),
+    (&["o1-preview", "o1-preview-2024-09-12"], "2025-07-28"),
+];
+
 /// The rows, first match wins.
 pub const TABLE: &[Row] = &[
     Row {
@@ -157,15 +246,9 @@ pub const TABLE: &[Row] = &[
         prefixes: &["gpt-5-chat", "gpt-5.1-chat", "gpt-5.2-chat", "gpt-5.3-chat", "chatgpt-"],
         profile: OPENAI_CHAT,
     },
-    Row {
-        kinds: &[Kind::Openai],
-        prefixes: &["gpt-5-", "o3-2025"],
-        profile: Profile {
-            retires: Some("2026-12-11"),
-            ..OPENAI_REASONING
-        },
-    },
-    // gpt-5.1 and later take sampling parameters at effort `none`.
+    // gpt-5.1 and later take sampling parameters at effort `none`. `max`
+    // is in the SDK's `ReasoningEffort`: it is sent, and a model that
+    // refuses it lists what it takes (`llm::adapt`).
     Row {
         kinds: &[Kind::Openai],
         prefixes: &["gpt-5.", "gpt-6", "gpt-7"],
@@ -175,7 +258,7 @@ pub const TABLE: &[Row] = &[
             greedy: true,
             top_p: true,
             sampling_needs_no_effort: true,
-            effort: enum_set!(Effort::None | Low | Medium | High | Xhigh),
+            effort: enum_set!(Effort::None | Low | Medium | High | Xhigh | Max),
             ..OPENAI_REASONING
         },
     },
@@ -186,16 +269,19 @@ pub const TABLE: &[Row] = &[
     },
     Row {
         kinds: &[Kind::Openai],
-        prefixes: &["gpt-4.1", "gpt-4o"],
-        profile: Profile {
-            retires: Some("2027-01-14"),
-            ..OPENAI_CHAT
-        },
+        prefixes: &["gpt-4", "gpt-3.5"],
+        profile: OPENAI_CHAT,
     },
+    // A model no row knows: every effort level is offered (a refusal
+    // teaches the ones it takes), and `cutline probe` asks.
     Row {
         kinds: &[Kind::Openai],
         prefixes: &[""],
-        profile: OPENAI_CHAT,
+        profile: Profile {
+            family: "openai",
+            effort: EnumSet::all(),
+            ..OPENAI_CHAT
+        },
     },
     Row {
         kinds: &[Kind::Anthropic],
@@ -301,8 +387,20 @@ pub const TABLE: &[Row] = &[
             ..OPEN
         },
     },
+    // gpt-oss cannot switch its reasoning off (harmony takes low, medium
+    // and high; Ollama sends its `max` as high).
     Row {
-        kinds: &[Kind::Ollama, Kind::OpenaiCompatible],
+        kinds: &[Kind::Ollama],
+        prefixes: &["gpt-oss"],
+        profile: Profile {
+            family: "open-reasoning",
+            reasons: true,
+            effort: enum_set!(Low | Medium | High | Max),
+            ..OLLAMA
+        },
+    },
+    Row {
+        kinds: &[Kind::OpenaiCompatible],
         prefixes: &["gpt-oss"],
         profile: Profile {
             family: "open-reasoning",
@@ -311,14 +409,30 @@ pub const TABLE: &[Row] = &[
             ..OPEN
         },
     },
+    // Thinking switched on and off: Ollama's `think`, a compatible
+    // server's `chat_template_kwargs.enable_thinking` (effort none).
     Row {
-        kinds: &[Kind::Ollama, Kind::OpenaiCompatible],
+        kinds: &[Kind::Ollama],
         prefixes: &["deepseek-r1", "qwq", "qwen3", "magistral"],
         profile: Profile {
             family: "open-reasoning",
             reasons: true,
-            effort: NO_EFFORT,
+            ..OLLAMA
+        },
+    },
+    Row {
+        kinds: &[Kind::OpenaiCompatible],
+        prefixes: &["deepseek-r1", "qwq", "qwen3", "magistral"],
+        profile: Profile {
+            family: "open-reasoning",
+            reasons: true,
+            effort: enum_set!(Effort::None),
             ..OPEN
         },
+    },
+    Row {
+        kinds: &[Kind::Ollama],
+        prefixes: &[""],
+        profile: OLLAMA,
     },
 ];

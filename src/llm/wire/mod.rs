@@ -13,7 +13,6 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::http::{self, RetryPolicy};
-use super::profile::Profile;
 use super::{ErrorKind, Event, EventStream, LlmError, Request, Timeouts};
 
 pub use super::http::key::ApiKey;
@@ -66,9 +65,6 @@ pub struct Endpoint {
     pub key: Option<ApiKey>,
     /// Extra headers sent with every request.
     pub headers: Headers,
-    /// What the model accepts (the seed and configured profile; a run's
-    /// own fitted values are in its `Request`).
-    pub profile: Profile,
     /// Retries for 429/529 and 5xx.
     pub retry: RetryPolicy,
     timeouts: Timeouts,
@@ -76,9 +72,10 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// An endpoint with default retries, timeouts, no key, and the given
-    /// profile.
-    pub fn new(name: &str, base_url: &str, model: &str, profile: Profile) -> Self {
+    /// An endpoint with default retries, timeouts and no key. It holds no
+    /// profile: every field of a request, names included, is decided by
+    /// `run::plan` with what was learned, and arrives in the `Request`.
+    pub fn new(name: &str, base_url: &str, model: &str) -> Self {
         let timeouts = Timeouts::default();
         Self {
             name: name.to_owned(),
@@ -86,7 +83,6 @@ impl Endpoint {
             model: model.to_owned(),
             key: None,
             headers: Headers::default(),
-            profile,
             retry: RetryPolicy::default(),
             client: http::client(&timeouts),
             timeouts,
@@ -253,7 +249,11 @@ impl Endpoint {
                     Some(k) => scrub_fields(ev, k),
                     None => ev,
                 };
-                if let Some(resume) = decoder.resume().filter(|_| matches!(last, Event::Finish { .. }))
+                // A token to resume from comes before the end, a broken
+                // stream's too (Gemini's mid-stream checkpoints).
+                if let Some(resume) = decoder
+                    .resume()
+                    .filter(|_| matches!(last, Event::Finish { .. } | Event::Error(_)))
                     && tx.send(fields(resume)).await.is_err()
                 {
                     return;
