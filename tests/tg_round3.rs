@@ -75,7 +75,11 @@ fn trustgraph(cases: &[Value]) -> Option<Vec<Value>> {
 fn tg_word(reference: &Value) -> String {
     match reference["raised"]["type"].as_str() {
         None => "kept".into(),
-        Some("RuntimeError") if reference["raised"]["message"].as_str().is_some_and(|m| m.starts_with("JSON parse")) => {
+        Some("RuntimeError")
+            if reference["raised"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("JSON parse")) =>
+        {
             "parse".into()
         }
         Some("RuntimeError") => "schema".into(),
@@ -110,7 +114,12 @@ fn unanchored_pattern_properties_keys_read_word_and_digit_as_unicode() {
     check(&[
         case("é is a word character", word.clone(), r#"{"é": "x"}"#, "schema"),
         case("- is not", word, r#"{"-": "x"}"#, "kept"),
-        case("Arabic-Indic three is a digit", digit.clone(), r#"{"٣": "x"}"#, "schema"),
+        case(
+            "Arabic-Indic three is a digit",
+            digit.clone(),
+            r#"{"٣": "x"}"#,
+            "schema",
+        ),
         case("a is not a digit", digit, r#"{"a": "x"}"#, "kept"),
         case("٣ is not \\D", not_digit, r#"{"٣": "x"}"#, "kept"),
     ]);
@@ -120,8 +129,18 @@ fn unanchored_pattern_properties_keys_read_word_and_digit_as_unicode() {
 fn content_keywords_are_never_asserted() {
     let draft7 = |k: &str, v: &str| json!({"$schema": "http://json-schema.org/draft-07/schema#", k: v});
     check(&[
-        case("contentMediaType json", draft7("contentMediaType", "application/json"), r#""{x""#, "kept"),
-        case("contentEncoding base64", draft7("contentEncoding", "base64"), r#""%%%""#, "kept"),
+        case(
+            "contentMediaType json",
+            draft7("contentMediaType", "application/json"),
+            r#""{x""#,
+            "kept",
+        ),
+        case(
+            "contentEncoding base64",
+            draft7("contentEncoding", "base64"),
+            r#""%%%""#,
+            "kept",
+        ),
     ]);
 }
 
@@ -152,14 +171,29 @@ fn strict_json_nests_as_deep_as_python_313() {
             // A syntax error right after a complete element: the C scanner
             // makes the JSONDecodeError where it is, 9991 deep and more.
             case("delimiter 9990 deep", array.clone(), &open(9990, "1 x"), "parse"),
-            case("delimiter 9991 deep", array.clone(), &open(9991, "1 x"), "RecursionError"),
-            case("cut after an element 9991 deep", array.clone(), &open(9991, "1"), "RecursionError"),
+            case(
+                "delimiter 9991 deep",
+                array.clone(),
+                &open(9991, "1 x"),
+                "RecursionError",
+            ),
+            case(
+                "cut after an element 9991 deep",
+                array.clone(),
+                &open(9991, "1"),
+                "RecursionError",
+            ),
             // "Expecting value" is made at the top: only 9994 deep raises.
             case("no value 9993 deep", array.clone(), &open(9993, "x"), "parse"),
             case("no value 9994 deep", array.clone(), &open(9994, "x"), "RecursionError"),
             // A rejected value 9993 deep: repr fails inside validate, which
             // TrustGraph reports as a failed validation.
-            case("rejected 9992 deep", json!({"type": "object"}), &arrays(9992), "RecursionError"),
+            case(
+                "rejected 9992 deep",
+                json!({"type": "object"}),
+                &arrays(9992),
+                "RecursionError",
+            ),
             case("rejected 9993 deep", json!({"type": "object"}), &arrays(9993), "schema"),
         ]);
     });
@@ -181,7 +215,11 @@ fn jsonl_lines_near_the_limit_fail_or_drop_as_trustgraph_does() {
         let object = json!({"type": "object"});
         let open = |n: usize, tail: &str| format!("{}{tail}\n{{}}", "[".repeat(n));
         let cases = [
-            ("rejected 9992 deep", format!("{}\n{{}}", arrays(9992)), "RecursionError"),
+            (
+                "rejected 9992 deep",
+                format!("{}\n{{}}", arrays(9992)),
+                "RecursionError",
+            ),
             ("rejected 9993 deep", format!("{}\n{{}}", arrays(9993)), "1 items"),
             ("rejected 9994 deep", format!("{}\n{{}}", arrays(9994)), "1 items"),
             ("delimiter 9990 deep", open(9990, "1 x"), "1 items"),
@@ -243,7 +281,12 @@ fn numbers_are_validated_as_the_floats_python_holds() {
     check(&[
         case("1e-400 is 0.0", json!({"exclusiveMinimum": 0}), "1e-400", "schema"),
         case("1e-400 as an item", above_zero, "[1, 1e-400]", "schema"),
-        case("1.00000000000000000001 is 1.0", above_one, "1.00000000000000000001", "schema"),
+        case(
+            "1.00000000000000000001 is 1.0",
+            above_one,
+            "1.00000000000000000001",
+            "schema",
+        ),
         case(
             "a bound is a float too",
             serde_json::from_str(r#"{"exclusiveMaximum": 0.30000000000000000001}"#).expect("a schema"),
@@ -258,9 +301,24 @@ fn numbers_are_validated_as_the_floats_python_holds() {
         case("4.5 / 2", two.clone(), "4.5", "schema"),
         case("10.0 / 2", two.clone(), "10.0", "kept"),
         case("exact big integer / 2", two, "123456789012345678901234567890", "kept"),
-        case("quotient overflows: exact", tiny.clone(), "1.0715086071862673e+301", "kept"),
-        case("quotient overflows: odd part", tiny3, "1.0715086071862673e+301", "schema"),
-        case("integer too big for a float", half, &format!("1{}", "0".repeat(400)), "schema"),
+        case(
+            "quotient overflows: exact",
+            tiny.clone(),
+            "1.0715086071862673e+301",
+            "kept",
+        ),
+        case(
+            "quotient overflows: odd part",
+            tiny3,
+            "1.0715086071862673e+301",
+            "schema",
+        ),
+        case(
+            "integer too big for a float",
+            half,
+            &format!("1{}", "0".repeat(400)),
+            "schema",
+        ),
         case("NaN", json!({"multipleOf": 1}), "NaN", "schema"),
     ]);
 }
@@ -272,7 +330,11 @@ fn a_schema_file_only_python_refuses_rejects_every_line_with_a_warning() {
     let dir = std::env::temp_dir().join(format!("cutline-round3-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let schema = dir.join("s.json");
-    std::fs::write(&schema, r#"{"type": "object", "properties": {"a": {"pattern": "\\p{L}"}}}"#).expect("schema");
+    std::fs::write(
+        &schema,
+        r#"{"type": "object", "properties": {"a": {"pattern": "\\p{L}"}}}"#,
+    )
+    .expect("schema");
     let answer = dir.join("r.jsonl");
     std::fs::write(&answer, "{\"a\": \"x\"}\n{\"b\": 1}\n").expect("answer");
     let out = assert_cmd::Command::cargo_bin("cutline")
@@ -314,11 +376,31 @@ fn unevaluated_properties_beside_additional_properties_in_2019_09() {
         s
     };
     check(&[
-        case("2019-09, schema", with(json!({"type": "string"}), Some(D2019)), r#"{"a": "x"}"#, "schema"),
-        case("2019-09, a property named type", with(json!({"type": "string"}), Some(D2019)), r#"{"type": "x"}"#, "kept"),
-        case("2019-09, still validated", with(json!({"type": "string"}), Some(D2019)), r#"{"type": 1}"#, "schema"),
+        case(
+            "2019-09, schema",
+            with(json!({"type": "string"}), Some(D2019)),
+            r#"{"a": "x"}"#,
+            "schema",
+        ),
+        case(
+            "2019-09, a property named type",
+            with(json!({"type": "string"}), Some(D2019)),
+            r#"{"type": "x"}"#,
+            "kept",
+        ),
+        case(
+            "2019-09, still validated",
+            with(json!({"type": "string"}), Some(D2019)),
+            r#"{"type": 1}"#,
+            "schema",
+        ),
         case("2019-09, true", with(json!(true), Some(D2019)), r#"{"a": "x"}"#, "kept"),
-        case("2020-12, schema", with(json!({"type": "string"}), None), r#"{"a": "x"}"#, "kept"),
+        case(
+            "2020-12, schema",
+            with(json!({"type": "string"}), None),
+            r#"{"a": "x"}"#,
+            "kept",
+        ),
         case(
             "2019-09, properties",
             json!({"$schema": D2019, "properties": {"a": {}}, "unevaluatedProperties": false}),
@@ -338,15 +420,35 @@ fn draft_3_keywords_as_python_reads_them() {
     check(&[
         case("disallow a type", d3(json!({"disallow": "string"})), r#""x""#, "schema"),
         case("disallow another", d3(json!({"disallow": "string"})), "1", "kept"),
-        case("disallow a schema", d3(json!({"disallow": [{"type": "integer"}]})), "1", "schema"),
+        case(
+            "disallow a schema",
+            d3(json!({"disallow": [{"type": "integer"}]})),
+            "1",
+            "schema",
+        ),
         case("a schema in a type union", union.clone(), "7", "kept"),
         // Python fails on it (TypeError: unhashable dict), caught as a
         // failed validation.
         case("no member of a type union", union, "3", "schema"),
-        case("a string dependency", d3(json!({"dependencies": {"a": "b"}})), r#"{"a": 1}"#, "schema"),
-        case("a string dependency met", d3(json!({"dependencies": {"a": "b"}})), r#"{"a": 1, "b": 2}"#, "kept"),
+        case(
+            "a string dependency",
+            d3(json!({"dependencies": {"a": "b"}})),
+            r#"{"a": 1}"#,
+            "schema",
+        ),
+        case(
+            "a string dependency met",
+            d3(json!({"dependencies": {"a": "b"}})),
+            r#"{"a": 1, "b": 2}"#,
+            "kept",
+        ),
         case("items: []", d3(json!({"items": []})), "[1, 2]", "kept"),
-        case("items: [] closed", d3(json!({"items": [], "additionalItems": false})), "[1]", "schema"),
+        case(
+            "items: [] closed",
+            d3(json!({"items": [], "additionalItems": false})),
+            "[1]",
+            "schema",
+        ),
     ]);
 }
 
@@ -354,16 +456,56 @@ fn draft_3_keywords_as_python_reads_them() {
 fn a_ref_to_another_drafts_metaschema_resolves_from_the_bundled_copies() {
     let to = |uri: &str| json!({"$ref": uri});
     check(&[
-        case("draft 7", to("http://json-schema.org/draft-07/schema#"), r#"{"type": "string"}"#, "kept"),
-        case("draft 7, bad", to("http://json-schema.org/draft-07/schema#"), r#"{"type": 5}"#, "schema"),
-        case("draft 6", to("http://json-schema.org/draft-06/schema#"), r#"{"type": "string"}"#, "kept"),
-        case("draft 4", to("http://json-schema.org/draft-04/schema#"), r#"{"type": "string"}"#, "kept"),
-        case("draft 4, bad", to("http://json-schema.org/draft-04/schema#"), r#"{"minimum": "x"}"#, "schema"),
-        case("draft 3", to("http://json-schema.org/draft-03/schema#"), r#"{"type": "string"}"#, "kept"),
-        case("draft 3, bad", to("http://json-schema.org/draft-03/schema#"), r#"{"type": 5}"#, "schema"),
+        case(
+            "draft 7",
+            to("http://json-schema.org/draft-07/schema#"),
+            r#"{"type": "string"}"#,
+            "kept",
+        ),
+        case(
+            "draft 7, bad",
+            to("http://json-schema.org/draft-07/schema#"),
+            r#"{"type": 5}"#,
+            "schema",
+        ),
+        case(
+            "draft 6",
+            to("http://json-schema.org/draft-06/schema#"),
+            r#"{"type": "string"}"#,
+            "kept",
+        ),
+        case(
+            "draft 4",
+            to("http://json-schema.org/draft-04/schema#"),
+            r#"{"type": "string"}"#,
+            "kept",
+        ),
+        case(
+            "draft 4, bad",
+            to("http://json-schema.org/draft-04/schema#"),
+            r#"{"minimum": "x"}"#,
+            "schema",
+        ),
+        case(
+            "draft 3",
+            to("http://json-schema.org/draft-03/schema#"),
+            r#"{"type": "string"}"#,
+            "kept",
+        ),
+        case(
+            "draft 3, bad",
+            to("http://json-schema.org/draft-03/schema#"),
+            r#"{"type": 5}"#,
+            "schema",
+        ),
         case("2019-09", to(D2019), r#"{"type": "string"}"#, "kept"),
         case("2019-09, bad", to(D2019), r#"{"type": 5}"#, "schema"),
-        case("2020-12", to("https://json-schema.org/draft/2020-12/schema"), r#"{"type": "string"}"#, "kept"),
+        case(
+            "2020-12",
+            to("https://json-schema.org/draft/2020-12/schema"),
+            r#"{"type": "string"}"#,
+            "kept",
+        ),
     ]);
 }
 

@@ -107,7 +107,11 @@ fn floats_held(value: &Value, infinite: bool) -> Option<Value> {
     let held = |n: &serde_json::Number| -> Option<serde_json::Number> {
         let f = python_float(n).filter(|f| infinite || f.is_finite())?;
         let number = if f.is_infinite() {
-            let s = if f < 0.0 { format!("-{INF_SENTINEL}") } else { INF_SENTINEL.to_owned() };
+            let s = if f < 0.0 {
+                format!("-{INF_SENTINEL}")
+            } else {
+                INF_SENTINEL.to_owned()
+            };
             serde_json::from_str::<serde_json::Number>(&s).ok()?
         } else {
             serde_json::Number::from_f64(f)?

@@ -245,7 +245,10 @@ fn draft3_to_4(obj: &mut Map<String, Value>) {
         obj.remove("type");
     }
     // A union naming schemas: any one of its members.
-    if let Some(types) = obj.get("type").filter(|t| t.is_object() || t.as_array().is_some_and(|a| a.iter().any(Value::is_object))) {
+    if let Some(types) = obj
+        .get("type")
+        .filter(|t| t.is_object() || t.as_array().is_some_and(|a| a.iter().any(Value::is_object)))
+    {
         let members = draft3_members(types);
         obj.remove("type");
         push_all_of(obj, json!({ "anyOf": members }));
@@ -262,7 +265,10 @@ fn draft3_to_4(obj: &mut Map<String, Value>) {
         }
     }
     // `items: []` checks no position: what follows is `additionalItems`.
-    if obj.get("items").is_some_and(|i| i.as_array().is_some_and(Vec::is_empty)) {
+    if obj
+        .get("items")
+        .is_some_and(|i| i.as_array().is_some_and(Vec::is_empty))
+    {
         obj.remove("items");
         match obj.remove("additionalItems") {
             Some(Value::Bool(false)) => {
@@ -295,7 +301,11 @@ fn hide_additional(obj: &mut Map<String, Value>) {
     };
     let names: Vec<String> = additional.keys().cloned().collect();
     let blank = |key: &str| -> Value {
-        let keys = obj.get(key).and_then(Value::as_object).into_iter().flat_map(|m| m.keys());
+        let keys = obj
+            .get(key)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.keys());
         Value::Object(keys.map(|k| (k.clone(), json!({}))).collect())
     };
     let hidden = json!({
@@ -427,23 +437,27 @@ fn is_float(n: &serde_json::Number) -> bool {
     n.as_str().contains(['.', 'e', 'E'])
 }
 
-/// Whether `x / d` is an integer, exactly (both finite, `d` not 0): with
-/// `x = a·2^p` and `d = b·2^r`, `a` and `b` odd, it is when `b` divides `a`
-/// and `p ≥ r`.
-fn exact_multiple(x: f64, d: f64) -> bool {
+/// Whether `value / divisor` is an integer, exactly (both finite, the
+/// divisor not 0): with `value = a·2^p` and `divisor = b·2^r`, `a` and `b`
+/// odd, it is when `b` divides `a` and `p ≥ r`.
+fn exact_multiple(value: f64, divisor: f64) -> bool {
     fn odd_parts(f: f64) -> (u64, i64) {
         let bits = f.abs().to_bits();
         let exp = i64::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
         let frac = bits & ((1 << 52) - 1);
-        let (m, e) = if exp == 0 { (frac, -1074) } else { (frac | (1 << 52), exp - 1075) };
-        let tz = m.trailing_zeros();
-        (m >> tz, e + i64::from(tz))
+        let (mantissa, power) = if exp == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1 << 52), exp - 1075)
+        };
+        let zeros = mantissa.trailing_zeros();
+        (mantissa >> zeros, power + i64::from(zeros))
     }
-    if x == 0.0 {
+    if value == 0.0 {
         return true;
     }
-    let ((a, p), (b, r)) = (odd_parts(x), odd_parts(d));
-    a % b == 0 && p >= r
+    let ((odd, power), (odd_divisor, divisor_power)) = (odd_parts(value), odd_parts(divisor));
+    odd % odd_divisor == 0 && power >= divisor_power
 }
 
 impl<'i> jsonschema::Keyword<'i> for PyMultipleOf {
@@ -480,7 +494,7 @@ impl<'i> jsonschema::Keyword<'i> for PyMultipleOf {
         if q.is_infinite() {
             exact_multiple(x, self.divisor)
         } else {
-            q.trunc() == q
+            q.fract() == 0.0
         }
     }
 }
@@ -526,12 +540,12 @@ pub fn options(draft: PyDraft) -> jsonschema::ValidationOptions<'static> {
             Ok(Box::new(PyMultipleOf::new(value, draft)?))
         })
         .with_keyword("pattern", |_parent, value, _path| {
-        let p = value
-            .as_str()
-            .ok_or_else(|| jsonschema::ValidationError::custom("pattern is not a string"))?;
-        let regex = PyRegex::new(p).map_err(|e| jsonschema::ValidationError::custom(e.to_string()))?;
-        Ok(Box::new(PyPattern(regex)))
-    })
+            let p = value
+                .as_str()
+                .ok_or_else(|| jsonschema::ValidationError::custom("pattern is not a string"))?;
+            let regex = PyRegex::new(p).map_err(|e| jsonschema::ValidationError::custom(e.to_string()))?;
+            Ok(Box::new(PyPattern(regex)))
+        })
 }
 
 /// `opts` with the bounds keywords reading the non-finite sentinels as

@@ -112,14 +112,12 @@ pub(super) fn judge_full(
     let judged = |value: Value, checked: Option<&Value>, not_standard: Vec<String>| {
         let checked = checked.unwrap_or(&value);
         match schema.map(|s| (s, s.validate(checked))) {
-            Some((s, Err(errors))) => {
-                Judged {
-                    status: LineStatus::SchemaInvalid { errors },
-                    value: None,
-                    not_standard,
-                    too_deep_to_log: py.rejection_raises(checked, s),
-                }
-            }
+            Some((s, Err(errors))) => Judged {
+                status: LineStatus::SchemaInvalid { errors },
+                value: None,
+                not_standard,
+                too_deep_to_log: py.rejection_raises(checked, s),
+            },
             _ => Judged {
                 status: LineStatus::Ok { item: next_item },
                 value: Some(value),
