@@ -55,7 +55,7 @@ impl TgPython {
     /// The deepest container `json.loads` opens without `RecursionError`.
     pub fn json_max_depth(self) -> usize {
         match self {
-            Self::Py313 => 9994,
+            Self::Py313 => super::pyjson::PY313_MAX_DEPTH,
             Self::Py311 => 979,
         }
     }
@@ -199,25 +199,7 @@ impl Raises {
     }
 }
 
-/// Non-empty containers above the deepest leaf (a scalar or an empty
-/// container): what `pprint` recurses through. Iterative, for values
-/// nested thousands deep.
-pub fn nesting(value: &Value) -> usize {
-    let mut max = 0;
-    let mut stack = vec![(value, 0usize)];
-    while let Some((v, d)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(a) if !a.is_empty() => Box::new(a.iter()),
-            Value::Object(o) if !o.is_empty() => Box::new(o.values()),
-            _ => {
-                max = max.max(d);
-                continue;
-            }
-        };
-        stack.extend(children.map(|c| (c, d + 1)));
-    }
-    max
-}
+pub use super::pyjson::nesting;
 
 /// TrustGraph's verdict on a `json` response.
 #[derive(Debug, Clone, PartialEq)]
