@@ -18,6 +18,8 @@
 //! Without the suites or the venv the test says so and passes, unless
 //! `CUTLINE_REQUIRE_TG=1`.
 
+mod tg_reference;
+
 use cutline::output::analysis::{Analysis, ResponseType};
 use cutline::output::json::JsonStatus;
 use cutline::output::jsonl::{self, LineStatus};
@@ -25,6 +27,7 @@ use cutline::output::schema::CompiledSchema;
 use cutline::output::tg::{self, TgJson, TgPython};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use tg_reference::{cache, reference, runtime, tg_word, venv_python};
 
 /// The differences a case may have and still count as explained: both are
 /// how cutline writes a value Python holds and strict JSON cannot, never a
@@ -41,30 +44,6 @@ const EXPLAINED: [(&str, &str); 2] = [
          it; the raw escape is listed in not_standard)",
     ),
 ];
-
-fn cache() -> Option<PathBuf> {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-}
-
-fn venv_python(py: TgPython) -> Option<PathBuf> {
-    let p = cache()?.join(format!(
-        "cutline/tg/{}-py{}/venv/bin/python",
-        tg::TRUSTGRAPH_VERSION,
-        py.as_str()
-    ));
-    p.exists().then_some(p)
-}
-
-fn runtime() -> TgPython {
-    let fallback = venv_python(TgPython::Py313).is_none() && venv_python(TgPython::Py311).is_some();
-    match std::env::var("CUTLINE_TG_PYTHON").as_deref() {
-        Ok("3.11") => TgPython::Py311,
-        Err(_) if fallback => TgPython::Py311,
-        _ => TgPython::Py313,
-    }
-}
 
 /// One case: a response TrustGraph's `invoke` gets, with the prompt's
 /// response type and schema.
@@ -149,31 +128,6 @@ fn schema_suite(dir: &Path, suite: &'static str, draft: &str, uri: &str) -> Vec<
     cases
 }
 
-fn reference(python: &Path, cases: &[Value]) -> Vec<Value> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(python)
-        .arg("scripts/reference_tg_service.py")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the reference");
-    let input = Value::Array(cases.to_vec()).to_string();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().expect("reference");
-    writer.join().expect("writer").expect("write stdin");
-    assert!(
-        out.status.success(),
-        "reference_tg_service.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut de = serde_json::Deserializer::from_slice(&out.stdout);
-    de.disable_recursion_limit();
-    serde::Deserialize::deserialize(&mut de).expect("reference output is JSON")
-}
-
 /// A value as compared: numbers by value (Python prints `1.10` as `1.1`),
 /// non-finite floats as markers. `lenient` reads the reference's NaN and
 /// ±Infinity as `null` and its lone surrogates as U+FFFD, as cutline writes
@@ -232,22 +186,6 @@ enum Outcome {
     Agree,
     Explained(&'static str),
     Differs(String),
-}
-
-/// The verdict word TrustGraph's `invoke` gave a `json` response.
-fn tg_word(reference: &Value) -> &str {
-    match reference["raised"]["type"].as_str() {
-        None => "kept",
-        Some("RuntimeError")
-            if reference["raised"]["message"]
-                .as_str()
-                .is_some_and(|m| m.starts_with("JSON parse")) =>
-        {
-            "parse"
-        }
-        Some("RuntimeError") => "schema",
-        Some(other) => other,
-    }
 }
 
 fn json_outcome(case: &Case, reference: &Value, py: TgPython) -> Outcome {
