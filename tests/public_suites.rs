@@ -9,7 +9,8 @@
 //! - JSON-Schema-Test-Suite as shipped in the `jsonschema` 4.26.0 sdist
 //!   (2020-12, 2019-09, drafts 7, 6, 4 and 3, each root schema given its
 //!   draft's `$schema`; main, `optional/` and `optional/format/`), each
-//!   instance as a `json` response under the group's schema.
+//!   instance as a `json` response and as a one-line `jsonl` response
+//!   under the group's schema.
 //!
 //! `scripts/setup-suites.sh` fetches both into the cache. Each case agrees,
 //! or differs only in a way on [`EXPLAINED`] (how cutline writes a value
@@ -93,7 +94,7 @@ fn json_test_suite(dir: &Path) -> Vec<Case> {
 /// One draft's JSON-Schema-Test-Suite (main, `optional/`,
 /// `optional/format/`), each root schema object given `uri` as its
 /// `$schema` when it names none.
-fn schema_suite(dir: &Path, suite: &'static str, draft: &str, uri: &str) -> Vec<Case> {
+fn schema_suite(dir: &Path, suite: &'static str, draft: &str, uri: &str, kind: &'static str) -> Vec<Case> {
     let mut cases = Vec::new();
     for sub in ["", "optional", "optional/format"] {
         let folder = dir.join("json-schema-test-suite").join(draft).join(sub);
@@ -117,7 +118,7 @@ fn schema_suite(dir: &Path, suite: &'static str, draft: &str, uri: &str) -> Vec<
                     cases.push(Case {
                         suite,
                         name: format!("{label}: {} / {}", g["description"], t["description"]),
-                        kind: "json",
+                        kind,
                         response: t["data"].to_string(),
                         schema: Some(schema.clone()),
                     });
@@ -242,7 +243,8 @@ fn logged_parse_lines(reference: &Value) -> Vec<usize> {
 }
 
 fn jsonl_outcome(case: &Case, reference: &Value, py: TgPython) -> Outcome {
-    let a = jsonl::analyse_py(case.response.as_bytes(), None, py);
+    let schema = case.schema.as_ref().and_then(CompiledSchema::compile_python);
+    let a = jsonl::analyse_py(case.response.as_bytes(), schema.as_ref(), py);
     let theirs = reference["raised"]["type"].as_str();
     let ours = a.raises.as_ref().map(tg::Raises::exception);
     if theirs != ours {
@@ -327,6 +329,36 @@ fn suites_or_skip() -> Option<(PathBuf, PathBuf)> {
     None
 }
 
+/// JSON-Schema-Test-Suite's drafts: folder and `$schema`.
+const DRAFTS: [(&str, &str); 6] = [
+    ("draft2020-12", "https://json-schema.org/draft/2020-12/schema"),
+    ("draft2019-09", "https://json-schema.org/draft/2019-09/schema"),
+    ("draft7", "http://json-schema.org/draft-07/schema#"),
+    ("draft6", "http://json-schema.org/draft-06/schema#"),
+    ("draft4", "http://json-schema.org/draft-04/schema#"),
+    ("draft3", "http://json-schema.org/draft-03/schema#"),
+];
+
+/// Each draft's suite name, instances as `json` answers.
+const SCHEMA_SUITES: [&str; 6] = [
+    "JSON-Schema-Test-Suite 2020-12",
+    "JSON-Schema-Test-Suite 2019-09",
+    "JSON-Schema-Test-Suite draft 7",
+    "JSON-Schema-Test-Suite draft 6",
+    "JSON-Schema-Test-Suite draft 4",
+    "JSON-Schema-Test-Suite draft 3",
+];
+
+/// The same, each instance as a one-line `jsonl` answer.
+const SCHEMA_SUITES_JSONL: [&str; 6] = [
+    "JSON-Schema-Test-Suite 2020-12, jsonl",
+    "JSON-Schema-Test-Suite 2019-09, jsonl",
+    "JSON-Schema-Test-Suite draft 7, jsonl",
+    "JSON-Schema-Test-Suite draft 6, jsonl",
+    "JSON-Schema-Test-Suite draft 4, jsonl",
+    "JSON-Schema-Test-Suite draft 3, jsonl",
+];
+
 #[test]
 fn public_suites_agree_with_trustgraph() {
     // JSONTestSuite nests 100,000 deep: judge and drop on a deep stack.
@@ -344,42 +376,10 @@ fn differential() {
     };
     let py = runtime();
     let mut cases = json_test_suite(&dir);
-    cases.extend(schema_suite(
-        &dir,
-        "JSON-Schema-Test-Suite 2020-12",
-        "draft2020-12",
-        "https://json-schema.org/draft/2020-12/schema",
-    ));
-    cases.extend(schema_suite(
-        &dir,
-        "JSON-Schema-Test-Suite 2019-09",
-        "draft2019-09",
-        "https://json-schema.org/draft/2019-09/schema",
-    ));
-    cases.extend(schema_suite(
-        &dir,
-        "JSON-Schema-Test-Suite draft 7",
-        "draft7",
-        "http://json-schema.org/draft-07/schema#",
-    ));
-    for (name, draft, uri) in [
-        (
-            "JSON-Schema-Test-Suite draft 6",
-            "draft6",
-            "http://json-schema.org/draft-06/schema#",
-        ),
-        (
-            "JSON-Schema-Test-Suite draft 4",
-            "draft4",
-            "http://json-schema.org/draft-04/schema#",
-        ),
-        (
-            "JSON-Schema-Test-Suite draft 3",
-            "draft3",
-            "http://json-schema.org/draft-03/schema#",
-        ),
-    ] {
-        cases.extend(schema_suite(&dir, name, draft, uri));
+    for (kind, suites) in [("json", &SCHEMA_SUITES), ("jsonl", &SCHEMA_SUITES_JSONL)] {
+        for (suite, (draft, uri)) in suites.iter().zip(DRAFTS) {
+            cases.extend(schema_suite(&dir, suite, draft, uri, kind));
+        }
     }
     let input: Vec<Value> = cases.iter().map(Case::to_reference).collect();
     let started = std::time::Instant::now();
