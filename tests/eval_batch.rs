@@ -38,6 +38,10 @@ struct World {
     crash_after_create: bool,
     /// Polls a batch takes to end (3 when 0).
     ends_after: u32,
+    /// Every result comes back twice: as the fates say, then as an error.
+    twice: bool,
+    /// The next create call is answered without an id.
+    no_id: bool,
 }
 
 #[derive(Clone, Default)]
@@ -72,6 +76,9 @@ impl BatchApi for Fake {
                     "connection reset",
                 ));
             }
+            if std::mem::take(&mut w.no_id) {
+                return Ok(Submitted::whole(""));
+            }
             Ok(Submitted::whole(id))
         })
     }
@@ -98,8 +105,9 @@ impl BatchApi for Fake {
         Box::pin(async move {
             let w = w.lock().unwrap();
             let (items, _, _) = &w.batches[&b.id];
+            let twice = w.twice;
             // Reversed: results never come in the order sent.
-            Ok(items
+            let results: Vec<Result1> = items
                 .iter()
                 .rev()
                 .map(|i| {
@@ -122,7 +130,16 @@ impl BatchApi for Fake {
                         outcome,
                     }
                 })
-                .collect())
+                .collect();
+            let again = results.iter().filter(|_| twice).map(|r| Result1 {
+                custom_id: r.custom_id.clone(),
+                outcome: Outcome::Errored(cutline::llm::LlmError::new(
+                    cutline::llm::ErrorKind::Server,
+                    "duplicate line",
+                )),
+            });
+            let again: Vec<Result1> = again.collect();
+            Ok(results.into_iter().chain(again).collect())
         })
     }
     fn cancel(&self, _b: Submitted) -> Fut<()> {
@@ -413,9 +430,10 @@ async fn polls_back_off_by_half_again_up_to_ten_minutes() {
     assert!((slept - want.iter().sum::<f64>()).abs() < 0.05, "{slept}");
 }
 
-/// A caller that stops keeping answers (its session filled up) stops the
-/// executor, and the batch stays uncollected: the next call hands back
-/// what was not kept, and nothing is sent again.
+/// A caller that does not keep some answers (a record over the session's
+/// line cap, a failing disk) is still handed the batch's other answers;
+/// then the executor stops and the batch stays uncollected: the next call
+/// hands back what was not kept, and nothing is sent again.
 #[tokio::test(start_paused = true)]
 async fn answers_the_caller_did_not_keep_are_collected_again_not_resent() {
     let fake = Fake::answering(3);
@@ -436,7 +454,7 @@ async fn answers_the_caller_did_not_keep_are_collected_again_not_resent() {
     .await
     .unwrap();
     assert_eq!(ended.pending, 3, "the batch is still to collect");
-    assert_eq!(sink.answers.len(), 2, "one kept, the second refused, no third asked");
+    assert_eq!(sink.answers.len(), 3, "every answer handed on: one kept, two refused");
     assert_eq!(
         Manifest::load(&path).unwrap().unwrap().batches[0].state,
         EntryState::Submitted
@@ -457,4 +475,95 @@ async fn answers_the_caller_did_not_keep_are_collected_again_not_resent() {
     assert_eq!(ended.pending, 0);
     assert_eq!(sink.answers.len(), 2, "the two not kept, from the same batch");
     assert_eq!(fake.0.lock().unwrap().created, 1, "nothing sent again");
+}
+
+/// Issue 32, case 5: the same custom id returned twice, an answer then an
+/// error: the error replaced the paid answer (and the run went again).
+/// An answer is never replaced: each run is handed on once, answered, and
+/// sent once.
+#[tokio::test(start_paused = true)]
+async fn a_custom_id_returned_twice_keeps_its_answer() {
+    let fake = Fake::answering(4);
+    fake.0.lock().unwrap().twice = true;
+    let (_dir, path, mut m) = fresh_manifest();
+    let mut sink = Collect::default();
+    let ended = batch::run(
+        &fake,
+        jobs(4),
+        HashSet::new(),
+        &mut m,
+        &path,
+        opts(Duration::from_secs(86_400)),
+        &mut sink,
+    )
+    .await
+    .unwrap();
+    assert_eq!(ended.pending, 0);
+    let mut got: Vec<(String, String)> = sink
+        .answers
+        .iter()
+        .map(|(k, _, a)| match a {
+            Answer::Answered(t) => (k.clone(), t.text.clone()),
+            Answer::Failed(e) => (k.clone(), format!("failed: {e}")),
+        })
+        .collect();
+    got.sort();
+    let want: Vec<(String, String)> = (0..4)
+        .map(|i| (format!("key-{i}"), format!("answer to p{i}")))
+        .collect();
+    assert_eq!(got, want);
+    let w = fake.0.lock().unwrap();
+    assert!(w.sent.values().all(|n| *n == 1), "{:?}", w.sent);
+}
+
+/// Issue 32, case 14: a create call answered without an id was kept as
+/// `""` and polled forever (exit 10 every time). It is an error naming
+/// it; the entry stays `creating`, so the next call finds the batch by its
+/// tag and collects it, sending nothing twice.
+#[tokio::test(start_paused = true)]
+async fn a_create_call_answered_without_an_id_is_an_error_and_found_by_tag() {
+    let fake = Fake::answering(2);
+    fake.0.lock().unwrap().no_id = true;
+    let (_dir, path, mut m) = fresh_manifest();
+    let mut sink = Collect::default();
+    let e = batch::run(
+        &fake,
+        jobs(2),
+        HashSet::new(),
+        &mut m,
+        &path,
+        opts(Duration::from_secs(60)),
+        &mut sink,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "fake batches: Server: the create call answered without a batch id: the batch cannot be polled; the next command \
+         looks for it by its tag, or sends its runs again"
+    );
+    let saved = Manifest::load(&path).unwrap().unwrap();
+    assert_eq!(saved.batches.len(), 1);
+    assert_eq!(saved.batches[0].state, EntryState::Creating);
+    let mut m = saved;
+    let ended = batch::run(
+        &fake,
+        jobs(2),
+        HashSet::new(),
+        &mut m,
+        &path,
+        opts(Duration::from_secs(600)),
+        &mut sink,
+    )
+    .await
+    .unwrap();
+    assert_eq!(ended.pending, 0);
+    assert_eq!(sink.answers.len(), 2);
+    assert!(
+        sink.notes
+            .iter()
+            .any(|n| matches!(n, Note::Adopted { id, .. } if id == "fb_1"))
+    );
+    let w = fake.0.lock().unwrap();
+    assert_eq!(w.created, 1, "one batch");
 }

@@ -22,6 +22,11 @@ use support::Server;
 use openai_batch::{Fate, KEY_ENV, World, completion, config, cutline, inputs, openai, records};
 
 fn eval(dir: &Path, session: &str, extra: &[&str]) -> (i32, Vec<Value>) {
+    eval_at(dir, session, "64,none", extra)
+}
+
+/// `eval` at the limits `limits`.
+fn eval_at(dir: &Path, session: &str, limits: &str, extra: &[&str]) -> (i32, Vec<Value>) {
     let out = cutline(dir)
         .args([
             "eval",
@@ -30,7 +35,7 @@ fn eval(dir: &Path, session: &str, extra: &[&str]) -> (i32, Vec<Value>) {
             "--provider",
             "gpt",
             "--max-tokens",
-            "64,none",
+            limits,
             "--inputs",
         ])
         .arg(dir.join("inputs.jsonl"))
@@ -443,5 +448,393 @@ fn batch_flags_without_batch_are_refused() {
         assert_eq!(code, 2, "{flag:?}: {recs:?}");
         let err = recs.iter().find(|r| r["type"] == "error").unwrap();
         assert!(err["message"].as_str().unwrap().contains("--batch"), "{err}");
+    }
+}
+
+/// Issue 32, case 2: an eval with fewer limits on the same session
+/// collects a batch an earlier eval sent for more. The answers to the runs
+/// it does not ask for were paid for: they are kept, and the eval that
+/// asks them records them without sending anything again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_eval_with_fewer_limits_keeps_the_answers_of_the_others() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config(&server.url())).unwrap();
+    inputs(dir.path(), 3);
+    let (code, recs) = eval_at(dir.path(), "fewer", "64,none", &["--batch", "--wait", "0"]);
+    assert_eq!(code, 10, "{recs:?}");
+    let (code, recs) = eval_at(dir.path(), "fewer", "64", &["--batch", "--poll", "10ms"]);
+    assert_eq!(code, 0, "{recs:?}");
+    let s = cutline::session::load(&dir.path().join("sessions/fewer.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 6, "3 inputs × 2 prompts at 64");
+    let (code, recs) = eval_at(dir.path(), "fewer", "64,none", &["--batch", "--poll", "10ms"]);
+    assert_eq!(code, 0, "{recs:?}");
+    let ran: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["type"] == "run" && r["skipped"] == false)
+        .collect();
+    assert_eq!(ran.len(), 6, "the 6 runs without a limit, recorded now: {recs:?}");
+    assert!(ran.iter().all(|r| r["max_tokens"].is_null()), "{ran:?}");
+    let s = cutline::session::load(&dir.path().join("sessions/fewer.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 12, "every run once");
+    assert!(
+        s.runs.iter().all(|r| r.batch.as_ref().unwrap().id == "batch_1"),
+        "all answered by the one batch"
+    );
+    let st = state.lock().unwrap();
+    assert_eq!(st.creates, 1, "nothing paid for twice");
+    assert_eq!(st.sent.len(), 12);
+    assert!(st.sent.values().all(|n| *n == 1), "{:?}", st.sent);
+}
+
+/// Issue 32, case 3: `batches --cancel` while an eval holds the session
+/// would write back a copy of the manifest read before that eval's
+/// submit, and the eval's batch would vanish. The manifest changes only
+/// under the session's lock: the cancel fails at once, naming why, and
+/// nothing is cancelled or written; a plain listing never writes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_cancel_waits_for_no_one_and_writes_nothing_while_an_eval_holds_the_session() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config(&server.url())).unwrap();
+    inputs(dir.path(), 2);
+    let (code, recs) = eval(dir.path(), "held", &["--batch", "--wait", "0"]);
+    assert_eq!(code, 10, "{recs:?}");
+    let manifest = dir.path().join("sessions/held.batches.json");
+    let before = std::fs::read(&manifest).unwrap();
+    // An eval recording into the session holds its lock.
+    let session = dir.path().join("sessions/held.jsonl");
+    let held = std::fs::OpenOptions::new().read(true).open(&session).unwrap();
+    held.try_lock().unwrap();
+    let out = cutline(dir.path())
+        .args(["batches", "held", "--cancel", "--output", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stdout));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        env["error"]["message"],
+        format!(
+            "{}: an eval is recording into this session now; nothing was cancelled (stop that eval, or cancel once \
+             it has returned)",
+            std::path::Path::new("sessions/held.jsonl").display()
+        )
+    );
+    assert_eq!(state.lock().unwrap().cancels, 0);
+    assert_eq!(std::fs::read(&manifest).unwrap(), before);
+    // Listing polls live and writes nothing.
+    let out = cutline(dir.path())
+        .args(["batches", "held", "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["data"]["batches"][0]["status"]["state"], "validating");
+    assert_eq!(
+        std::fs::read(&manifest).unwrap(),
+        before,
+        "a reader writes nothing back"
+    );
+    drop(held);
+    let out = cutline(dir.path())
+        .args(["batches", "held", "--cancel", "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(state.lock().unwrap().cancels, 1);
+}
+
+/// Issue 32, case 4: a plain streamed eval on a session whose runs are
+/// still in provider batches sent them all again, with no warning. A run
+/// in flight in a batch is never sent again by any path: the streamed
+/// eval (and `--batch-file`) leaves them out, says so and exits 10; the
+/// batch eval then collects them, each sent once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_eval_never_sends_runs_that_are_in_batches() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config(&server.url())).unwrap();
+    inputs(dir.path(), 2);
+    let (code, recs) = eval_at(dir.path(), "flying", "64", &["--batch", "--wait", "0"]);
+    assert_eq!(code, 10, "{recs:?}");
+    let streamed_before = server.requests().len();
+    let (code, recs) = eval(dir.path(), "flying", &[]);
+    assert_eq!(code, 10, "{recs:?}");
+    let plan = recs.iter().find(|r| r["type"] == "plan").unwrap();
+    assert_eq!(plan["pending"], 4, "only the runs without a limit: {plan}");
+    let chats = server.requests()[streamed_before..]
+        .iter()
+        .filter(|r| r.path == "/v1/chat/completions")
+        .count();
+    assert_eq!(chats, 4, "the 4 runs at 64 are in the batch, never streamed");
+    let warn = recs.iter().find(|r| r["type"] == "warning").unwrap();
+    assert_eq!(
+        warn["message"],
+        "4 runs are still in provider batches of this session: not sent again; `eval --batch` on it collects them"
+    );
+    let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+    assert_eq!(
+        err["message"],
+        "4 runs are still in provider batches; run it with --batch to collect them (`cutline batches` lists them)"
+    );
+    let file = dir.path().join("in.jsonl");
+    let (code, _) = eval(dir.path(), "flying", &["--batch-file", file.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "",
+        "nothing in flight is written to be sent"
+    );
+    let (code, recs) = eval(dir.path(), "flying", &["--batch", "--poll", "10ms"]);
+    assert_eq!(code, 0, "{recs:?}");
+    let s = cutline::session::load(&dir.path().join("sessions/flying.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 8, "every run once");
+    let st = state.lock().unwrap();
+    assert_eq!(st.creates, 1);
+    assert!(st.sent.values().all(|n| *n == 1));
+}
+
+/// Issue 32, case 10: `--batch-results` with a custom id repeated (the
+/// same answer twice, or an answer then an error) recorded it as two
+/// runs. One custom id is one run, recorded with its answer.
+#[test]
+fn a_repeated_custom_id_in_batch_results_is_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config("http://127.0.0.1:9")).unwrap();
+    inputs(dir.path(), 1);
+    let file = dir.path().join("in.jsonl");
+    let (code, recs) = eval(dir.path(), "twice", &["--batch-file", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{recs:?}");
+    let lines: Vec<Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    let mut output = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        let ok = json!({"id": "r", "custom_id": l["custom_id"], "response": {"status_code": 200, "request_id": "q", "body": completion(&l["body"])}, "error": null});
+        let failed = json!({"id": "r", "custom_id": l["custom_id"], "response": {"status_code": 500, "request_id": "q", "body": {"error": {"message": "boom", "type": "server_error"}}}, "error": null});
+        // An answer twice, an answer then an error, an error then an answer.
+        let pair = match i % 3 {
+            0 => [&ok, &ok],
+            1 => [&ok, &failed],
+            _ => [&failed, &ok],
+        };
+        for v in pair {
+            output.push_str(&v.to_string());
+            output.push('\n');
+        }
+    }
+    let results = dir.path().join("out.jsonl");
+    std::fs::write(&results, output).unwrap();
+    let (code, recs) = eval(dir.path(), "twice", &["--batch-results", results.to_str().unwrap()]);
+    assert_eq!(code, 0, "{recs:?}");
+    let s = cutline::session::load(&dir.path().join("sessions/twice.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 4, "one run per custom id");
+    assert!(s.runs.iter().all(|r| r.error.is_none()), "each with its answer");
+    let keys: std::collections::HashSet<String> = s.runs.iter().map(cutline::eval::record_key).collect();
+    assert_eq!(keys.len(), 4);
+}
+
+/// Issue 32, case 16: a manifest written for another provider was polled
+/// on this one's endpoint (a 404) on every rerun. Its recorded provider,
+/// model and API are checked: an eval on another is refused at once,
+/// naming both, and nothing is polled or sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_of_another_provider_is_refused_naming_both() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let both = format!(
+        "{}{}",
+        config(&server.url()),
+        config(&server.url())
+            .replace("\"gpt\"", "\"other\"")
+            .replace("gpt-4.1-mini", "gpt-4.1")
+    );
+    std::fs::write(dir.path().join("cutline.toml"), both).unwrap();
+    inputs(dir.path(), 1);
+    let (code, recs) = eval(dir.path(), "mixed", &["--batch", "--wait", "0"]);
+    assert_eq!(code, 10, "{recs:?}");
+    let requests = server.requests().len();
+    let out = cutline(dir.path())
+        .args([
+            "eval",
+            "--prompt",
+            "extract-definitions",
+            "--provider",
+            "other",
+            "--max-tokens",
+            "64,none",
+            "--inputs",
+        ])
+        .arg(dir.path().join("inputs.jsonl"))
+        .args(["--session", "mixed", "--batch", "--no-progress"])
+        .output()
+        .unwrap();
+    let (code, recs) = records(&out);
+    assert_eq!(code, 4, "{recs:?}");
+    let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+    assert_eq!(
+        err["message"],
+        format!(
+            "{}: its batches were sent to gpt (gpt-4.1-mini, openai batches); this eval is on other (gpt-4.1, openai \
+             batches): run it on gpt (gpt-4.1-mini, openai batches) to collect them, or use another --session",
+            std::path::Path::new("sessions/mixed.batches.json").display()
+        )
+    );
+    assert_eq!(server.requests().len(), requests, "nothing polled or sent");
+}
+
+/// Issue 32, case 17: one batch answer whose record is over the session's
+/// line cap ended the eval with exit 10 and none of the batch's other
+/// answers recorded. The others are recorded; the eval ends with exit 4
+/// naming the cap; the batch stays uncollected, so the same command with
+/// the cap raised records the refused runs from it, sending nothing again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_over_the_line_cap_costs_no_other_answer() {
+    let state = Arc::new(Mutex::new(World::default()));
+    let server = Server::handler(openai(state.clone())).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config(&server.url())).unwrap();
+    let mut text = String::new();
+    for i in 0..3 {
+        // Input 0's record (its text is in the rendered prompt and the
+        // variables) is over 2 MiB; its line in the inputs file is not.
+        let body = if i == 0 {
+            "word ".repeat(300_000)
+        } else {
+            format!("Document {i}")
+        };
+        text.push_str(&json!({"id": format!("doc{i}"), "text": body}).to_string());
+        text.push('\n');
+    }
+    std::fs::write(dir.path().join("inputs.jsonl"), text).unwrap();
+    let run = |mib: &str| {
+        let out = cutline(dir.path())
+            .env("CUTLINE_MAX_FILE_MIB", mib)
+            .args([
+                "eval",
+                "--prompt",
+                "extract-definitions",
+                "--provider",
+                "gpt",
+                "--max-tokens",
+                "64,none",
+            ])
+            .args(["--inputs", "inputs.jsonl", "--session", "capped", "--no-progress"])
+            .args(["--batch", "--poll", "10ms"])
+            .output()
+            .unwrap();
+        records(&out)
+    };
+    let (code, recs) = run("2");
+    assert_eq!(
+        code,
+        4,
+        "{:?}",
+        recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>()
+    );
+    let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.ends_with(
+            "the eval stopped after 12 runs (4 not recorded); its batch is left uncollected: the same command with \
+             the limit raised records it from there, sending nothing again"
+        ),
+        "{message}"
+    );
+    let s = cutline::session::load(&dir.path().join("sessions/capped.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 8, "every answer but input 0's four");
+    assert!(
+        s.runs
+            .iter()
+            .all(|r| r.variables["text"] != json!("word ".repeat(300_000)))
+    );
+    let (code, recs) = run("8");
+    assert_eq!(
+        code,
+        0,
+        "{:?}",
+        recs.iter().filter(|r| r["type"] != "run").collect::<Vec<_>>()
+    );
+    let s = cutline::session::load(&dir.path().join("sessions/capped.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 12, "every run once");
+    let st = state.lock().unwrap();
+    assert_eq!(st.creates, 1, "nothing sent again");
+    assert!(st.sent.values().all(|n| *n == 1));
+}
+
+/// Issue 32, case 26: a `--batch-results` file that answers none of the
+/// pending runs exited 0 and recorded nothing, silently. It is an
+/// `input_error` naming the file; a file that answers some runs records
+/// them and warns about the lines left alone.
+#[test]
+fn batch_results_that_answer_no_pending_run_are_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config("http://127.0.0.1:9")).unwrap();
+    inputs(dir.path(), 1);
+    let stranger = json!({"id": "r", "custom_id": "c0000000000000000", "response": {"status_code": 200, "request_id": "q", "body": completion(&json!({"messages": [{"role": "user", "content": "x"}]}))}, "error": null});
+    let results = dir.path().join("out.jsonl");
+    std::fs::write(&results, format!("{stranger}\n")).unwrap();
+    let (code, recs) = eval(dir.path(), "none", &["--batch-results", results.to_str().unwrap()]);
+    assert_eq!(code, 4, "{recs:?}");
+    let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+    assert_eq!(
+        err["message"],
+        format!(
+            "{}: none of its 1 results answers one of the 4 runs this eval still needs (another session's, prompts' \
+             or limits' output?); nothing was recorded",
+            results.display()
+        )
+    );
+    let file = dir.path().join("in.jsonl");
+    let (code, _) = eval(dir.path(), "none", &["--batch-file", file.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let first: Value = serde_json::from_str(std::fs::read_to_string(&file).unwrap().lines().next().unwrap()).unwrap();
+    let answer = json!({"id": "r", "custom_id": first["custom_id"], "response": {"status_code": 200, "request_id": "q", "body": completion(&first["body"])}, "error": null});
+    std::fs::write(&results, format!("{stranger}\n{answer}\n")).unwrap();
+    let (code, recs) = eval(dir.path(), "none", &["--batch-results", results.to_str().unwrap()]);
+    assert_eq!(code, 0, "{recs:?}");
+    let warn = recs.iter().find(|r| r["type"] == "warning").unwrap();
+    assert_eq!(
+        warn["message"],
+        format!(
+            "{}: 1 of its 2 results answer no run this eval still needs (recorded already, or another eval's): left \
+             alone",
+            results.display()
+        )
+    );
+    let s = cutline::session::load(&dir.path().join("sessions/none.jsonl")).unwrap();
+    assert_eq!(s.runs.len(), 1);
+}
+
+/// Issue 32, case 30: `--poll 5124095576030431h` panicked (exit 101, no
+/// envelope) when the poll interval grew past what a duration holds. A
+/// duration over a year is a usage error naming it, on the contract.
+#[test]
+fn a_duration_past_a_year_is_a_usage_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cutline.toml"), config("http://127.0.0.1:9")).unwrap();
+    inputs(dir.path(), 1);
+    for (flag, value) in [
+        ("--poll", "5124095576030431h"),
+        ("--wait", "367d"),
+        ("--wait", "99999999999999999999s"),
+    ] {
+        let (code, recs) = eval(dir.path(), "long", &["--batch", flag, value]);
+        assert_eq!(code, 2, "{flag} {value}: {recs:?}");
+        let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+        let message = err["message"].as_str().unwrap();
+        let why = if value.len() > 18 {
+            format!("{value:?} is not a duration like 90s, 20m, 24h or 1h30m")
+        } else {
+            format!("{value:?} is longer than a year, the longest cutline waits or polls")
+        };
+        assert!(message.contains(&why), "{message}");
     }
 }

@@ -13,7 +13,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("base", &["limits", "term", "i18n"]),
     ("core (pure)", &["output", "prompt", "compare"]),
     ("providers", &["llm"]),
-    ("runs", &["run", "session", "store", "logging"]),
+    ("runs", &["run", "session", "store", "logging", "tg"]),
     ("eval", &["eval"]),
     ("report", &["report"]),
     ("workbench", &["tui"]),

@@ -128,8 +128,8 @@ fn template_syntax_error_names_file_and_template_line() {
     assert_eq!(
         bad("template-syntax.toml"),
         "tests/fixtures/prompts/bad/template-syntax.toml:5: template syntax error: ibis refuses it, so TrustGraph's \
-         whole prompt config fails to load: Unexpected end of template. Ibis was expecting a closing 'endfor' tag to \
-         close the 'for' tag opened in line 3. (template line 3)"
+         reload stops at this template (it and every template after it fail): Unexpected end of template. Ibis was \
+         expecting a closing 'endfor' tag to close the 'for' tag opened in line 3. (template line 3)"
     );
 }
 
@@ -635,4 +635,35 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     assert!(load_bytes("deep.json", json.as_bytes()).is_err());
     let template = format!("prompt = \"{{{{ {}x{} }}}}\"\n", "(".repeat(deep), ")".repeat(deep));
     assert!(load_bytes("deep.toml", template.as_bytes()).is_err());
+}
+
+/// TrustGraph 2.11.1's loader on a config-store bundle: a `system` stored as
+/// plain text is silently "Be helpful." there, so it loads as that here,
+/// with a loud warning; a template ibis refuses stops TrustGraph's reload at
+/// its key, and the error says which prompts would still serve.
+#[test]
+fn a_bundle_loads_as_trustgraphs_reload_takes_it() {
+    let text = r#"{"prompt": {"system": "You extract.", "template.a": "{\"prompt\": \"A {{ x }}\"}"}}"#;
+    let (ps, w) = load_bytes("dump.json", text.as_bytes()).unwrap();
+    assert_eq!(ps[0].system, "Be helpful.");
+    assert_eq!(w.len(), 1);
+    assert!(
+        w[0].to_string().starts_with(
+            "dump.json:1: system: THE VALUE IS NOT JSON, so TrustGraph's prompt service silently uses \"Be helpful.\" \
+             instead of it"
+        ),
+        "{}",
+        w[0]
+    );
+    let text = r#"{"prompt": {"system": "\"S\"", "template.a": "{\"prompt\": \"A\"}",
+        "template.b": "{\"prompt\": \"{% if x %}open\"}", "template.c": "{\"prompt\": \"C\"}"}}"#;
+    let e = load_bytes("dump.json", text.as_bytes()).unwrap_err().to_string();
+    assert!(
+        e.starts_with("dump.json:2: template.b: template syntax error: ibis refuses it"),
+        "{e}"
+    );
+    assert!(
+        e.ends_with("; TrustGraph would half-load this workspace: a would serve, b, c would fail with KeyError until it is fixed"),
+        "{e}"
+    );
 }

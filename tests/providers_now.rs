@@ -530,6 +530,8 @@ fn responses_stream(text: &str, cut: bool) -> Reply {
         ),
         // A type newer than this build: ignored, not fatal.
         responses_event(&json!({"type": "response.sky_is_blue", "sequence_number": 4})),
+        // An unknown event whose data is not JSON (issue 32, case 25): ignored too.
+        "event: keepalive\ndata: ping".to_owned(),
     ];
     for (i, part) in text.split_inclusive('\n').enumerate() {
         events.push(responses_event(&json!({"type": "response.output_text.delta", "sequence_number": 5 + i, "item_id": "msg_1", "output_index": 1, "content_index": 0, "delta": part, "logprobs": []})));

@@ -1476,3 +1476,35 @@ fn a_run_cut_with_nothing_visible_says_the_limit_went_to_reasoning() {
         Some("limit 400: 400 reasoning, 0 answer — the limit was spent on reasoning")
     );
 }
+
+/// Issue 32, case 25: an unknown stream event whose data is not JSON (a
+/// `ping`) ended the run, though unknown events are documented as
+/// ignored. On the chat and Anthropic wires it is skipped; the answer is
+/// whole. (The Responses wire's is in `providers_now.rs`'s stream.)
+#[tokio::test]
+async fn an_unknown_event_with_data_that_is_not_json_is_ignored() {
+    for p in [P::OpenAi, P::Anthropic] {
+        let mut reply = p.ok();
+        reply
+            .chunks
+            .insert(1, (Duration::ZERO, b"event: ping\ndata: ping\n\n".to_vec()));
+        reply
+            .chunks
+            .insert(2, (Duration::ZERO, b"event: keepalive\ndata: \n\n".to_vec()));
+        let server = Server::start(vec![reply]).await;
+        let t = run(provider(p, &server, "").as_ref(), req("x")).await;
+        assert_ok_hi(&t);
+    }
+    // An event of the wire's own that is not JSON is still a broken stream.
+    let mut reply = P::Anthropic.ok();
+    reply.chunks.insert(
+        1,
+        (Duration::ZERO, b"event: content_block_delta\ndata: ping\n\n".to_vec()),
+    );
+    let server = Server::start(vec![reply]).await;
+    let t = run(provider(P::Anthropic, &server, "").as_ref(), req("x")).await;
+    assert_eq!(
+        t.error.map(|e| e.message),
+        Some("unreadable event from Anthropic: ping".to_owned())
+    );
+}

@@ -551,6 +551,47 @@ async fn terminal_escapes_from_a_model_never_reach_the_terminal() {
     assert_eq!(env["data"]["text"], HOSTILE);
 }
 
+/// Issue 32, case 27: U+202E (right-to-left override) and U+2028 (line
+/// separator) in a model's answer reached the terminal in `--output
+/// pretty` and the workbench: they reorder or break what a person reads
+/// without being control characters. Both are shown as U+FFFD there (the
+/// workbench draws with the same `term::clean`); JSON keeps them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bidi_overrides_and_line_separators_never_reach_the_terminal() {
+    let answer = "{\"entity\": \"exe.\u{202E}txt\", \"definition\": \"a\u{2028}b\u{2029}c\u{2066}d\u{200F}\"}\n";
+    let chunk = json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": answer}, "finish_reason": "stop"}]}).to_string();
+    let server = Server::handler(move |_| Reply::data(&[&chunk, "[DONE]"])).await;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let config = evil_config(tmp.path(), &server.url());
+    let run = move |format: &str| {
+        cutline()
+            .env("CUTLINE_CONFIG", &config)
+            .args([
+                "run",
+                "extract-definitions-jsonl",
+                "--provider",
+                "evil",
+                "--no-record",
+                "--output",
+                format,
+            ])
+            .output()
+            .expect("run")
+    };
+    let (pretty, json_out) = tokio::task::spawn_blocking(move || (run("pretty"), run("json")))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8(pretty.stdout).expect("utf-8");
+    assert!(
+        stdout.starts_with(
+            "{\"entity\": \"exe.\u{FFFD}txt\", \"definition\": \"a\u{FFFD}b\u{FFFD}c\u{FFFD}d\u{FFFD}\"}\n"
+        ),
+        "{stdout:?}"
+    );
+    assert_eq!(cutline::tui::text::clean("x\u{202E}y\u{2028}"), "x\u{FFFD}y\u{FFFD}");
+    assert_eq!(envelope_of(&json_out)["data"]["text"], answer);
+}
+
 /// A provider's error body with escapes reaches stderr sanitised, in the
 /// default format and pretty alike; the envelope keeps it as sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -784,14 +825,16 @@ fn stalling_answer() -> Reply {
     Reply::data(&[&first, &never]).delay_before(1, 50_000)
 }
 
-/// SIGINT or SIGTERM while `cutline run` streams ends the request, not the
+/// SIGINT, SIGTERM or SIGHUP while `cutline run` streams ends the request, not the
 /// process: what arrived is analysed and recorded as cut by the user, the
 /// error is `interrupted`, and the exit code is 130 (before, the process
 /// died at once and the session kept only its header).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signal_during_run_records_the_partial_run_as_cut_by_the_user() {
     use std::io::BufRead as _;
-    for signal in ["INT", "TERM"] {
+    // SIGHUP (issue 32, case 7: it killed cutline with nothing recorded)
+    // is a terminal closing: the same as the others.
+    for signal in ["INT", "TERM", "HUP"] {
         let server = Server::handler(|_| stalling_answer()).await;
         let tmp = tempfile::tempdir().expect("tempdir");
         let config = evil_config(tmp.path(), &server.url());

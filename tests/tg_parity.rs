@@ -299,7 +299,7 @@ fn cutline_reads_templates_as_ibis() {
 /// A TOML prompt migrated and exported for TrustGraph deploys as a bundle
 /// of the whole workspace: TrustGraph's own loader keeps every prompt with
 /// the workspace's system (nothing blanked), and the index that TrustGraph
-/// 2.8.11 and older read lists the same prompts, each with its key.
+/// 2.8.13 and older read lists the same prompts, each with its key.
 #[test]
 fn an_exported_workspace_bundle_loads_every_prompt_in_trustgraph() {
     let Some(python) = python_or_skip(runtime()) else {

@@ -618,7 +618,7 @@ fn single_prompts_render_with_the_workspace_system() {
     );
 }
 
-/// `--tg-loader index` reads bundles as TrustGraph 2.8.11 and older do:
+/// `--tg-loader index` reads bundles as TrustGraph 2.8.13 and older do:
 /// only what `template-index` lists, so a 2.8 bundle without one loads
 /// nothing there.
 #[test]
@@ -633,7 +633,7 @@ fn the_loader_switch_reads_bundles_as_old_trustgraph() {
     assert_eq!(v["data"]["prompts"], serde_json::json!([]), "{v}");
     let errors = v["data"]["errors"].to_string();
     assert!(
-        errors.contains("no `template-index`: TrustGraph 2.8.11 and older load only the ids the index lists"),
+        errors.contains("no `template-index`: TrustGraph 2.8.13 and older load only the ids the index lists"),
         "{v}"
     );
 }

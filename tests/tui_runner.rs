@@ -813,3 +813,201 @@ async fn esc_stops_the_eval_and_keeps_the_runs_recorded() {
         runner.apply(e);
     }
 }
+
+/// Issue 32, case 22: Ctrl-S on a prompt file that is a symbolic link
+/// would have replaced the link with a regular file, so the file it points
+/// to never got the edit. The save is refused, naming the link, and both
+/// the link and its target are left as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_s_on_a_linked_prompt_file_is_refused_naming_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    let real = dir.path().join("real.toml");
+    let text = "id = \"extract-definitions\"\nresponse-type = \"json\"\nprompt = \"\"\"\nDefine:\n{{text}}\n\"\"\"\n\n[[input]]\nname = \"a\"\ntext = \"Leaves are green.\"\n";
+    std::fs::write(&real, text).unwrap();
+    let file = prompts.join("extract-definitions.toml");
+    std::os::unix::fs::symlink(&real, &file).unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, Workspace::at(&prompts), dir.path().to_owned(), Instant::now());
+    let mut s = state();
+    s.prompts_dir = prompts;
+    drive(&mut s, &mut runner, &mut rx, vec![Effect::LoadPrompts], |s| {
+        s.prompts.prompts.len() == 1
+    })
+    .await;
+    let ctrl_s = cutline::tui::Event::Key(ratatui::crossterm::event::KeyEvent::new(
+        KeyCode::Char('s'),
+        ratatui::crossterm::event::KeyModifiers::CONTROL,
+    ));
+    let fx = send(
+        &mut s,
+        [key(KeyCode::Enter), ch('e'), ch('N'), ch('B'), ch(' '), ctrl_s],
+    );
+    drive(&mut s, &mut runner, &mut rx, fx, |s| {
+        s.message
+            .as_ref()
+            .is_some_and(|m| m.text.starts_with("saved") || m.text.starts_with("not saved"))
+    })
+    .await;
+    let m = s.message.clone().unwrap();
+    assert!(m.error, "{m:?}");
+    assert!(
+        m.text.contains(&format!("a symbolic link to {}", real.display())),
+        "{m:?}"
+    );
+    assert!(std::fs::symlink_metadata(&file).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), text);
+    assert!(
+        s.editor.as_ref().unwrap().dirty,
+        "the edit is still there to save elsewhere"
+    );
+}
+
+/// Issue 32, case 22: `w` in the provider picker on a `cutline.toml` that
+/// is a link is refused naming the link; the linked file keeps its bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_on_a_linked_config_is_refused_naming_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("dotfiles.toml");
+    let text = "[[provider]]\nname = \"openai\"\nkind = \"openai\"\nmodel = \"gpt-4.1-mini\"\n";
+    std::fs::write(&real, text).unwrap();
+    let link = dir.path().join("cutline.toml");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(tx, Workspace::at(dir.path()), dir.path().to_owned(), Instant::now());
+    runner.apply(Effect::SaveModel(cutline::tui::event::SaveModel {
+        provider: "openai".into(),
+        model: "gpt-5-mini".into(),
+        file: link.clone(),
+    }));
+    let ev = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let Event::ModelSaved(Err(e)) = ev else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: a symbolic link to {r}: cutline writes only regular files, never through a link nor over one \
+             (edit {r} itself, or replace the link with a file)",
+            link.display(),
+            r = real.display()
+        )
+    );
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), text);
+}
+
+/// A configured provider `slow` on `url` whose answer stalls after its
+/// first line, and a runner on it; the runner records into `sessions`.
+fn stalling_runner(
+    url: &str,
+    sessions: &Path,
+) -> (
+    Runner,
+    tokio::sync::mpsc::UnboundedReceiver<Event>,
+    cutline::prompt::PromptConfig,
+) {
+    let text = format!(
+        "[[provider]]\nname = \"slow\"\nkind = \"openai-compatible\"\nbase_url = \"{url}/v1\"\nmodel = \"m\"\nmax_retries = 0\n"
+    );
+    let config = cutline::llm::config::parse(&text, Path::new("t.toml")).unwrap();
+    let registry = cutline::llm::registry::Registry::new(cutline::llm::config::Config { providers: config });
+    let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+    let prompt = cutline::store::resolve("extract-definitions-jsonl", &prompts).unwrap();
+    let (tx, rx) = unbounded_channel();
+    let runner = Runner::new(tx, Workspace::at(&prompts), sessions.to_owned(), Instant::now()).with_registry(registry);
+    (runner, rx, prompt)
+}
+
+fn slow_job(id: u64, prompt: &cutline::prompt::PromptConfig, sessions: &Path) -> Effect {
+    use cutline::tui::event::{Prefill, ProviderChoice, RunJob, Source};
+    let spec = cutline::run::Spec::new(prompt.clone(), prompt.inputs[0].vars.clone());
+    Effect::Start(Box::new(RunJob {
+        prefill: Prefill::default(),
+        id,
+        provider: ProviderChoice::Configured {
+            name: "slow".into(),
+            model: None,
+        },
+        source: Source::Prompt(Box::new(spec)),
+        schemas: std::sync::Arc::new(cutline::tui::run::schemas_for(prompt)),
+        max_tokens: None,
+        tg_python: cutline::output::tg::TgPython::default(),
+        sessions_dir: sessions.to_owned(),
+    }))
+}
+
+async fn first_delta(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) {
+    use cutline::tui::event::RunMsg;
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Event::Run {
+            msg: RunMsg::Delta { .. },
+            ..
+        } = ev
+        {
+            return;
+        }
+    }
+}
+
+/// Issue 32, case 8: Esc (or `q`, or SIGINT, SIGTERM, SIGHUP, which quit)
+/// during a streaming run in the workbench dropped the run with nothing
+/// recorded. Its stream ends instead, and what arrived is recorded as cut
+/// by the user, on Esc and on quitting alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_or_quitting_during_a_run_records_what_arrived() {
+    use cutline::tui::event::RunMsg;
+    let first = serde_json::json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n"}, "finish_reason": null}]}).to_string();
+    let never = serde_json::json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "never"}, "finish_reason": "stop"}]}).to_string();
+    let server =
+        support::Server::handler(move |_| support::Reply::data(&[&first, &never]).delay_before(1, 60_000)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    let (mut runner, mut rx, prompt) = stalling_runner(&server.url(), &sessions);
+    // Esc: the run's Cancel.
+    runner.apply(slow_job(1, &prompt, &sessions));
+    first_delta(&mut rx).await;
+    runner.apply(Effect::Cancel(1));
+    let end = loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Event::Run {
+            msg: RunMsg::Done(end), ..
+        } = ev
+        {
+            break end;
+        }
+    };
+    let e = end.error.expect("cut");
+    assert_eq!(e.kind, cutline::llm::ErrorKind::Cancelled);
+    assert_eq!(e.message, "cut by the user (stopped in the workbench)");
+    assert!(end.recorded.is_some(), "recorded");
+    // Quitting (as `q` and the signals do).
+    runner.apply(slow_job(2, &prompt, &sessions));
+    first_delta(&mut rx).await;
+    let more = tokio::task::block_in_place(|| runner.apply(Effect::Quit));
+    assert!(!more);
+    let file = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let s = cutline::session::load(&file).unwrap();
+    assert_eq!(s.runs.len(), 2, "both runs recorded");
+    for r in &s.runs {
+        assert_eq!(
+            r.text,
+            "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n"
+        );
+        assert_eq!(
+            r.error.as_ref().map(|e| e.kind),
+            Some(cutline::llm::ErrorKind::Cancelled)
+        );
+    }
+}

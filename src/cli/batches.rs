@@ -2,7 +2,13 @@
 //! evals (their manifests beside the sessions): each with its id, round,
 //! state and counts, polled live where the provider is still working on
 //! it; `--cancel` asks the provider to cancel those, and the next eval
-//! sends their runs again. JSONL: one `batch` record each.
+//! collects what they answered and sends the rest again. JSONL: one
+//! `batch` record each.
+//!
+//! Listing never writes the manifest (a copy read before an eval's write
+//! would be written back over it); `--cancel` writes it only under the
+//! session's lock, read afresh under it, so an eval running on the session
+//! makes it fail at once rather than lose a batch that eval submitted.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -26,7 +32,7 @@ pub struct Args {
 
 /// Run `batches`.
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let files: Vec<std::path::PathBuf> = match &args.session {
+    let sessions: Vec<std::path::PathBuf> = match &args.session {
         Some(s) => {
             let session = if std::path::Path::new(s)
                 .extension()
@@ -34,15 +40,14 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             {
                 std::path::PathBuf::from(s)
             } else {
-                crate::session::file_for(&cli.sessions, &crate::session::safe_stem(s))
+                crate::session::file_for(&cli.sessions, s)
             };
-            vec![manifest::path_for(&session)]
+            vec![session]
         }
         None => crate::session::list_dir(&cli.sessions)
             .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?
             .into_iter()
-            .map(|p| manifest::path_for(&p))
-            .filter(|p| p.is_file())
+            .filter(|p| manifest::path_for(p).is_file())
             .collect(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -51,11 +56,16 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
     let mut all = Vec::new();
     let mut text = String::new();
-    for path in files {
+    for session in sessions {
+        let path = manifest::path_for(&session);
+        let lock = if args.cancel { Some(lock(&session)?) } else { None };
         let mut m = Manifest::load(&path)?
             .ok_or_else(|| CliError::new(Category::InputError, format!("{}: no batch manifest", path.display())))?;
         rt.block_on(refresh(&mut m, args.cancel, out))?;
-        m.save(&path)?;
+        if lock.is_some() {
+            m.save(&path)?;
+        }
+        drop(lock);
         for e in &m.batches {
             let rec = json!({
                 "type": "batch",
@@ -90,6 +100,21 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     }
     out.pretty(&text).map_err(|e| io_err(&e))?;
     Ok(json!({"batches": all}))
+}
+
+/// The lock of `session`, for `--cancel`: held while the manifest is read,
+/// changed and written, so no eval writes it meanwhile.
+fn lock(session: &std::path::Path) -> Result<crate::session::SessionLock, CliError> {
+    crate::session::SessionLock::take(session).map_err(|e| {
+        let why = if e.kind() == std::io::ErrorKind::WouldBlock {
+            "an eval is recording into this session now; nothing was cancelled (stop that eval, or cancel once it has \
+             returned)"
+                .to_owned()
+        } else {
+            e.to_string()
+        };
+        CliError::new(Category::InputError, format!("{}: {why}", session.display()))
+    })
 }
 
 /// Poll (and with `cancel`, cancel) every batch the provider still works

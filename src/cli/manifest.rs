@@ -28,7 +28,8 @@ pub fn manifest() -> Value {
         "exit_codes": {
             "0": "success", "1": "internal error", "2": "usage error", "3": "config_invalid",
             "4": "input_error", "5": "provider_error", "6": "structured_output_invalid", "7": "setup_required", "8": "check_failed",
-            "9": "unconvertible", "10": "batch_pending", "130": "interrupted"
+            "9": "unconvertible", "10": "batch_pending", "11": "conflict", "12": "deployment_error",
+            "130": "interrupted"
         },
         "commands": [
             cmd("prompts", "List the prompt configs in the prompts directory", true),
@@ -46,6 +47,7 @@ pub fn manifest() -> Value {
             cmd("report", "Write a self-contained HTML report of a session or some of its runs (per run: prompt, provider, limit, finish, usage; sweep charts; twins side by side; compare and gold P/R/F1; eval summary), or one sweep chart as SVG; prints one record about the file written", true),
             cmd("probe", "Find out what a configured provider's model accepts (sampling, stop, endpoint, structured output and roots, prefill, thinking) with at most eight requests of 16 tokens; kept for later runs", true),
             cmd("models", "What cutline learned of each model per base URL (Models API, refusals, probes) with the evidence; --forget drops it", true),
+            cmd("tg", "A running TrustGraph deployment's prompts: pull into a prompts directory, diff local against live, push only what changed after TrustGraph's loader checks (journaled), undo the last push", true),
             cmd("batches", "The provider batches of batch evals (their manifests beside the sessions) with their states and counts, polled live; --cancel cancels the running ones", true),
         ],
     })

@@ -99,7 +99,7 @@ pub enum MigrateFormat {
 /// The config-store bundle a TOML prompt's migration deploys as: every
 /// prompt of the workspace with `m` added (or replacing its id), so that
 /// merged into a live config store it serves both loaders — current
-/// TrustGraph reads the `template.<id>` keys, 2.8.11 and older read a
+/// TrustGraph reads the `template.<id>` keys, 2.8.13 and older read a
 /// `template-index` that lists every prompt and names only keys the bundle
 /// carries (a bundle of one would un-index every other prompt there).
 /// TrustGraph has one system per workspace: `m`'s, or the workspace's when

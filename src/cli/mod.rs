@@ -29,6 +29,7 @@ pub mod run;
 pub mod sessions;
 pub mod setup;
 pub mod sweep;
+pub mod tg;
 
 use out::{Category, CliError, Format, Out};
 
@@ -70,6 +71,13 @@ pub struct Cli {
     /// Print the command manifest (every command, its streaming default and output schema) and exit.
     #[arg(long)]
     pub manifest: bool,
+    /// Print the shell completion script for SHELL and exit (e.g. `cutline
+    /// --completions bash > ~/.local/share/bash-completion/completions/cutline`).
+    #[arg(long, value_name = "SHELL")]
+    pub completions: Option<clap_complete::Shell>,
+    /// Print the man page (roff) and exit (`cutline --man > cutline.1`).
+    #[arg(long)]
+    pub man: bool,
     /// Provider for the workbench (a configured name, `local` or `replay`).
     #[arg(long)]
     pub provider: Option<String>,
@@ -84,8 +92,8 @@ pub struct Cli {
     /// bundles share.
     #[arg(long, global = true, value_name = "FILE")]
     pub system: Option<PathBuf>,
-    /// Which TrustGraph loader reads bundles: `prefix` (after 2.8.11: every
-    /// `template.<id>` key) or `index` (2.8.11 and older: only the ids in
+    /// Which TrustGraph loader reads bundles: `prefix` (2.8.14 and later: every
+    /// `template.<id>` key) or `index` (2.8.13 and older: only the ids in
     /// `template-index`).
     #[arg(long, global = true, value_enum, default_value_t = TgLoaderArg::Prefix)]
     pub tg_loader: TgLoaderArg,
@@ -135,9 +143,9 @@ impl Cli {
 /// `--tg-loader`: the TrustGraph release whose loader reads bundles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TgLoaderArg {
-    /// TrustGraph after 2.8.11 (the current releases): every `template.<id>` key.
+    /// TrustGraph 2.8.14 and later (the current releases): every `template.<id>` key.
     Prefix,
-    /// TrustGraph 2.8.11 and older: the ids `template-index` lists.
+    /// TrustGraph 2.8.13 and older: the ids `template-index` lists.
     Index,
 }
 
@@ -154,37 +162,72 @@ impl From<TgLoaderArg> for crate::prompt::TgLoader {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the prompt configs.
+    #[command(after_long_help = "Examples:\n  cutline prompts --output pretty\n  cutline --prompts tg/default prompts")]
     Prompts(prompts::Args),
     /// Render a prompt with variables or a named sample input.
+    #[command(
+        after_long_help = "Examples:\n  cutline render extract-definitions --input photosynthesis\n  cutline render extract-definitions --var text='A delta is a landform.'"
+    )]
     Render(render::Args),
     /// Analyse a response as text, json (strict + array salvage) or jsonl.
+    #[command(
+        after_long_help = "Examples:\n  cutline parse answer.txt --as jsonl --prompt extract-definitions-jsonl\n  cutline parse - --as json --schema schema.json < answer.txt"
+    )]
     Parse(parse::Args),
     /// Items recovered at every token cut by strict JSON, salvage and JSONL.
+    #[command(after_long_help = "Examples:\n  cutline sweep --session demo#4 --output pretty")]
     Sweep(sweep::Args),
     /// Run a prompt on a model, analyse the answer and record it in a session.
+    #[command(
+        after_long_help = "Examples:\n  cutline run extract-definitions-jsonl --provider replay --max-tokens 256\n  cutline run extract-definitions --provider local --max-tokens 512 --output pretty"
+    )]
     Run(run::Args),
     /// Replay a recorded run, cut at another max-token limit.
+    #[command(after_long_help = "Examples:\n  cutline replay demo#4 --max-tokens 128")]
     Replay(replay::Args),
     /// List recorded sessions.
+    #[command(after_long_help = "Examples:\n  cutline sessions --output pretty")]
     Sessions(sessions::Args),
     /// Install the local model (llama-server + Gemma 3 270M).
+    #[command(after_long_help = "Examples:\n  cutline setup local")]
     Setup(setup::Args),
     /// Migrate a JSON-array prompt to JSONL (schema per line, template rewritten, places to check flagged).
+    #[command(
+        after_long_help = "Examples:\n  cutline migrate extract-definitions --output pretty\n  cutline migrate extract-definitions --check --provider local"
+    )]
     Migrate(migrate::Args),
     /// Compare two answers item by item (sessions or response files), optionally against a gold set.
+    #[command(
+        after_long_help = "Examples:\n  cutline compare demo#3 demo#4 --gold prompts/gold/extract-definitions.jsonl"
+    )]
     Compare(compare::Args),
     /// Batch evaluation: prompts × inputs × max-token limits, concurrent and resumable, with a summary table.
+    #[command(
+        after_long_help = "Examples:\n  cutline eval --prompt extract-definitions --max-tokens 128,256,none --provider replay --output pretty"
+    )]
     Eval(eval::Args),
     /// The smallest max-token limit that keeps a target share of the uncut answer's items.
+    #[command(after_long_help = "Examples:\n  cutline budget extract-definitions-jsonl --provider replay")]
     Budget(budget::Args),
     /// Write a self-contained HTML report (or one SVG chart) of a session or some of its runs.
+    #[command(after_long_help = "Examples:\n  cutline report demo -o demo.html")]
     Report(report::Args),
     /// Find out what a configured provider's model accepts, with at most eight tiny requests; kept for later runs.
+    #[command(after_long_help = "Examples:\n  cutline probe my-openai")]
     Probe(probe::Args),
     /// What cutline learned of each model (Models API, refusals, probes); --forget drops it.
+    #[command(
+        after_long_help = "Examples:\n  cutline models --output pretty\n  cutline models --forget https://api.openai.com/v1"
+    )]
     Models(models::Args),
     /// The provider batches of batch evals, with their states; --cancel cancels the running ones.
+    #[command(after_long_help = "Examples:\n  cutline batches --output pretty\n  cutline batches my-eval --cancel")]
     Batches(batches::Args),
+    /// A running TrustGraph deployment's prompts: pull, diff, push (checked as its loader would), undo.
+    #[command(
+        after_long_help = "Examples:\n  cutline tg pull -u http://localhost:8888/ --output pretty\n  cutline tg diff --output pretty\n  cutline tg push --dry-run\n  cutline tg undo"
+    )]
+    Tg(tg::Args),
 }
 
 impl Command {
@@ -206,6 +249,7 @@ impl Command {
             Self::Probe(_) => "probe",
             Self::Models(_) => "models",
             Self::Batches(_) => "batches",
+            Self::Tg(_) => "tg",
         }
     }
 }
@@ -253,6 +297,17 @@ pub fn main() -> i32 {
 
 /// Run a parsed command line, writing to `w`; returns the exit code.
 pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
+    if let Some(shell) = cli.completions {
+        return print_generated(w, |buf| {
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "cutline", buf);
+            Ok(())
+        });
+    }
+    if cli.man {
+        return print_generated(w, |buf| {
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(buf)
+        });
+    }
     if cli.manifest {
         let mut o = Out::new(w, Format::Json, "manifest");
         return match o.raw(&manifest::manifest()) {
@@ -281,6 +336,7 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Command::Probe(a) => probe::run(a, cli, &mut out),
         Command::Models(a) => models::run(a, cli, &mut out),
         Command::Batches(a) => batches::run(a, cli, &mut out),
+        Command::Tg(a) => tg::run(a, cli, &mut out),
     };
     // When stdout itself fails (a closed pipe, a full disk), stderr says so
     // and the exit code is not 0, in every output format.
@@ -298,6 +354,22 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
                 out::say("error", &err.message);
             }
             code
+        }
+    }
+}
+
+/// Write what `gen` generates (a completion script, the man page) as is:
+/// text for a shell or `man`, not a data command's output.
+fn print_generated<W: Write>(mut w: W, generate: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> i32 {
+    let mut buf = Vec::new();
+    match generate(&mut buf)
+        .and_then(|()| w.write_all(&buf))
+        .and_then(|()| w.flush())
+    {
+        Ok(()) => 0,
+        Err(e) => {
+            out::say("error", &io_err(&e).message);
+            Category::Internal.exit_code()
         }
     }
 }
@@ -377,9 +449,9 @@ fn lenient_parse(args: &[std::ffi::OsString]) -> (Format, &'static str) {
 }
 
 /// Every subcommand's name (checked against the parser by a test).
-pub const COMMAND_NAMES: [&str; 16] = [
+pub const COMMAND_NAMES: [&str; 17] = [
     "prompts", "render", "parse", "sweep", "run", "replay", "sessions", "setup", "migrate", "compare", "eval",
-    "budget", "report", "probe", "models", "batches",
+    "budget", "report", "probe", "models", "batches", "tg",
 ];
 
 fn workbench(cli: &Cli) -> i32 {

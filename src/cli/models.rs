@@ -10,7 +10,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use super::out::{CliError, Out};
+use super::out::{Category, CliError, Out};
 use super::{Cli, io_err};
 
 /// Arguments of `models`.
@@ -24,10 +24,28 @@ pub struct Args {
 
 /// Run `models`.
 pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let file = crate::llm::learned::file().map(|p| p.display().to_string());
+    let path = crate::llm::learned::file();
+    let file = path.as_ref().map(|p| p.display().to_string());
+    // A file a newer cutline wrote is never changed, and said so.
+    if let Some((p, v)) = path
+        .as_ref()
+        .and_then(|p| crate::llm::learned::newer_version(p).map(|v| (p, v)))
+    {
+        let words = crate::llm::learned::newer_words(p, v);
+        if args.forget.is_some() {
+            return Err(CliError::new(Category::InputError, words));
+        }
+        out.warn(words).map_err(|e| io_err(&e))?;
+    }
     if let Some(what) = &args.forget {
         let what = Some(what.as_str()).filter(|w| !w.is_empty());
         let n = crate::llm::learned::forget(what);
+        if let (Some(w), 0) = (what, n) {
+            out.warn(format!(
+                "nothing learned is of model or base URL {w:?}: nothing forgotten (`cutline models` lists what is known)"
+            ))
+            .map_err(|e| io_err(&e))?;
+        }
         out.record(&json!({"type": "forgot", "entries": n}))
             .map_err(|e| io_err(&e))?;
         out.pretty(&format!("forgot {n} entries\n")).map_err(|e| io_err(&e))?;

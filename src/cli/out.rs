@@ -50,6 +50,12 @@ pub enum Category {
     /// `eval --batch`: batches are still running when the wait ran out;
     /// the same command again collects them.
     BatchPending,
+    /// `tg push` / `tg undo`: the live config changed since the pull (or
+    /// since the push being undone); nothing was written.
+    Conflict,
+    /// A TrustGraph gateway that cannot be reached, stalls, refuses the
+    /// token or answers with an error.
+    DeploymentError,
     /// Anything else.
     Internal,
 }
@@ -68,6 +74,8 @@ impl Category {
             Self::Unconvertible => 9,
             Self::Interrupted => crate::run::interrupt::EXIT_CODE,
             Self::BatchPending => 10,
+            Self::Conflict => 11,
+            Self::DeploymentError => 12,
             Self::Internal => 1,
         }
     }
@@ -200,6 +208,55 @@ impl From<crate::eval::engine::ExecError> for CliError {
             }
             ExecError::Batch(e) => Self::new(Category::InputError, e.to_string()),
             ExecError::Runtime(e) => Self::new(Category::Internal, e),
+        }
+    }
+}
+
+/// A TrustGraph deployment that failed: a bad URL is usage, the rest is
+/// `deployment_error`.
+impl From<crate::tg::TgError> for CliError {
+    fn from(e: crate::tg::TgError) -> Self {
+        let category = match e {
+            crate::tg::TgError::Url { .. } => Category::Usage,
+            _ => Category::DeploymentError,
+        };
+        Self::new(category, e.to_string())
+    }
+}
+
+/// A pulled directory that does not read: its file's content is a config
+/// error, the rest input errors.
+impl From<crate::tg::local::LocalError> for CliError {
+    fn from(e: crate::tg::local::LocalError) -> Self {
+        use crate::tg::local::LocalError;
+        let category = match e {
+            LocalError::Content(_) => Category::ConfigInvalid,
+            LocalError::NotPulled { .. } => Category::Usage,
+            LocalError::Io { .. } | LocalError::NotRegular { .. } => Category::InputError,
+        };
+        Self::new(category, e.to_string())
+    }
+}
+
+/// A push or undo that did not write, by why.
+impl From<crate::tg::push::PushError> for CliError {
+    fn from(e: crate::tg::push::PushError) -> Self {
+        use crate::tg::push::PushError;
+        match e {
+            PushError::Local(e) => e.into(),
+            PushError::Tg(e) => e.into(),
+            PushError::Elsewhere { .. } | PushError::NothingToUndo { .. } => Self::new(Category::Usage, e.to_string()),
+            PushError::Moved { .. } | PushError::ChangedSince { .. } => Self::new(Category::Conflict, e.to_string()),
+            PushError::Refused { ref problems } => {
+                let detail = problems
+                    .iter()
+                    .map(|(k, why)| serde_json::json!({"key": k, "reason": why}))
+                    .collect::<Vec<_>>();
+                let mut err = Self::new(Category::ConfigInvalid, e.to_string());
+                err.detail = Some(serde_json::json!({"refused": detail}));
+                err
+            }
+            PushError::ReadBack { .. } => Self::new(Category::DeploymentError, e.to_string()),
         }
     }
 }

@@ -273,8 +273,13 @@ pub fn read_gold(path: &Path) -> Result<Vec<Value>, InputsError> {
 pub fn find_gold(dir: &Path, ids: &[String]) -> Result<Option<(String, Vec<Value>)>, InputsError> {
     for id in ids {
         let path = dir.join(format!("{id}.jsonl"));
-        if path.is_file() {
-            return Ok(Some((path.display().to_string(), read_gold(&path)?)));
+        // Only a missing file means no gold set: one that is there but not
+        // a regular file (a FIFO, a directory) is an error naming it, never
+        // skipped as if it were not there.
+        match std::fs::metadata(&path) {
+            Ok(_) => return Ok(Some((path.display().to_string(), read_gold(&path)?))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(InputsError::new(path.display().to_string(), e.to_string())),
         }
     }
     Ok(None)

@@ -42,7 +42,10 @@ pub fn lesson(status: Option<u16>, message: &str, body: &Value, url: &str, profi
     }
     let text = message.to_ascii_lowercase();
     let keys = sent_keys(body);
-    let says = |k: &str| keys.iter().any(|s| s == k) && mentions(&text, k);
+    // A bound on a value (`temperature: range: 0..1`) refuses the value
+    // sent, not the field: the field stays, and nothing is learned.
+    let bounded = states_a_bound(&text);
+    let says = |k: &str| !bounded && keys.iter().any(|s| s == k) && mentions(&text, k);
     endpoint(&text, url)
         .or_else(|| prefill(&text, body))
         .or_else(|| sampling(&says))
@@ -59,8 +62,97 @@ pub fn lesson(status: Option<u16>, message: &str, body: &Value, url: &str, profi
         })
         .or_else(|| thinking(&text, &says, body, profile))
         .or_else(|| effort(&text, &says, body, profile))
-        .or_else(|| native(&says))
+        .or_else(|| native(&says).filter(|_| !about_this_schema(&text, body)))
         .or_else(|| token_field(&says))
+}
+
+/// Whether `text` states a bound on a value rather than refusing a field:
+/// a range (`0..1`, `between 0 and 2`, `[0, 2]`) or a comparison with a
+/// number (`<= 1`, `≥ 0`). A refusal of the field itself (`is not
+/// supported`, `only the default (1) value`) names no range.
+fn states_a_bound(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digit_at = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let num_after = |mut i: usize| {
+        while b.get(i).is_some_and(|c| *c == b' ' || *c == b'=' || *c == b'-') {
+            i += 1;
+        }
+        digit_at(i)
+    };
+    let range_dots = text
+        .match_indices("..")
+        .any(|(i, _)| i > 0 && digit_at(i - 1) && num_after(i + 2));
+    let comparison = b
+        .iter()
+        .enumerate()
+        .any(|(i, c)| matches!(c, b'<' | b'>') && num_after(i + 1))
+        || ["≤", "≥"]
+            .iter()
+            .any(|op| text.match_indices(op).any(|(i, _)| num_after(i + op.len())));
+    let between = text.match_indices("between ").any(|(i, _)| {
+        let rest = &text[i + 8..];
+        rest.starts_with(|c: char| c.is_ascii_digit() || c == '-')
+            && rest
+                .split_once(" and ")
+                .is_some_and(|(_, r)| r.starts_with(|c: char| c.is_ascii_digit() || c == '-'))
+    });
+    let interval = text.match_indices('[').any(|(i, _)| {
+        let rest = &text[i + 1..];
+        rest.split_once(']').is_some_and(|(inside, _)| {
+            let parts: Vec<&str> = inside.split(',').map(str::trim).collect();
+            parts.len() == 2 && parts.iter().all(|p| p.parse::<f64>().is_ok())
+        })
+    });
+    range_dots || comparison || between || interval
+}
+
+/// Whether `text` names a key inside the schema the request sent (a
+/// keyword such as `minItems`, or a property name): the refusal is of this
+/// prompt's schema, so the model's native structured output is not given
+/// up for every prompt on one prompt's evidence.
+fn about_this_schema(text: &str, body: &Value) -> bool {
+    fn keys_in(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    out.push(k.to_ascii_lowercase());
+                    keys_in(v, out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| keys_in(v, out)),
+            _ => {}
+        }
+    }
+    fn schemas<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    if matches!(
+                        k.as_str(),
+                        "schema" | "responseJsonSchema" | "responseSchema" | "json_schema"
+                    ) && v.get("name").is_none()
+                    {
+                        out.push(v);
+                    } else {
+                        schemas(v, out);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| schemas(v, out)),
+            _ => {}
+        }
+    }
+    // Words every error envelope has: never evidence of a schema's own key.
+    const ENVELOPE: [&str; 6] = ["type", "message", "code", "param", "error", "status"];
+    let mut found = Vec::new();
+    schemas(body, &mut found);
+    let mut keys = Vec::new();
+    for s in &found {
+        keys_in(s, &mut keys);
+    }
+    keys.iter()
+        .filter(|k| !ENVELOPE.contains(&k.as_str()))
+        .any(|k| mentions_word(text, k))
 }
 
 /// Every key of `body`'s objects in snake case (`topP` is `top_p`),

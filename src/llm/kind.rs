@@ -27,6 +27,9 @@ pub enum Kind {
     Local,
     /// A recorded run played back (chosen with `--provider replay`).
     Replay,
+    /// A TrustGraph deployment's own prompt service (its gateway's
+    /// WebSocket API): the prompt goes by id, the deployment renders it.
+    Trustgraph,
 }
 
 impl Kind {
@@ -41,6 +44,7 @@ impl Kind {
             Self::LlamaServer => "llama-server",
             Self::Local => "local",
             Self::Replay => "replay",
+            Self::Trustgraph => "trustgraph",
         }
     }
 
@@ -52,6 +56,7 @@ impl Kind {
             Self::Gemini => Some("https://generativelanguage.googleapis.com"),
             Self::Ollama => Some("http://127.0.0.1:11434"),
             Self::LlamaServer => Some("http://127.0.0.1:8080"),
+            Self::Trustgraph => Some("http://localhost:8888"),
             Self::OpenaiCompatible | Self::Local | Self::Replay => None,
         }
     }

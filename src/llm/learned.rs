@@ -195,6 +195,45 @@ pub fn file() -> Option<PathBuf> {
     store().file.clone()
 }
 
+/// The format version of the file at `path` when a newer cutline wrote
+/// it: such a file is neither read nor ever written over (an older
+/// format would drop what the newer one knows).
+pub fn newer_version(path: &Path) -> Option<u32> {
+    #[derive(Deserialize)]
+    struct Head {
+        version: u32,
+    }
+    let bytes = crate::limits::read(path).ok()?;
+    let v = serde_json::from_slice::<Head>(&bytes).ok()?.version;
+    (v > VERSION).then_some(v)
+}
+
+/// Why a newer file is left alone, for people.
+pub fn newer_words(path: &Path, v: u32) -> String {
+    format!(
+        "{}: written by a newer cutline (format {v}; this one reads {VERSION}): not read, and never written over; \
+         upgrade cutline or set {FILE_ENV} to another file",
+        path.display()
+    )
+}
+
+/// Hold the learned file's lock (`<file>.lock`, beside it) while it is
+/// read, merged and replaced: processes learning at once otherwise each
+/// replace the file with their own merge and drop the others' entries.
+/// Blocks until it is free; `None` (unlocked) only when the lock file
+/// cannot be opened, which the write then reports.
+fn lock(path: &Path) -> Option<std::fs::File> {
+    let mut name = path.file_name()?.to_os_string();
+    name.push(".lock");
+    let lock_path = path.with_file_name(name);
+    if let Some(dir) = lock_path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let f = crate::limits::open_write(&lock_path, true).ok()?;
+    f.lock().ok()?;
+    Some(f)
+}
+
 fn read_file(path: &Path) -> Vec<Entry> {
     let bytes = match crate::limits::read(path) {
         Ok(b) => b,
@@ -207,7 +246,7 @@ fn read_file(path: &Path) -> Vec<Entry> {
     match serde_json::from_slice::<File>(&bytes) {
         Ok(f) if f.version == VERSION => f.models,
         Ok(f) => {
-            tracing::warn!("{}: version {} is not {VERSION}; ignored", path.display(), f.version);
+            tracing::warn!("{}", newer_words(path, f.version));
             Vec::new()
         }
         Err(e) => {
@@ -255,6 +294,11 @@ fn merge(entries: &mut Vec<Entry>, e: Entry) {
 /// Write the store through to its file, merged with what is there now.
 fn save(s: &Store) {
     let Some(path) = &s.file else { return };
+    let _held = lock(path);
+    if let Some(v) = newer_version(path) {
+        tracing::warn!("{}", newer_words(path, v));
+        return;
+    }
     let mut all = read_file(path);
     for e in &s.entries {
         merge(&mut all, e.clone());
@@ -271,10 +315,7 @@ fn write_file(path: &Path, models: Vec<Entry>) {
     let write = || -> std::io::Result<()> {
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        serde_json::to_writer_pretty(&mut tmp, &file)?;
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
+        crate::limits::write_atomic(path, &serde_json::to_vec_pretty(&file)?)
     };
     if let Err(e) = write() {
         tracing::warn!("could not keep what cutline learned in {}: {e}", path.display());
@@ -372,9 +413,11 @@ pub fn entries() -> Vec<Entry> {
 }
 
 /// Forget every entry whose model or base URL is `what` (every entry when
-/// `None`); returns how many were forgotten.
+/// `None`; a base URL with or without its trailing `/`); returns how many
+/// were forgotten.
 pub fn forget(what: Option<&str>) -> usize {
-    forget_where(|e| what.is_none_or(|w| e.model == w || e.base_url == w))
+    let url = |u: &str| u.trim_end_matches('/').to_owned();
+    forget_where(|e| what.is_none_or(|w| e.model == w || url(&e.base_url) == url(w)))
 }
 
 /// Forget what is known of `model` at `base` (a probe starts afresh).
@@ -391,6 +434,10 @@ fn forget_where(gone: impl Fn(&Entry) -> bool) -> usize {
     let Some(path) = s.file.clone() else {
         return before - s.entries.len();
     };
+    let _held = lock(&path);
+    if newer_version(&path).is_some() {
+        return 0;
+    }
     // Written anew: a merge with the file would bring them back.
     let mut all: Vec<Entry> = read_file(&path);
     let forgotten = all.iter().filter(|e| gone(e)).count().max(before - s.entries.len());

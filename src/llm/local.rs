@@ -183,7 +183,12 @@ fn new_log() -> Result<(PathBuf, std::fs::File), LlmError> {
         let path = dir.join(&name);
         std::fs::create_dir_all(&dir)?;
         let _ = std::fs::remove_file(&path);
-        std::fs::File::create(&path).map(|f| (path, f))
+        // A new file (never a link planted there: it is not followed).
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map(|f| (path, f))
     };
     let cached = cache_dir().join("logs");
     create(cached.clone())

@@ -35,6 +35,7 @@ pub mod registry;
 pub mod replay;
 pub mod responses;
 pub mod structured;
+pub mod trustgraph;
 pub mod wire;
 
 /// A request, provider-neutral.
@@ -93,6 +94,11 @@ pub struct Request {
     /// (Gemini `continuationToken`): the same request goes again with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continuation_token: Option<String>,
+    /// The prompt by id and variables, for a provider that renders it
+    /// itself (a TrustGraph deployment's prompt service); decided by
+    /// `run::plan`, never recorded (the record keeps the rendered text).
+    #[serde(skip)]
+    pub service: Option<trustgraph::ServicePrompt>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde passes a reference
@@ -343,6 +349,14 @@ pub trait Provider: Send + Sync {
     /// Whether `Request::prefill` is honoured (the answer continues from
     /// it exactly); otherwise a continuation asks in a follow-up turn.
     fn prefills(&self) -> bool {
+        false
+    }
+
+    /// Whether the provider renders the prompt itself from its id and
+    /// variables (`Request::service`) and decides sampling and the limit
+    /// (a TrustGraph deployment's prompt service): `run::plan` then sends
+    /// none of them and records why.
+    fn renders_itself(&self) -> bool {
         false
     }
 

@@ -169,6 +169,10 @@ fn error_of(e: Option<&Value>, whole: &Value) -> LlmError {
 }
 
 impl Decoder for EventDecoder {
+    fn knows(&self, event: &str) -> bool {
+        matches!(event, "" | "message" | "error") || event.starts_with("response.")
+    }
+
     fn feed(&mut self, event: &str, data: &str, out: &mut Vec<Event>) -> Result<bool, LlmError> {
         if data.trim() == "[DONE]" {
             return Ok(true);

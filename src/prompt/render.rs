@@ -123,7 +123,7 @@ pub(crate) struct SyntaxError {
 pub(crate) fn syntax_check(source: &str) -> Result<(), SyntaxError> {
     let translated = super::ibis::to_jinja(source).map_err(|e| SyntaxError {
         detail: format!(
-            "ibis refuses it, so TrustGraph's whole prompt config fails to load: {}",
+            "ibis refuses it, so TrustGraph's reload stops at this template (it and every template after it fail): {}",
             e.message
         ),
         line: Some(e.line),

@@ -10,8 +10,8 @@
 //!
 //! Either bundle shape may come with `template-index` or without. Which
 //! templates load is the TrustGraph version's ([`TgLoader`]): every
-//! `template.<id>` after 2.8.11 (the default; the index is not read), only
-//! the indexed ids in 2.8.11 and older. Errors name the file line of the key
+//! `template.<id>` 2.8.14 and later (the default; the index is not read), only
+//! the indexed ids in 2.8.13 and older. Errors name the file line of the key
 //! at fault.
 
 use serde_json::{Map, Value};
@@ -56,11 +56,11 @@ fn version_line_end(text: &str) -> usize {
 /// its `PromptManager.load_config` loads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum TgLoader {
-    /// TrustGraph after 2.8.11 (2.11.1 checked): every `template.<id>` key;
+    /// TrustGraph 2.8.14 and later (2.11.1 checked): every `template.<id>` key;
     /// `template-index` is not read.
     #[default]
     Prefix,
-    /// TrustGraph 2.8.11 and older: only the ids `template-index` lists (a
+    /// TrustGraph 2.8.13 and older: only the ids `template-index` lists (a
     /// bundle without one loads nothing).
     Indexed,
 }
@@ -98,6 +98,11 @@ pub(crate) fn load_json_for(
         from: 0,
         entry: None,
     };
+    if let Some(inner) = export_prompts(&obj) {
+        let from = text.find("\"config\"").unwrap_or(0);
+        let from = from + text[from..].find("\"prompt\"").unwrap_or(0);
+        return bundle(label, text, from, inner, loader);
+    }
     match obj.get("prompt") {
         Some(Value::String(_)) => {
             let mut warnings = Vec::new();
@@ -132,6 +137,19 @@ pub(crate) fn parse_json(label: &str, text: &str) -> Result<Value, ConfigError> 
             format!("invalid JSON: {}", json_message(&e)),
         )
     })
+}
+
+/// The `prompt` type of a `tg-export-workspace-config` file
+/// (`{"source_workspace", "source_version", "config": {type: {key: value}}}`,
+/// what `cutline tg pull` writes too), when `obj` is one.
+fn export_prompts(obj: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    if !obj.contains_key("source_workspace") && !obj.contains_key("source_version") {
+        return None;
+    }
+    match obj.get("config")?.get("prompt")? {
+        Value::Object(inner) if is_bundle(inner) => Some(inner),
+        _ => None,
+    }
 }
 
 fn is_bundle(obj: &Map<String, Value>) -> bool {
@@ -280,7 +298,7 @@ struct Bundle<'a> {
 }
 
 impl Bundle<'_> {
-    /// The ids this TrustGraph loads: the index's (2.8.11 and older), or
+    /// The ids this TrustGraph loads: the index's (2.8.13 and older), or
     /// every `template.<id>` key (current releases; the index is not
     /// read), the indexed ones first in the index's order.
     fn loaded_ids(&self, index: &[String], loader: TgLoader) -> Vec<String> {
@@ -312,7 +330,7 @@ impl Bundle<'_> {
                     Some("template-index"),
                     format!(
                         "template-index lists `{id}` but there is no `template.{id}` key: TrustGraph does not read \
-                         the index (2.8.11 and older fail to load this bundle)"
+                         the index (2.8.13 and older fail to load this bundle)"
                     ),
                 ));
             }
@@ -323,11 +341,11 @@ impl Bundle<'_> {
                 let message = match loader {
                     TgLoader::Indexed => {
                         format!(
-                            "`{key}` is not in template-index: TrustGraph 2.8.11 and older do not load it (skipped)"
+                            "`{key}` is not in template-index: TrustGraph 2.8.13 and older do not load it (skipped)"
                         )
                     }
                     TgLoader::Prefix => format!(
-                        "`{key}` is not in template-index: TrustGraph loads it (2.8.11 and older skip it; add it to \
+                        "`{key}` is not in template-index: TrustGraph loads it (2.8.13 and older skip it; add it to \
                          the index for them)"
                     ),
                 };
@@ -389,6 +407,22 @@ impl Bundle<'_> {
 
     /// The shared system template: TrustGraph's default when absent.
     fn system(&self, warnings: &mut Vec<Warning>) -> Result<String, ConfigError> {
+        // A config-store `system` that is not JSON (plain text written without
+        // its quotes): TrustGraph's `json.loads` fails and it silently uses
+        // its default; so does cutline, saying so.
+        if let Some(Value::String(raw)) = self.obj.get("system").filter(|_| self.encoded)
+            && serde_json::from_str::<Value>(raw).is_err()
+        {
+            warnings.push(self.warn(
+                Some("system"),
+                format!(
+                    "system: THE VALUE IS NOT JSON, so TrustGraph's prompt service silently uses {DEFAULT_SYSTEM:?} \
+                     instead of it (and so does cutline); store it as a JSON string, quotes included: {}",
+                    serde_json::to_string(raw).unwrap_or_default()
+                ),
+            ));
+            return Ok(DEFAULT_SYSTEM.to_owned());
+        }
         let system = match self.obj.get("system") {
             None => {
                 warnings.push(self.warn(
@@ -417,7 +451,7 @@ impl Bundle<'_> {
             if loader == TgLoader::Indexed {
                 return Err(ConfigError::new(
                     self.label,
-                    "no `template-index`: TrustGraph 2.8.11 and older load only the ids the index lists, so none \
+                    "no `template-index`: TrustGraph 2.8.13 and older load only the ids the index lists, so none \
                      from this bundle",
                 ));
             }
@@ -442,6 +476,45 @@ impl Bundle<'_> {
             check_id(id).map_err(|cause| self.err("template-index", format!("template-index: {cause}")))?;
         }
         Ok((ids, true))
+    }
+
+    /// `e` (a template that does not load) with what TrustGraph 2.11.1 makes
+    /// of this workspace when ibis refuses it: the prompts whose keys sort
+    /// before it serve, it and the later ones fail.
+    fn half_load(&self, mut e: ConfigError) -> ConfigError {
+        let values: std::collections::BTreeMap<String, String> = self
+            .obj
+            .iter()
+            .filter(|(k, _)| *k == "system" || k.starts_with("template."))
+            .map(|(k, v)| {
+                let raw = match v {
+                    Value::String(s) if self.encoded => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), raw)
+            })
+            .collect();
+        if let super::tg_reload::Reload::HalfLoaded {
+            key, serving, failing, ..
+        } = super::tg_reload::reload(&values).reload
+            && e.cause.starts_with(&format!("{key}:"))
+        {
+            let list = |ids: &[String]| {
+                if ids.is_empty() {
+                    "none".to_owned()
+                } else {
+                    ids.join(", ")
+                }
+            };
+            e.cause = format!(
+                "{}; TrustGraph would half-load this workspace: {} would serve, {} would fail with KeyError until \
+                 it is fixed",
+                e.cause,
+                list(&serving),
+                list(&failing)
+            );
+        }
+        e
     }
 
     fn templates(&self) -> impl Iterator<Item = &str> {
@@ -547,7 +620,7 @@ fn bundle(
         if prompts.iter().any(|p| &p.id == id) {
             warnings.push(b.warn(Some("template-index"), format!("template-index lists `{id}` twice")));
         } else {
-            let mut p = b.entry(id, &system, &mut warnings)?;
+            let mut p = b.entry(id, &system, &mut warnings).map_err(|e| b.half_load(e))?;
             p.origin.indexed = Some(indexed);
             prompts.push(p);
         }

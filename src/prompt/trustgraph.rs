@@ -74,11 +74,23 @@ pub struct NotABundle;
 /// when the bundle has one (a 2.8 bundle without an index gets none).
 /// `system` is written only when `with_system` and it differs.
 pub fn put_in_bundle(root: &mut Value, p: &PromptConfig, with_system: bool) -> Result<(), NotABundle> {
-    let nested = root
-        .get("prompt")
+    let is_bundle =
+        |o: &Map<String, Value>| o.contains_key("template-index") || o.keys().any(|k| k.starts_with("template."));
+    // `tg-export-workspace-config`'s shape (and `cutline tg pull`'s): the
+    // bundle is the `prompt` type under `config`.
+    let exported = root
+        .get("config")
+        .and_then(|c| c.get("prompt"))
         .and_then(Value::as_object)
-        .is_some_and(|o| o.contains_key("template-index") || o.keys().any(|k| k.starts_with("template.")));
-    let bundle = if nested { root.get_mut("prompt") } else { Some(root) };
+        .is_some_and(is_bundle);
+    let nested = root.get("prompt").and_then(Value::as_object).is_some_and(is_bundle);
+    let bundle = if exported {
+        root.get_mut("config").and_then(|c| c.get_mut("prompt"))
+    } else if nested {
+        root.get_mut("prompt")
+    } else {
+        Some(root)
+    };
     let Some(Value::Object(bundle)) = bundle else {
         return Err(NotABundle);
     };
@@ -94,7 +106,16 @@ pub fn put_in_bundle(root: &mut Value, p: &PromptConfig, with_system: bool) -> R
             Some(v.clone())
         }
     };
-    bundle.insert(format!("template.{}", p.id), wrap(bundle_entry(p)));
+    let key = format!("template.{}", p.id);
+    let mut entry = bundle_entry(p);
+    // An entry saved in place keeps its own shape: TrustGraph's values carry
+    // no `id` (the key names the prompt), and adding one would show as a
+    // change in every diff against the deployment.
+    let had_id = bundle.get(&key).and_then(read).is_none_or(|v| v.get("id").is_some());
+    if !had_id && let Value::Object(m) = &mut entry {
+        m.remove("id");
+    }
+    bundle.insert(key, wrap(entry));
     if let Some(ix) = bundle.get("template-index") {
         let mut ids = read(ix).and_then(|v| v.as_array().cloned()).unwrap_or_default();
         if !ids.iter().any(|v| v.as_str() == Some(p.id.as_str())) {
@@ -282,7 +303,7 @@ mod tests {
     #[test]
     fn index_without_template() {
         let text = "{\"template-index\": \"[\\\"a\\\"]\"}";
-        // TrustGraph 2.8.11 and older read the index and fail on it.
+        // TrustGraph 2.8.13 and older read the index and fail on it.
         let old = crate::prompt::load_bytes_for("b.json", text.as_bytes(), crate::prompt::TgLoader::Indexed)
             .unwrap_err()
             .to_string();
@@ -306,7 +327,7 @@ mod tests {
         assert_eq!(ps.len(), 2);
         assert_eq!(
             w[1].to_string(),
-            "b.json:4: `template.b` is not in template-index: TrustGraph loads it (2.8.11 and older skip it; add it \
+            "b.json:4: `template.b` is not in template-index: TrustGraph loads it (2.8.13 and older skip it; add it \
              to the index for them)"
         );
         let (ps, w) =
@@ -314,7 +335,7 @@ mod tests {
         assert_eq!(ps.len(), 1);
         assert_eq!(
             w[1].to_string(),
-            "b.json:4: `template.b` is not in template-index: TrustGraph 2.8.11 and older do not load it (skipped)"
+            "b.json:4: `template.b` is not in template-index: TrustGraph 2.8.13 and older do not load it (skipped)"
         );
     }
 

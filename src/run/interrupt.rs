@@ -1,4 +1,5 @@
-//! SIGINT and SIGTERM during a headless run (`cutline run`): the request in
+//! SIGINT, SIGTERM and SIGHUP (the terminal closed) during a headless run
+//! (`cutline run`): the request in
 //! flight ends as if the stream had failed, with what arrived kept, so the
 //! run is analysed and recorded as cut by the user instead of the process
 //! dying with only the session header on disk. A second signal ends the
@@ -27,7 +28,9 @@ fn sender() -> &'static watch::Sender<Option<&'static str>> {
     FIRED.get_or_init(|| watch::channel(None).0)
 }
 
-/// Listen for SIGINT and SIGTERM on the current tokio runtime. The first
+/// Listen for SIGINT, SIGTERM and SIGHUP on the current tokio runtime (a
+/// closed terminal or SSH session must not lose the answer so far either,
+/// where the default action would kill the process). The first
 /// ends the request in flight (see [`until_interrupted`]); a second exits
 /// at once with [`EXIT_CODE`].
 pub fn arm() -> std::io::Result<()> {
@@ -35,12 +38,14 @@ pub fn arm() -> std::io::Result<()> {
     sender();
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
     tokio::spawn(async move {
         let mut seen = 0;
         loop {
             let name = tokio::select! {
                 _ = int.recv() => "SIGINT",
                 _ = term.recv() => "SIGTERM",
+                _ = hup.recv() => "SIGHUP",
             };
             seen += 1;
             if seen > 1 {

@@ -52,6 +52,9 @@ struct Source {
     json_response: bool,
     /// Where what is learned of the model is kept (base URL, model).
     key: (String, String),
+    /// The provider renders the prompt itself from its id and variables
+    /// (a TrustGraph deployment): set when planned, with them.
+    service: Option<crate::llm::trustgraph::ServicePrompt>,
 }
 
 impl Plan {
@@ -107,6 +110,11 @@ impl Plan {
         adjustments.extend(retiring(&profile, &s.key));
         self.path = fitted.path;
         self.client_stop = fitted.client_stop;
+        if let Some(service) = &s.service {
+            self.path = Path::None;
+            self.client_stop.clear();
+            deployment_decides(r, service, &mut adjustments);
+        }
         self.adjustments = adjustments;
         self.profile = profile;
     }
@@ -137,6 +145,38 @@ impl Plan {
         self.request.continuation_token = Some(token.to_owned());
         self.continues = Some(Continues::Native);
     }
+}
+
+/// A provider that renders the prompt itself (a TrustGraph deployment's
+/// prompt service) is sent the prompt's id and variables, and nothing it
+/// would decide itself: each value that would have been sent is recorded as
+/// omitted, with the reason.
+fn deployment_decides(
+    r: &mut Request,
+    service: &crate::llm::trustgraph::ServicePrompt,
+    adjustments: &mut Vec<Adjustment>,
+) {
+    use crate::llm::profile::Param;
+    let reason = "the deployment decides it: its prompt service renders its own template and its text-completion \
+                  service applies its own settings (the max-token limit is its --max-output)";
+    let mut omit = |param: Param, was_set: bool| {
+        if was_set {
+            adjustments.push(Adjustment::Omitted {
+                param,
+                reason: reason.to_owned(),
+            });
+        }
+    };
+    omit(Param::MaxTokens, r.max_tokens.take().is_some());
+    omit(Param::Temperature, r.temperature.take().is_some());
+    omit(Param::TopP, r.top_p.take().is_some());
+    omit(Param::Stop, !std::mem::take(&mut r.stop).is_empty());
+    omit(Param::Effort, r.effort.take().is_some());
+    omit(Param::Thinking, r.thinking.take().is_some());
+    r.response_schema = None;
+    r.schema_as_tool = false;
+    r.grammar = None;
+    r.service = Some(service.clone());
 }
 
 /// The retirement warning for the model, when its Models API or the table
@@ -209,6 +249,7 @@ impl Plan {
                 schema: rec.prompt_config().ok().and_then(|p| p.schema),
                 json_response: rec.response_type == ResponseType::Json,
                 key: (String::new(), rec.provider.model.clone()),
+                service: None,
             },
             learned: rec.adjustments.clone(),
         }
@@ -267,6 +308,13 @@ pub fn plan(spec: &Spec, target: &Target) -> Result<Plan, StartError> {
             schema: p.schema.clone(),
             json_response: p.response_type == ResponseType::Json,
             key: target.learned_key(),
+            service: target
+                .provider
+                .renders_itself()
+                .then(|| crate::llm::trustgraph::ServicePrompt {
+                    id: p.id.clone(),
+                    variables: spec.vars.clone(),
+                }),
         },
         learned: Vec::new(),
     };

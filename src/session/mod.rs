@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::llm::{FinishReason, LlmError, Piece, ProviderInfo, Transcript, Usage};
 pub use read::{Scanned, SessionError, each_run, load, locate, resolve};
-pub use write::{Recorder, SessionFull, VERSION, is_full};
+pub use write::{Recorder, SessionFull, SessionLock, VERSION, is_full};
 
 /// The first line of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -255,12 +255,12 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// A session id made safe as a file stem: ASCII letters, digits, `-` and
-/// `_` kept, anything else (a `/` above all) becomes `-`.
+/// A name made safe as a file stem: letters and digits (any script's),
+/// `-` and `_` kept, anything else (a `/` above all) becomes `-`.
 pub fn safe_stem(stem: &str) -> String {
     stem.chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
                 c
             } else {
                 '-'
@@ -269,10 +269,35 @@ pub fn safe_stem(stem: &str) -> String {
         .collect()
 }
 
-/// The one rule for where a session is written: `dir/<safe_stem(id)>.jsonl`,
-/// always directly inside `dir` (`../x` or `/abs/x` become plain names).
+/// A session id as its file's stem: [`safe_stem`], and when that changed
+/// the id (or it is long), a hash of the id itself after it, so two ids
+/// never share a file (`a b` and `a.b`, or two ids in a script a plain
+/// ASCII rule would have turned into the same dashes). Applied to its own
+/// output it changes nothing, so a stem read back names the same file.
+pub fn session_stem(id: &str) -> String {
+    /// Bytes of the stem before the hash (a file name is at most 255).
+    const MAX: usize = 120;
+    let safe = safe_stem(id);
+    if safe == id && id.len() <= MAX + 9 {
+        return safe;
+    }
+    let mut h: u32 = 0x811c_9dc5;
+    for b in id.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    let mut cut = safe.len().min(MAX);
+    while !safe.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{h:08x}", &safe[..cut])
+}
+
+/// The one rule for where a session is written: `dir/<session_stem(id)>.jsonl`,
+/// always directly inside `dir` (`../x` or `/abs/x` become plain names),
+/// and one file per id.
 pub fn file_for(dir: &Path, id: &str) -> PathBuf {
-    dir.join(format!("{}.jsonl", safe_stem(id)))
+    dir.join(format!("{}.jsonl", session_stem(id)))
 }
 
 /// The number of a recorded run: the `N` of its run id `session#N`, else

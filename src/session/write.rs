@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Header, RunRecord, file_for, now_ms, safe_stem};
+use super::{Header, RunRecord, file_for, now_ms, session_stem};
 
 /// Take the session file's exclusive advisory lock, so two processes never
 /// append to one session (their run numbers would collide and an eval
@@ -24,6 +24,26 @@ fn lock(file: &File, path: &Path) -> std::io::Result<()> {
             ),
         )),
         Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// The session's lock held without appending: whoever changes a file
+/// that belongs to the session (its batch manifest) holds it, as an eval
+/// recording into it does, so two processes never write back each other's
+/// stale copies. Released when dropped.
+#[derive(Debug)]
+pub struct SessionLock {
+    _file: File,
+}
+
+impl SessionLock {
+    /// Take the lock of the session file at `path` (never through a link),
+    /// or fail at once when another process holds it.
+    pub fn take(path: &Path) -> std::io::Result<Self> {
+        crate::limits::check_writable(path)?;
+        let file = crate::limits::open_regular(path)?;
+        lock(&file, path)?;
+        Ok(Self { _file: file })
     }
 }
 
@@ -58,7 +78,7 @@ impl Recorder {
     /// Create a new session file in `dir` named `<stem>.jsonl` (made unique).
     pub fn create(dir: &Path, stem: &str) -> std::io::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        let safe = safe_stem(stem);
+        let safe = session_stem(stem);
         let mut n = 0;
         let (path, file) = loop {
             let id = if n == 0 { safe.clone() } else { format!("{safe}-{n}") };
@@ -96,10 +116,24 @@ impl Recorder {
     /// are numbered after the highest run number on disk, a torn run's
     /// included.
     pub fn open(path: &Path) -> std::io::Result<Self> {
+        crate::limits::check_writable(path)?;
         let mut file = OpenOptions::new().append(true).read(true).open(path)?;
         lock(&file, path)?;
         // Read run by run: only the numbers and the snapshots' refs are kept.
         let seen = super::read::visit(path, &mut |_| {})?;
+        if seen.header.version > VERSION {
+            // Its records may mean what this cutline cannot write: older
+            // ones appended would be misread by the cutline that wrote it.
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "{}: written by a newer cutline (session format {}; this one writes {VERSION}): nothing is \
+                     appended to it; upgrade cutline or use another session id",
+                    path.display(),
+                    seen.header.version
+                ),
+            ));
+        }
         // A torn last line (no newline) must not swallow the next record.
         let len = file.metadata()?.len();
         if len > 0 {

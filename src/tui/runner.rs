@@ -24,6 +24,8 @@ pub struct Runner {
     prompts_dir: PathBuf,
     sessions_dir: PathBuf,
     tasks: HashMap<u64, AbortHandle>,
+    /// The stop switch of each run (not evals), by id.
+    stops: HashMap<u64, super::run::Stop>,
     recorder: Arc<Mutex<Option<Recorder>>>,
     /// The providers of cutline.toml, read at start and again each time the
     /// provider picker opens (the one explicit reload).
@@ -45,6 +47,7 @@ impl Runner {
             workspace,
             sessions_dir,
             tasks: HashMap::new(),
+            stops: HashMap::new(),
             recorder: Arc::new(Mutex::new(None)),
             registry: Arc::new(Mutex::new(Arc::new(Registry::load()))),
             start,
@@ -97,13 +100,20 @@ impl Runner {
             Effect::LoadSessions => super::sessions::spawn_load(self.tx.clone(), self.sessions_dir.clone()),
             Effect::Start(job) => {
                 self.tasks.retain(|_, h| !h.is_finished());
+                self.stops.retain(|id, _| self.tasks.contains_key(id));
                 let id = job.id;
-                let h = super::run::spawn(self.tx.clone(), self.context(), self.start, *job);
+                let (h, stop) = super::run::spawn(self.tx.clone(), self.context(), self.start, *job);
                 self.tasks.insert(id, h);
+                self.stops.insert(id, stop);
             }
             Effect::Cancel(id) => {
-                if let Some(h) = self.tasks.remove(&id) {
-                    tracing::info!("run or eval {id}: cancelled");
+                // A run ends its stream and records what arrived; an eval
+                // (whose writer recorded every run that finished) is dropped.
+                if let Some(stop) = self.stops.remove(&id) {
+                    tracing::info!("run {id}: stopped");
+                    let _ = stop.send(true);
+                } else if let Some(h) = self.tasks.remove(&id) {
+                    tracing::info!("eval {id}: cancelled");
                     h.abort();
                 }
             }
@@ -149,8 +159,17 @@ impl Runner {
         true
     }
 
-    /// Cancel every run.
+    /// Cancel every run: a run still streaming is stopped first and given
+    /// up to two seconds to record what arrived (quitting, or a signal,
+    /// never loses a run's answer so far); then every task is dropped.
     pub fn abort_all(&mut self) {
+        for (_, stop) in self.stops.drain() {
+            let _ = stop.send(true);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while self.tasks.values().any(|h| !h.is_finished()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         for (_, h) in self.tasks.drain() {
             h.abort();
         }

@@ -9,11 +9,11 @@ use crate::term::TAB;
 pub use crate::term::clean;
 
 /// Display width of one character as drawn by [`clean`] (tabs are four
-/// columns, control characters one).
+/// columns, what it shows as `�` one).
 pub fn char_width(c: char) -> usize {
     match c {
         '\t' => TAB.len(),
-        c if c.is_control() => 1,
+        c if crate::term::hostile(c) => 1,
         c => c.width().unwrap_or(0),
     }
 }

@@ -128,15 +128,14 @@ pub async fn execute<W: Write>(
 ) -> Result<engine::Executed, CliError> {
     let path = manifest::path_for(session_path);
     let session = recorder.id().to_owned();
-    let mut mf = match Manifest::load(&path)? {
-        Some(mf) => mf,
-        None => Manifest::new(&session, &args.provider, &ask.model, b.api.name(), b.window),
-    };
+    let mut mf = Manifest::load_for(&path, (&session, &args.provider, &ask.model), b.api.name(), b.window)?;
+    let mut kept = crate::eval::batch::Answers::open(&crate::eval::batch::answers::path_for(session_path))?;
     let batching = engine::batched::Batching {
         api: b.api,
         opts: b.opts,
         manifest: &mut mf,
         path: &path,
+        answers: &mut kept,
     };
     engine::batched::execute(m, ask, pending, batching, recorder, events)
         .await
@@ -289,8 +288,34 @@ pub fn record_file<W: Write>(
         .map(|p| (crate::llm::batch::custom_id(&p.key), p.key.clone()))
         .collect();
     let mut answers = Vec::new();
-    for r in results_of(file)? {
-        let r = r?;
+    let results = crate::eval::batch::one_each(results_of(file)?.collect::<Result<Vec<_>, _>>()?);
+    let total = results.len();
+    let unmatched = results.iter().filter(|r| !ids.contains_key(&r.custom_id)).count();
+    if !pending.is_empty() && unmatched == total {
+        // A file of another eval (or session, or limits): recording
+        // nothing and saying nothing would look like success.
+        return Err(CliError::new(
+            Category::InputError,
+            format!(
+                "{}: none of its {total} results answers one of the {} runs this eval still needs (another \
+                 session's, prompts' or limits' output?); nothing was recorded",
+                file.display(),
+                pending.len()
+            ),
+        ));
+    }
+    if unmatched > 0 {
+        engine::Events::warn(
+            events,
+            format!(
+                "{}: {unmatched} of its {total} results answer no run this eval still needs (recorded already, or \
+                 another eval's): left alone",
+                file.display()
+            ),
+        )
+        .map_err(|e| io_err(&e))?;
+    }
+    for r in results {
         let Some(key) = ids.get(&r.custom_id) else { continue };
         let answer = match r.outcome {
             Outcome::Succeeded(t) => Answer::Answered(t),

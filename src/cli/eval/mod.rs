@@ -151,6 +151,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         out.warn(w).map_err(io)?;
     }
     let (pending, skipped_runs) = m.split(done);
+    let (pending, held) = hold_in_batches(args, pending, &session_path, out)?;
     let concurrency = args
         .concurrency
         .map_or(if who.is_local { 1 } else { 4 }, |c| c as usize);
@@ -184,7 +185,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         concurrency,
         batching,
     };
-    let executed = execute(args, &m, &ask, work, (&session_path, &mut recorder), &mut events, &who)?;
+    let mut executed = execute(args, &m, &ask, work, (&session_path, &mut recorder), &mut events, &who)?;
+    executed.pending += held;
     events.progress.clear();
     summaries.extend(executed.summaries.iter().cloned());
     let where_recorded = Recorded {
@@ -193,6 +195,30 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         recorder: &recorder,
     };
     finish(args, &m, &ask, &summaries, &executed, &where_recorded, events.out)
+}
+
+/// Runs still in provider batches are never sent again by any path: an
+/// eval that does not collect batches (streamed, `--batch-file`) leaves
+/// them out, says so, and counts them pending (exit 10). `--batch-results`
+/// sends nothing, so it may record them.
+fn hold_in_batches<W: Write>(
+    args: &Args,
+    pending: Vec<Planned>,
+    session: &Path,
+    out: &mut Out<W>,
+) -> Result<(Vec<Planned>, usize), CliError> {
+    if args.batch.batch || args.batch.batch_results.is_some() {
+        return Ok((pending, 0));
+    }
+    let (pending, held) = engine::hold_in_batches(pending, &engine::in_batches(session)?);
+    if held > 0 {
+        out.warn(format!(
+            "{held} runs are still in provider batches of this session: not sent again; `eval --batch` on it \
+             collects them"
+        ))
+        .map_err(|e| io_err(&e))?;
+    }
+    Ok((pending, held))
 }
 
 /// How every run of the matrix is asked, whoever answers.
@@ -254,7 +280,7 @@ fn prompt_plans<W: Write>(args: &Args, cli: &Cli, who: &Who, out: &mut Out<W>) -
 /// once instead of repeating runs.
 fn open(args: &Args, cli: &Cli, m: &Matrix, who: &Who) -> Result<(Recorder, Value, PathBuf), CliError> {
     let ids: Vec<&str> = m.plans.iter().map(|p| p.cfg.id.as_str()).collect();
-    let session_id = crate::session::safe_stem(&args.session.clone().unwrap_or_else(|| {
+    let session_id = crate::session::session_stem(&args.session.clone().unwrap_or_else(|| {
         engine::session::session_id(&ids, &args.provider, &who.model, structured_words(args.structured))
     }));
     let path = crate::session::file_for(&cli.sessions, &session_id);
@@ -401,7 +427,7 @@ fn finish<W: Write>(
         twins: &twin_recs,
         totals: &totals,
     };
-    match exit(summaries, executed, recorder) {
+    match exit(summaries, executed, recorder, args.batch.batch) {
         Some((category, message)) => {
             let mut err = CliError::new(category, message);
             err.detail = Some(if out.format() == Format::Json {
@@ -449,24 +475,27 @@ fn tables<W: Write>(
     Ok((rows, twin_recs))
 }
 
-/// The failure an eval ends with, if any: batches pending first, then a
-/// full session, unrecorded runs, failed runs.
-fn exit(summaries: &[RunSummary], executed: &engine::Executed, recorder: &Recorder) -> Option<(Category, String)> {
+/// The failure an eval ends with, if any: a full session or unrecorded
+/// runs first (exit 4: what was paid for is not in the session yet), then
+/// batches pending, then failed runs.
+fn exit(
+    summaries: &[RunSummary],
+    executed: &engine::Executed,
+    recorder: &Recorder,
+    batch: bool,
+) -> Option<(Category, String)> {
     let ran = summaries.iter().filter(|s| !s.skipped).count();
-    if executed.pending > 0 {
-        return Some((
-            Category::BatchPending,
-            format!(
-                "{} runs are still in provider batches; run the same command again to collect them (`cutline batches` lists them)",
-                executed.pending
-            ),
-        ));
-    }
     if let Some(why) = &executed.full {
+        let rest = if batch {
+            "its batch is left uncollected: the same command with the limit raised records it from there, sending \
+             nothing again"
+        } else {
+            "run the rest with another --session"
+        };
         return Some((
             Category::InputError,
             format!(
-                "{why}; the eval stopped after {ran} runs ({} not recorded); run the rest with another --session",
+                "{why}; the eval stopped after {ran} runs ({} not recorded); {rest}",
                 executed.unrecorded.0
             ),
         ));
@@ -477,6 +506,20 @@ fn exit(summaries: &[RunSummary], executed: &engine::Executed, recorder: &Record
             format!(
                 "{n} of {ran} runs were not recorded in {} (first: {first}); a rerun will run them again",
                 recorder.path().display()
+            ),
+        ));
+    }
+    if executed.pending > 0 {
+        let how = if batch {
+            "run the same command again to collect them"
+        } else {
+            "run it with --batch to collect them"
+        };
+        return Some((
+            Category::BatchPending,
+            format!(
+                "{} runs are still in provider batches; {how} (`cutline batches` lists them)",
+                executed.pending
             ),
         ));
     }

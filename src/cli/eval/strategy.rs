@@ -94,7 +94,7 @@ pub fn run<W: Write>(args: &Args, strategies: &[Strategy], cli: &Cli, out: &mut 
 /// provider, strategies and their bounds (so the same command resumes
 /// its rounds), else a new one.
 fn open(args: &Args, cli: &Cli, ids: &[&str], strategies: &[Strategy], batched: bool) -> Result<Recorder, CliError> {
-    let explicit = args.session.as_deref().map(crate::session::safe_stem);
+    let explicit = args.session.as_deref().map(crate::session::session_stem);
     let opened = match (explicit, batched) {
         (Some(id), _) => super::super::run::open_session(&cli.sessions, &id),
         (None, true) => {
@@ -130,10 +130,7 @@ fn by_rounds<W: Write>(
 ) -> Result<(), CliError> {
     let session_path = w.recorder.path().to_owned();
     let mpath = manifest::path_for(&session_path);
-    let mut mf = match Manifest::load(&mpath)? {
-        Some(mf) => mf,
-        None => Manifest::new(w.recorder.id(), &args.provider, model, b.api.name(), b.window),
-    };
+    let mut mf = Manifest::load_for(&mpath, (w.recorder.id(), &args.provider, model), b.api.name(), b.window)?;
     let mut kept = Answers::open(&answers::path_for(&session_path))?;
     let batching = rounds::Batching {
         api: b.api,

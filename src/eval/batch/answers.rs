@@ -67,6 +67,8 @@ impl Answers {
             path: path.to_owned(),
             source,
         };
+        // Appended to and cut here: a link is refused before it is read.
+        crate::limits::check_writable(path).map_err(read_err)?;
         let file = match crate::limits::open_regular(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -99,9 +101,7 @@ impl Answers {
                     if let Line::Last { ended: false } = kind {
                         // Whole but for its newline: end it, so the next
                         // answer starts a line of its own.
-                        std::fs::OpenOptions::new()
-                            .append(true)
-                            .open(path)
+                        crate::limits::open_write(path, true)
                             .and_then(|mut f| f.write_all(b"\n"))
                             .map_err(read_err)?;
                     }
@@ -111,9 +111,7 @@ impl Answers {
                     // its call is asked again and the next answer starts a
                     // line of its own. A whole line that does not read is
                     // an error below, never cut: it may be a paid answer.
-                    std::fs::OpenOptions::new()
-                        .write(true)
-                        .open(path)
+                    crate::limits::open_write(path, false)
                         .and_then(|f| f.set_len(good))
                         .map_err(read_err)?;
                 }
@@ -146,7 +144,7 @@ impl Answers {
             };
             let mut text = serde_json::to_vec(&line)?;
             text.push(b'\n');
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+            let mut f = crate::limits::open_write(path, true)?;
             f.write_all(&text)?;
             f.sync_data()?;
             self.by_key.insert(line.key, line.transcript);

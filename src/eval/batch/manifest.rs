@@ -124,6 +124,49 @@ pub enum ManifestError {
         /// serde's words.
         cause: String,
     },
+    /// A request's custom id is not the one of its run key (each is a hash
+    /// of its key): the manifest was edited, and answers would be
+    /// recorded under the wrong runs.
+    #[error(
+        "{path}: batch {local}: custom id {custom_id} is not the one of run key {key:?} (the manifest was edited): \
+         nothing is recorded from it; put the manifest back as cutline wrote it"
+    )]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// The entry's local name.
+        local: String,
+        /// The custom id it lists.
+        custom_id: String,
+        /// The run key it lists for it.
+        key: String,
+    },
+    /// Its batches were sent to another provider, model or batch API than
+    /// this eval's: polled here, they would never be found.
+    #[error(
+        "{path}: its batches were sent to {was}; this eval is on {now}: run it on {was} to collect them, or use \
+         another --session"
+    )]
+    OtherProvider {
+        /// The file.
+        path: PathBuf,
+        /// `provider (model, api)` of the manifest.
+        was: String,
+        /// `provider (model, api)` of this eval.
+        now: String,
+    },
+    /// A newer cutline wrote it: its batches may be described in ways this
+    /// one would misread, and a save would drop what it does not know.
+    #[error(
+        "{path}: written by a newer cutline (manifest format {version}; this one reads {VERSION}): not read, and \
+         never written over; upgrade cutline or use another --session"
+    )]
+    Newer {
+        /// The file.
+        path: PathBuf,
+        /// Its format.
+        version: u32,
+    },
     /// It cannot be written.
     #[error("{path}: cannot write the batch manifest: {source}")]
     Write {
@@ -148,10 +191,14 @@ impl Manifest {
         }
     }
 
-    /// The manifest at `path`, `None` when there is none.
+    /// The manifest at `path`, `None` when there is none. Read as a stream
+    /// into the manifest, not whole under the file cap: cutline writes a
+    /// manifest of any size an eval needs (past the cap at about 600,000
+    /// runs), so it must read back any it wrote; a file that is not one
+    /// fails at its first byte that is not.
     pub fn load(path: &Path) -> Result<Option<Self>, ManifestError> {
-        let bytes = match crate::limits::read(path) {
-            Ok(b) => b,
+        let file = match crate::limits::open_regular(path) {
+            Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
                 return Err(ManifestError::Read {
@@ -160,25 +207,70 @@ impl Manifest {
                 });
             }
         };
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| ManifestError::Parse {
+        let reader = std::io::BufReader::with_capacity(1 << 16, file);
+        let m: Self = serde_json::from_reader(reader).map_err(|e| ManifestError::Parse {
+            path: path.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            cause: e.to_string(),
+        })?;
+        if m.version > VERSION {
+            return Err(ManifestError::Newer {
                 path: path.to_owned(),
-                line: e.line(),
-                column: e.column(),
-                cause: e.to_string(),
-            })
+                version: m.version,
+            });
+        }
+        m.check_ids(path)?;
+        Ok(Some(m))
+    }
+
+    /// Every request's custom id is the hash of its run key: results are
+    /// matched by custom id, so a key edited, swapped or moved would put an
+    /// answer under another run.
+    fn check_ids(&self, path: &Path) -> Result<(), ManifestError> {
+        for e in &self.batches {
+            for (custom_id, key) in &e.requests {
+                if *custom_id != crate::llm::batch::custom_id(key) {
+                    return Err(ManifestError::Mismatch {
+                        path: path.to_owned(),
+                        local: e.local.clone(),
+                        custom_id: custom_id.clone(),
+                        key: key.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The manifest at `path` for an eval of session `session` on
+    /// `provider`, `model` and the batch API `api`: a new one when there
+    /// is none, and an error when the one there was written for another
+    /// provider, model or API (its batches are only found there).
+    pub fn load_for(
+        path: &Path,
+        (session, provider, model): (&str, &str, &str),
+        api: &str,
+        window: Window,
+    ) -> Result<Self, ManifestError> {
+        let Some(m) = Self::load(path)? else {
+            return Ok(Self::new(session, provider, model, api, window));
+        };
+        if (m.provider.as_str(), m.model.as_str(), m.api.as_str()) != (provider, model, api) {
+            return Err(ManifestError::OtherProvider {
+                path: path.to_owned(),
+                was: format!("{} ({}, {})", m.provider, m.model, m.api),
+                now: format!("{provider} ({model}, {api})"),
+            });
+        }
+        Ok(m)
     }
 
     /// Write the manifest to `path`, replacing the file atomically.
     pub fn save(&self, path: &Path) -> Result<(), ManifestError> {
         let write = || -> std::io::Result<()> {
-            let dir = path.parent().unwrap_or_else(|| Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            serde_json::to_writer_pretty(&mut tmp, self)?;
-            tmp.as_file().sync_all()?;
-            tmp.persist(path).map_err(|e| e.error)?;
-            Ok(())
+            let bytes = serde_json::to_vec_pretty(self)?;
+            crate::limits::write_atomic(path, &bytes)
         };
         write().map_err(|source| ManifestError::Write {
             path: path.to_owned(),

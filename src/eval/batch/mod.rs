@@ -131,8 +131,10 @@ pub enum Note {
 /// The caller's side: record each answer, hear each note.
 pub trait Sink {
     /// Record the run `key` (answered by the batch `from`); whether it was
-    /// kept for good. `false` (the session is full, the disk failed) stops
-    /// the executor without marking the batch collected.
+    /// kept for good. `false` (a record over the session's line cap, the
+    /// disk failed) leaves the batch uncollected, so a later command
+    /// collects what was not kept; the batch's other answers are still
+    /// handed on, and then the executor stops.
     fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) -> bool;
     /// Something happened.
     fn note(&mut self, note: Note);
@@ -159,6 +161,37 @@ pub enum BatchError {
     /// The manifest could not be read or written.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+}
+
+/// The results with one per custom id, in the order each first came: a
+/// custom id that comes back twice keeps the better of the two (an answer
+/// over an error, an error over an expiry or a cancel; the first of two
+/// alike), so an error never replaces a paid answer, and no answer is
+/// recorded as two runs.
+pub fn one_each(results: impl IntoIterator<Item = batch::Result1>) -> Vec<batch::Result1> {
+    fn rank(o: &Outcome) -> u8 {
+        match o {
+            Outcome::Succeeded(_) => 2,
+            Outcome::Errored(_) => 1,
+            Outcome::Expired | Outcome::Cancelled => 0,
+        }
+    }
+    let mut out: Vec<batch::Result1> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for r in results {
+        match at.get(&r.custom_id) {
+            Some(&i) => {
+                if rank(&r.outcome) > rank(&out[i].outcome) {
+                    out[i] = r;
+                }
+            }
+            None => {
+                at.insert(r.custom_id.clone(), out.len());
+                out.push(r);
+            }
+        }
+    }
+    out
 }
 
 /// Whether a failed poll or collection may pass if tried again later: a
@@ -295,7 +328,10 @@ impl Exec<'_> {
         results: Vec<batch::Result1>,
         sink: &mut impl Sink,
     ) -> Result<(), BatchError> {
-        let mut by_id: HashMap<String, Outcome> = results.into_iter().map(|r| (r.custom_id, r.outcome)).collect();
+        let mut by_id: HashMap<String, Outcome> = one_each(results)
+            .into_iter()
+            .map(|r| (r.custom_id, r.outcome))
+            .collect();
         let missing = || match &status.failure {
             Some(why) => Outcome::Errored(LlmError::new(
                 ErrorKind::BadRequest,
@@ -306,6 +342,8 @@ impl Exec<'_> {
         };
         let requests = self.m.batches[i].requests.clone();
         let (mut answered, mut resent, mut failed) = (0, 0, 0);
+        // One answer the caller could not keep does not cost the others.
+        let mut refused = false;
         for (custom_id, key) in &requests {
             if self.recorded.contains(key) {
                 continue;
@@ -318,8 +356,8 @@ impl Exec<'_> {
             let error = match outcome {
                 Outcome::Succeeded(t) => {
                     if !sink.answer(key, &from, Answer::Answered(t)) {
-                        self.halted = true;
-                        break;
+                        refused = true;
+                        continue;
                     }
                     self.recorded.insert(key.clone());
                     answered += 1;
@@ -332,8 +370,8 @@ impl Exec<'_> {
             // This batch counts as a try once it is marked collected.
             if self.tries(key) + 1 >= self.opts.rounds {
                 if !sink.answer(key, &from, Answer::Failed(error)) {
-                    self.halted = true;
-                    break;
+                    refused = true;
+                    continue;
                 }
                 self.recorded.insert(key.clone());
                 failed += 1;
@@ -341,10 +379,11 @@ impl Exec<'_> {
                 resent += 1;
             }
         }
-        if self.halted {
+        if refused {
             // The caller kept only part of it: the batch stays as it is, so
             // a later command collects the rest, and nothing paid for is
             // sent again.
+            self.halted = true;
             return Ok(());
         }
         let e = &mut self.m.batches[i];
@@ -402,6 +441,15 @@ impl Exec<'_> {
             self.save()?;
             let n = chunk.len();
             let submitted = self.api.submit(chunk, tag).await.map_err(|e| self.provider(e))?;
+            if submitted.id.trim().is_empty() {
+                // Nothing to poll: the entry stays `creating`, so the next
+                // command finds the batch by its tag or sends it again.
+                return Err(self.provider(LlmError::new(
+                    ErrorKind::Server,
+                    "the create call answered without a batch id: the batch cannot be polled; the next command \
+                     looks for it by its tag, or sends its runs again",
+                )));
+            }
             let id = submitted.id.clone();
             if let Some(e) = self.m.batches.last_mut() {
                 e.batch = Some(submitted);
@@ -469,6 +517,7 @@ pub async fn run(
             next,
         });
         tokio::time::sleep(next).await;
-        interval = interval.mul_f64(1.5).min(MAX_POLL);
+        // Capped before it grows: a huge `--poll` never overflows.
+        interval = interval.min(MAX_POLL).mul_f64(1.5).min(MAX_POLL);
     }
 }

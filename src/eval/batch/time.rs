@@ -3,7 +3,12 @@
 
 use std::time::Duration;
 
-/// Parse a duration; the error names what is wrong.
+/// The longest duration taken: a year (a batch's window is a day; a
+/// longer wait or poll is a typo, and past it arithmetic on instants
+/// overflows).
+pub const MAX: Duration = Duration::from_secs(366 * 86_400);
+
+/// Parse a duration of at most [`MAX`]; the error names what is wrong.
 pub fn parse(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     if s == "0" {
@@ -33,6 +38,11 @@ pub fn parse(s: &str) -> Result<Duration, String> {
         };
         total = total.saturating_add(part);
         rest = &rest[unit..];
+    }
+    if total > MAX {
+        return Err(format!(
+            "{s:?} is longer than a year, the longest cutline waits or polls"
+        ));
     }
     Ok(total)
 }

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{Ask, Events, ExecError, Executed, Matrix, Planned, Writer};
-use crate::eval::batch::{self, Answer, BatchRef, Job, Manifest, Note, Options, Sink};
+use crate::eval::batch::{self, Answer, Answers, BatchRef, Job, Manifest, Note, Options, Sink};
+use crate::llm::Transcript;
 use crate::llm::batch::BatchApi;
 use crate::llm::registry::Target;
 use crate::run::{Plan, Spec};
@@ -30,26 +31,29 @@ struct Bridge<'w, 'e, E: Events> {
     writer: Writer<'w>,
     events: &'e mut E,
     error: Option<std::io::Error>,
-    stopped: bool,
+    /// Where answers to runs of another eval of the session are kept.
+    kept: Option<&'w mut Answers>,
 }
 
 impl<E: Events> Sink for Bridge<'_, '_, E> {
     fn answer(&mut self, key: &str, from: &BatchRef, answer: Answer) -> bool {
-        // Not a run of this command (an earlier one's): nothing to keep.
-        let Some(a) = self.asked.get(key) else { return true };
-        if self.stopped || self.error.is_some() {
+        if self.error.is_some() {
             return false;
         }
+        let Some(a) = self.asked.get(key) else {
+            return self.keep_for_later(key, from, answer);
+        };
         let t = answer.transcript(from);
         let info = self.target.provider.info();
         let o = crate::run::finish(info, &a.spec, &a.plan, crate::session::now_ms(), &t, None);
         let unrecorded = self.writer.done.unrecorded.0;
-        match self
+        // A record over the session's line cap is refused alone (the
+        // writer counts it): the batch's other answers are still recorded.
+        if let Err(e) = self
             .writer
             .write(self.m, &a.planned, o.record, &o.analysis, self.events)
         {
-            Ok(go_on) => self.stopped |= !go_on,
-            Err(e) => self.error = Some(e),
+            self.error = Some(e);
         }
         self.writer.done.unrecorded.0 == unrecorded
     }
@@ -71,9 +75,62 @@ pub struct Batching<'a> {
     pub manifest: &'a mut Manifest,
     /// Where it is kept.
     pub path: &'a Path,
+    /// Answers to runs of the session kept for the eval that asks them
+    /// (`<session>.answers.jsonl`).
+    pub answers: &'a mut Answers,
 }
 
 impl<'w, 'e, E: Events> Bridge<'w, 'e, E> {
+    /// An answer to a run this command does not ask for (an earlier eval
+    /// of the session asked more limits or inputs): it was paid for, so it
+    /// is kept in the answers file until an eval that asks it records it,
+    /// never dropped (its batch is then marked collected, and nothing would
+    /// fetch it again). A failure is not kept: that run goes again.
+    fn keep_for_later(&mut self, key: &str, from: &BatchRef, answer: Answer) -> bool {
+        let (Answer::Answered(_), Some(kept)) = (&answer, self.kept.as_mut()) else {
+            return true;
+        };
+        match kept.keep(key, answer.transcript(from)) {
+            Ok(()) => true,
+            Err(e) => {
+                self.error = Some(e);
+                false
+            }
+        }
+    }
+
+    /// Record every pending run whose answer an earlier eval kept; the
+    /// keys recorded.
+    fn record_kept(&mut self) -> HashSet<String> {
+        let Some(kept) = self.kept.as_deref() else {
+            return HashSet::new();
+        };
+        let mut found: Vec<(String, Transcript)> = self
+            .asked
+            .keys()
+            .filter_map(|k| kept.get(k).map(|t| (k.clone(), t.clone())))
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut done = HashSet::new();
+        for (key, mut t) in found {
+            let from = t.batch.take().map_or_else(
+                || BatchRef {
+                    batch: String::new(),
+                    custom_id: crate::llm::batch::custom_id(&key),
+                },
+                |b| BatchRef {
+                    batch: b.id,
+                    custom_id: b.custom_id,
+                },
+            );
+            if !self.answer(&key, &from, Answer::Answered(Box::new(t))) {
+                break;
+            }
+            done.insert(key);
+        }
+        done
+    }
+
     fn new(
         m: &'w Matrix,
         ask: &'w Ask,
@@ -106,7 +163,7 @@ impl<'w, 'e, E: Events> Bridge<'w, 'e, E> {
             },
             events,
             error: None,
-            stopped: false,
+            kept: None,
         };
         Some((bridge, jobs))
     }
@@ -156,7 +213,7 @@ pub async fn execute(
     events: &mut impl Events,
 ) -> Result<Executed, ExecError> {
     let planned_keys: HashSet<String> = pending.iter().map(|p| p.key.clone()).collect();
-    let done_keys: HashSet<String> = m
+    let mut done_keys: HashSet<String> = m
         .planned
         .iter()
         .filter(|p| !planned_keys.contains(&p.key))
@@ -165,6 +222,13 @@ pub async fn execute(
     let Some((mut bridge, jobs)) = Bridge::new(m, ask, pending, recorder, events) else {
         return Ok(Executed::default());
     };
+    bridge.kept = Some(b.answers);
+    let from_kept = bridge.record_kept();
+    if bridge.error.is_some() {
+        return bridge.done();
+    }
+    let jobs: Vec<Job> = jobs.into_iter().filter(|j| !from_kept.contains(&j.key)).collect();
+    done_keys.extend(from_kept);
     let ended = batch::run(b.api.as_ref(), jobs, done_keys, b.manifest, b.path, b.opts, &mut bridge).await?;
     let mut done = bridge.done()?;
     done.pending = ended.pending;

@@ -17,7 +17,7 @@ use std::io;
 use crate::eval::{self, RunSummary};
 use crate::run::Analysis;
 use crate::session::{Recorder, RunRecord};
-pub use plan::{Ask, Matrix, PlanError, Planned, PromptPlan, plan, resume};
+pub use plan::{Ask, Matrix, PlanError, Planned, PromptPlan, hold_in_batches, in_batches, plan, resume};
 
 /// What the engine tells its caller.
 pub trait Events {

@@ -4,7 +4,7 @@
 //! each recorded run without error whose recomputed key is in the plan is
 //! done, read run by run.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -237,6 +237,28 @@ pub fn plan(prompts: Vec<PromptPlan>, ask: &Ask) -> Result<(Matrix, Vec<String>)
         },
         warnings,
     ))
+}
+
+/// The run keys of the session at `session` that are still in provider
+/// batches (its manifest's batches being created, submitted or
+/// cancelled): no path sends them again, so a streamed eval (or
+/// `--batch-file`, or the workbench) leaves them to the batch eval that
+/// collects them, and nothing is paid for twice.
+pub fn in_batches(session: &Path) -> Result<HashSet<String>, crate::eval::batch::ManifestError> {
+    let path = crate::eval::batch::manifest::path_for(session);
+    Ok(crate::eval::batch::Manifest::load(&path)?
+        .map(|m| m.in_flight().map(str::to_owned).collect())
+        .unwrap_or_default())
+}
+
+/// `pending` without the runs in `flying` (see [`in_batches`]), and how
+/// many were held back.
+#[allow(clippy::implicit_hasher)]
+pub fn hold_in_batches(pending: Vec<Planned>, flying: &HashSet<String>) -> (Vec<Planned>, usize) {
+    let before = pending.len();
+    let left: Vec<Planned> = pending.into_iter().filter(|p| !flying.contains(&p.key)).collect();
+    let held = before - left.len();
+    (left, held)
 }
 
 /// What the session at `path` already holds of the matrix: each run

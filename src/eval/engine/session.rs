@@ -38,7 +38,7 @@ pub fn structured_word(level: Option<Structured>) -> Option<StructuredPath> {
 /// Open (and lock) the session `id` in `dir`, creating it when new; and
 /// its file. The id is made a safe file stem first.
 pub fn open(dir: &Path, id: &str) -> std::io::Result<(Recorder, PathBuf)> {
-    let id = crate::session::safe_stem(id);
+    let id = crate::session::session_stem(id);
     let recorder = Recorder::open_or_create(dir, &id)?;
     Ok((recorder, crate::session::file_for(dir, &id)))
 }

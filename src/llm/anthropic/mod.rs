@@ -252,6 +252,20 @@ impl MessageDecoder {
 }
 
 impl Decoder for MessageDecoder {
+    fn knows(&self, event: &str) -> bool {
+        matches!(
+            event,
+            "" | "message"
+                | "message_start"
+                | "content_block_start"
+                | "content_block_delta"
+                | "content_block_stop"
+                | "message_delta"
+                | "message_stop"
+                | "error"
+        )
+    }
+
     fn feed(&mut self, event: &str, data: &str, out: &mut Vec<Event>) -> Result<bool, LlmError> {
         let v = wire::parse_json(LABEL, data)?;
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);

@@ -132,10 +132,16 @@ impl BatchApi for AnthropicBatch {
             let b = me
                 .json(Method::GET, &me.url(&format!("/{}", batch.id)), Body::Empty)
                 .await?;
-            let url = b
-                .get("results_url")
-                .and_then(Value::as_str)
-                .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, "the batch has no results yet"))?;
+            let url = match b.get("results_url").and_then(Value::as_str) {
+                Some(url) => url,
+                // Ended with no results (none were kept, or they are gone):
+                // no request has a result, so each is expired and goes
+                // again, rather than the same error on every rerun.
+                None if b.get("processing_status").and_then(Value::as_str) == Some("ended") => {
+                    return Ok(Vec::new());
+                }
+                None => return Err(LlmError::new(ErrorKind::BadRequest, "the batch has no results yet")),
+            };
             let url = super::same_origin(url, &me.provider.endpoint.base_url)?;
             let extra = [("accept".to_owned(), "application/binary".to_owned())];
             let bytes = me

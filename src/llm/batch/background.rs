@@ -38,7 +38,10 @@ impl Background {
             .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))
     }
 
-    /// Every part's response object, fetched a few at a time.
+    /// Every part's response object, fetched a few at a time. A response
+    /// the server no longer has (404: deleted, or past its retention) is
+    /// one part ended in error, never a failure of the whole group: the
+    /// group's other answers are still collected, and that run goes again.
     async fn each(&self, batch: &Submitted) -> Result<Vec<(String, Value)>, LlmError> {
         let fetches: Vec<_> = batch
             .parts
@@ -46,7 +49,13 @@ impl Background {
             .map(|(custom, id)| {
                 let (me, custom, id) = (self.clone(), custom.clone(), id.clone());
                 async move {
-                    let v = me.json(Method::GET, &format!("responses/{id}"), Body::Empty).await?;
+                    let url = format!("{}/responses/{id}", me.provider.endpoint.base_url);
+                    let v = me
+                        .provider
+                        .endpoint
+                        .send_json(Call::new(Method::GET, &url, Body::Empty, Auth::Bearer))
+                        .await?
+                        .unwrap_or_else(|| gone(&id));
                     Ok::<_, LlmError>((custom, v))
                 }
             })
@@ -58,6 +67,13 @@ impl Background {
             .into_iter()
             .collect()
     }
+}
+
+/// The response object of a response the server does not have (404): a
+/// failed one, which the run's next round sends again.
+fn gone(id: &str) -> Value {
+    json!({"id": id, "status": "failed", "output": [], "error": {"code": "not_found",
+        "message": format!("response {id} is not found (404): it is gone, so its run goes again")}})
 }
 
 /// What an ended response object comes to: its answer, or why none.

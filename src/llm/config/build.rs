@@ -9,6 +9,7 @@ use crate::llm::gemini::Gemini;
 use crate::llm::llama_server::LlamaServer;
 use crate::llm::ollama::Ollama;
 use crate::llm::openai::OpenAi;
+use crate::llm::trustgraph::TrustGraph;
 use crate::llm::wire::{ApiKey, Auth, Endpoint};
 use crate::llm::{ErrorKind, LlmError, Provider};
 
@@ -31,6 +32,7 @@ pub fn build_with_env(
         Kind::Gemini => Box::new(Gemini::new(endpoint(cfg, env)?)),
         Kind::Ollama => Box::new(Ollama::new(endpoint(cfg, env)?)),
         Kind::LlamaServer => Box::new(LlamaServer::new(endpoint(cfg, env)?)),
+        Kind::Trustgraph => Box::new(trustgraph(cfg, env)?),
         Kind::Local | Kind::Replay => {
             return Err(LlmError::new(
                 ErrorKind::BadRequest,
@@ -74,6 +76,32 @@ pub fn endpoint(cfg: &ProviderConfig, env: &dyn Fn(&str) -> Option<String>) -> R
     // Check the headers (and the key as a header value) now, not per request.
     ep.header_map(Auth::Bearer, &[], &[])?;
     Ok(ep)
+}
+
+/// A TrustGraph deployment's prompt service: the gateway URL, the token
+/// from `api_key_env` (else `TRUSTGRAPH_TOKEN` when it is set, as
+/// TrustGraph's CLI reads it), the workspace and the flow.
+fn trustgraph(cfg: &ProviderConfig, env: &dyn Fn(&str) -> Option<String>) -> Result<TrustGraph, LlmError> {
+    let base = cfg
+        .base_url
+        .as_deref()
+        .or(cfg.kind.default_base_url())
+        .unwrap_or_default();
+    let token = match cfg.api_key_env.as_deref() {
+        Some(var) => Some(key_from_env(cfg, var, env)?),
+        None => env("TRUSTGRAPH_TOKEN")
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .map(|v| ApiKey::new("TRUSTGRAPH_TOKEN", v)),
+    };
+    Ok(TrustGraph {
+        name: cfg.name.clone(),
+        base_url: format!("{}/", base.trim_end_matches('/')),
+        token,
+        workspace: cfg.workspace.clone().unwrap_or_else(|| "default".to_owned()),
+        flow: cfg.flow.clone().unwrap_or_else(|| "default".to_owned()),
+        timeouts: cfg.timeouts(),
+    })
 }
 
 /// The key in `var`, or an error naming the variable (never a value).

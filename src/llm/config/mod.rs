@@ -116,6 +116,10 @@ pub struct ProviderConfig {
     pub first_byte_timeout_secs: Option<f64>,
     /// Longest a whole request may take, seconds (default 900).
     pub total_timeout_secs: Option<f64>,
+    /// TrustGraph only: the workspace (default `default`).
+    pub workspace: Option<String>,
+    /// TrustGraph only: the flow whose prompt service answers (default `default`).
+    pub flow: Option<String>,
     /// Where it was defined (`file:line:col`), for messages.
     pub origin: Option<String>,
     /// The file it was defined in (where the workbench saves a model).
@@ -149,6 +153,8 @@ impl ProviderConfig {
             idle_timeout_secs: None,
             first_byte_timeout_secs: None,
             total_timeout_secs: None,
+            workspace: None,
+            flow: None,
             origin: None,
             file: None,
         }

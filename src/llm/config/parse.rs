@@ -52,6 +52,8 @@ struct Raw {
     idle_timeout_secs: Option<Spanned<f64>>,
     first_byte_timeout_secs: Option<Spanned<f64>>,
     total_timeout_secs: Option<Spanned<f64>>,
+    workspace: Option<Spanned<String>>,
+    flow: Option<Spanned<String>>,
 }
 
 impl Raw {
@@ -81,6 +83,8 @@ impl Raw {
             idle_timeout_secs: self.idle_timeout_secs.map(Spanned::into_inner),
             first_byte_timeout_secs: self.first_byte_timeout_secs.map(Spanned::into_inner),
             total_timeout_secs: self.total_timeout_secs.map(Spanned::into_inner),
+            workspace: self.workspace.map(Spanned::into_inner),
+            flow: self.flow.map(Spanned::into_inner),
             origin: Some(origin),
             file: Some(path.to_owned()),
         }
@@ -214,6 +218,17 @@ fn check_kind_options(raw: &Raw, name: &str, at: usize) -> Option<(usize, String
         return Some((
             v.span().start,
             format!("provider {name:?}: `structured_via` applies to kind anthropic only"),
+        ));
+    }
+    if let Some(v) = raw
+        .workspace
+        .as_ref()
+        .or(raw.flow.as_ref())
+        .filter(|_| raw.kind != Kind::Trustgraph)
+    {
+        return Some((
+            v.span().start,
+            format!("provider {name:?}: `workspace` and `flow` apply to kind trustgraph only"),
         ));
     }
     if matches!(raw.kind, Kind::Local | Kind::Replay) {

@@ -34,9 +34,15 @@ impl ApiKey {
         &self.env
     }
 
-    /// The key itself, for the request header only.
-    pub(in crate::llm) fn expose(&self) -> &str {
+    /// The key itself, for the request header only (the providers', and
+    /// `tg`'s for a TrustGraph gateway).
+    pub(crate) fn expose(&self) -> &str {
         &self.value
+    }
+
+    /// Whether the key is empty (an unset token is sent as none at all).
+    pub fn is_empty(&self) -> bool {
+        self.value.is_empty()
     }
 
     /// `text` with the key in every form a server can echo it (verbatim,

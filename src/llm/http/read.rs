@@ -35,6 +35,19 @@ pub enum BodyError {
 
 type BoundedStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bytes::Bytes, BodyError>> + Send>>;
 
+/// `lines` as valid UTF-8: a byte that is not (a server's stray byte) is
+/// replaced with U+FFFD and warned about, so one bad byte never ends a
+/// run and loses the rest of the answer. The lines are whole, so a
+/// character split across chunks is never taken for a bad one.
+fn valid_utf8(lines: bytes::Bytes) -> bytes::Bytes {
+    if std::str::from_utf8(&lines).is_ok() {
+        return lines;
+    }
+    let fixed = String::from_utf8_lossy(&lines).into_owned();
+    tracing::warn!("the stream held bytes that are not UTF-8: each was replaced with U+FFFD and the answer goes on");
+    bytes::Bytes::from(fixed)
+}
+
 /// The body as a stream that fails with [`BodyError::TooLarge`] once more
 /// than `limit` bytes have passed, *before* they reach the SSE parser: a
 /// body that never ends (keep-alive comments, or one line that never ends)
@@ -71,7 +84,7 @@ fn bounded(resp: Response, limit: usize) -> BoundedStream {
                         return None;
                     }
                     let tail = bytes::Bytes::from(std::mem::take(&mut st.pending));
-                    return Some((Ok(tail), st));
+                    return Some((Ok(valid_utf8(tail)), st));
                 }
                 Some(Err(e)) => {
                     st.done = true;
@@ -94,7 +107,7 @@ fn bounded(resp: Response, limit: usize) -> BoundedStream {
                         bytes::Bytes::from(std::mem::take(&mut st.pending))
                     };
                     st.pending.extend_from_slice(&chunk[end + 1..]);
-                    return Some((Ok(out), st));
+                    return Some((Ok(valid_utf8(out)), st));
                 }
             }
         }

@@ -269,6 +269,8 @@ pub enum Param {
     Effort,
     /// A thinking configuration: the model's default is used instead.
     Thinking,
+    /// The max-token limit: the server's own applies instead.
+    MaxTokens,
 }
 
 impl Param {
@@ -280,6 +282,7 @@ impl Param {
             Self::Stop => "stop",
             Self::Effort => "effort",
             Self::Thinking => "thinking",
+            Self::MaxTokens => "max_tokens",
         }
     }
 }

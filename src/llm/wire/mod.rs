@@ -325,6 +325,9 @@ async fn decode<D: Decoder>(
                 });
             }
             Some(Ok((event, data))) => {
+                if !decoder.knows(&event) && serde_json::from_str::<serde::de::IgnoredAny>(&data).is_err() {
+                    continue;
+                }
                 let step = decoder.feed(&event, &data, &mut out);
                 for ev in out.drain(..) {
                     let ev = redact(ev, r.text.as_mut(), r.thinking.as_mut());
@@ -441,11 +444,14 @@ impl Reader {
     async fn next(&mut self) -> Option<Result<(String, String), LlmError>> {
         match self {
             Self::Sse(r) => r.next().await.map(|r| r.map(|s| (s.event, s.data))),
+            // A byte that is not UTF-8 is replaced (and warned about), as on SSE.
             Self::Lines(r) => r.next().await.map(|r| {
-                r.and_then(|line| {
-                    String::from_utf8(line)
-                        .map(|s| (String::new(), s))
-                        .map_err(|_| LlmError::new(ErrorKind::Stream, "a line of the stream is not UTF-8"))
+                r.map(|line| {
+                    let s = String::from_utf8(line).unwrap_or_else(|e| {
+                        tracing::warn!("a line of the stream held bytes that are not UTF-8: replaced with U+FFFD");
+                        String::from_utf8_lossy(e.as_bytes()).into_owned()
+                    });
+                    (String::new(), s)
                 })
             }),
         }
@@ -468,6 +474,13 @@ pub trait Decoder: Send + 'static {
     /// (Gemini's `continuationToken`); asked once, after [`Self::end`].
     fn resume(&mut self) -> Option<Event> {
         None
+    }
+
+    /// Whether `event` (an SSE event's name) is one of the wire's own: an
+    /// unknown one whose data is not JSON (a `ping`) is skipped, as the
+    /// protocols say unknown events are, never read as a broken stream.
+    fn knows(&self, event: &str) -> bool {
+        event.is_empty() || event == "message"
     }
 }
 

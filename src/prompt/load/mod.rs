@@ -11,7 +11,7 @@
 //! values in the file), and `shared` (what the TrustGraph loader words the
 //! same way).
 
-mod check;
+pub(crate) mod check;
 mod doc;
 mod keys;
 
@@ -242,14 +242,14 @@ mod tests {
         let text = "id = \"t\"\nprompt = \"\"\"\nline one\nline two {% endfor %}\nline three\n\"\"\"\n";
         assert_eq!(
             err("a.toml", text),
-            "a.toml:4:10: template syntax error: ibis refuses it, so TrustGraph's whole prompt config fails to load: \
+            "a.toml:4:10: template syntax error: ibis refuses it, so TrustGraph's reload stops at this template (it and every template after it fail): \
              Unexpected 'endfor' tag. (template line 2)"
         );
         // Escapes break the line mapping: the key's line, and the template line.
         let text = "id = \"t\"\nprompt = \"one\\ntwo {% endfor %}\"\n";
         assert_eq!(
             err("a.toml", text),
-            "a.toml:2: template syntax error: ibis refuses it, so TrustGraph's whole prompt config fails to load: \
+            "a.toml:2: template syntax error: ibis refuses it, so TrustGraph's reload stops at this template (it and every template after it fail): \
              Unexpected 'endfor' tag. (template line 2)"
         );
     }

@@ -203,6 +203,7 @@ async fn eval(
     })?;
     notes.extend(session_warnings);
     let (pending, skipped) = m.split(done);
+    let pending = not_in_batches(&path, pending, &mut notes)?;
     let (prompts, per_prompt) = m.table_prompts(job.limits.len());
     let plan = EvalPlan {
         session: recorder.id().to_owned(),
@@ -236,6 +237,27 @@ async fn eval(
         unrecorded: executed.unrecorded.0,
         problem: executed.full.or(executed.unrecorded.1),
     })
+}
+
+/// `pending` without the runs still in provider batches of the session at
+/// `path`: never sent again from here (a note says how many).
+fn not_in_batches(
+    path: &std::path::Path,
+    pending: Vec<engine::Planned>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<engine::Planned>, EvalError> {
+    let flying = engine::in_batches(path).map_err(|e| EvalError::Session {
+        path: path.to_owned(),
+        source: std::io::Error::other(e),
+    })?;
+    let (pending, held) = engine::hold_in_batches(pending, &flying);
+    if held > 0 {
+        notes.push(format!(
+            "{held} runs are still in provider batches of this session: not sent again; `cutline eval --batch` \
+             collects them"
+        ));
+    }
+    Ok(pending)
 }
 
 /// The engine's events as [`Event::Eval`]s.

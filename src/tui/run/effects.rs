@@ -27,14 +27,21 @@ use crate::tui::runner::RunContext;
 
 /// Start `job` on the runtime; its news comes back as [`Event::Run`]. A
 /// panic in a run is reported as a failed run, never left to take the
-/// workbench down or hang it.
-pub(in crate::tui) fn spawn(tx: UnboundedSender<Event>, ctx: RunContext, start: Instant, job: RunJob) -> AbortHandle {
+/// workbench down or hang it. The switch returned stops it with what
+/// arrived recorded ([`super::stop`]); the handle drops it outright.
+pub(in crate::tui) fn spawn(
+    tx: UnboundedSender<Event>,
+    ctx: RunContext,
+    start: Instant,
+    job: RunJob,
+) -> (AbortHandle, super::Stop) {
     let id = job.id;
     tracing::info!("run {id}: start ({:?}, limit {:?})", job.provider, job.max_tokens);
-    tokio::spawn(async move {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let handle = tokio::spawn(async move {
         // A panic in a run is reported as a failed run, never
         // left to take the workbench down or hang it.
-        let run = std::panic::AssertUnwindSafe(run_task(&tx, job, ctx, start));
+        let run = std::panic::AssertUnwindSafe(run_task(&tx, job, ctx, start, stopped));
         let msg = match futures_util::FutureExt::catch_unwind(run).await {
             Ok(Ok(end)) => RunMsg::Done(Box::new(end)),
             Ok(Err(e)) => {
@@ -45,7 +52,8 @@ pub(in crate::tui) fn spawn(tx: UnboundedSender<Event>, ctx: RunContext, start: 
         };
         let _ = tx.send(Event::Run { id, msg });
     })
-    .abort_handle()
+    .abort_handle();
+    (handle, stop)
 }
 
 fn ms_since(start: Instant) -> u64 {
@@ -100,9 +108,11 @@ async fn run_task(
     job: RunJob,
     ctx: RunContext,
     start: Instant,
+    stopped: tokio::sync::watch::Receiver<bool>,
 ) -> Result<RunEnd, RunError> {
     let id = job.id;
     let Resolved { target, note } = target_for(&job, &ctx.registry).await?;
+    let target = super::stop::stoppable(target, stopped);
     let (spec, mut plan, feed) = planned(&job, &target)?;
     let info = target.provider.info();
     let _ = tx.send(Event::Run {

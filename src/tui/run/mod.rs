@@ -20,6 +20,7 @@ mod model;
 pub mod response;
 mod rows;
 mod state;
+mod stop;
 pub(super) mod update;
 pub mod view;
 
@@ -30,4 +31,5 @@ pub use job::{Origin, Prefill, RunEnd, RunJob, RunMsg, Source};
 pub use model::{Cut, Phase, RunView, cut, schemas_for};
 pub use rows::{json_source, jsonl_source, row_text, rows};
 pub use state::{Shown, Target};
+pub(in crate::tui) use stop::Stop;
 pub use update::limit_label;
