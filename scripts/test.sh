@@ -57,8 +57,8 @@ echo "== cargo test"
 cargo test --locked --all-targets
 cargo test --locked --doc
 if [ "$TG311" = 1 ]; then
-    echo "== differential test against TrustGraph on Python 3.11 (3.13 ran above)"
-    CUTLINE_TG_PYTHON=3.11 cargo test --locked --test tg_parity
+    echo "== differential tests against TrustGraph on Python 3.11 (3.13 ran above)"
+    CUTLINE_TG_PYTHON=3.11 cargo test --locked --test tg_parity --test public_suites
 fi
 
 # Issue 6's proofs; together about 2-4 minutes once the caches are warm (see

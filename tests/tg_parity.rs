@@ -13,6 +13,7 @@
 //! `CUTLINE_TG_PYTHON=3.11` picks the 3.11 venv (and runtime).
 
 mod tg_parity_corpus;
+mod tg_reference;
 
 use cutline::output::jsonl::{self, LineStatus};
 use cutline::output::schema::CompiledSchema;
@@ -21,55 +22,7 @@ use cutline::prompt::{PromptConfig, Undefined, render_with};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use tg_parity_corpus::{Case, corpus_json, corpus_jsonl, corpus_templates};
-
-fn venv_python(py: TgPython) -> Option<PathBuf> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    let p = cache.join(format!(
-        "cutline/tg/{}-py{}/venv/bin/python",
-        tg::TRUSTGRAPH_VERSION,
-        py.as_str()
-    ));
-    p.exists().then_some(p)
-}
-
-/// `CUTLINE_TG_PYTHON`, else 3.13 (TrustGraph's containers) when its venv
-/// exists, else 3.11 when that one does (the setup falls back to it on a
-/// machine without 3.13; cutline's expectations follow the runtime).
-fn runtime() -> TgPython {
-    let fallback = venv_python(TgPython::Py313).is_none() && venv_python(TgPython::Py311).is_some();
-    match std::env::var("CUTLINE_TG_PYTHON").as_deref() {
-        Ok("3.11") => TgPython::Py311,
-        Err(_) if fallback => TgPython::Py311,
-        _ => TgPython::Py313,
-    }
-}
-
-fn reference(python: &PathBuf, cases: &[Value]) -> Vec<Value> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(python)
-        .arg("scripts/reference_tg_service.py")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the reference");
-    let input = Value::Array(cases.to_vec()).to_string();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().expect("reference");
-    writer.join().expect("writer").expect("write stdin");
-    assert!(
-        out.status.success(),
-        "reference_tg_service.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut de = serde_json::Deserializer::from_slice(&out.stdout);
-    de.disable_recursion_limit();
-    serde::Deserialize::deserialize(&mut de).expect("reference output is JSON")
-}
+use tg_reference::{reference, runtime, venv_python};
 
 /// A value as compared: numbers by value (Python prints 1.10 as 1.1), the
 /// reference's non-finite markers as cutline writes them (allowed difference

@@ -5,13 +5,15 @@
 //! TrustGraph's `invoke` and must give the verdict written here, so a
 //! wrong expectation cannot hide.
 
+mod tg_reference;
+
 use cutline::output::analysis::{Analysis, ResponseType};
 use cutline::output::json::JsonStatus;
 use cutline::output::jsonl;
 use cutline::output::schema::CompiledSchema;
 use cutline::output::tg::TgPython;
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use tg_reference::{reference, tg_word, venv_python};
 
 /// A `json` response under a schema, and the verdict TrustGraph gives it.
 struct Case {
@@ -44,47 +46,10 @@ fn cutline_json(schema: &Value, response: &str) -> &'static str {
     }
 }
 
-fn venv_python() -> Option<PathBuf> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    let p = cache.join("cutline/tg/2.11.1-py3.13/venv/bin/python");
-    p.exists().then_some(p)
-}
-
-/// TrustGraph's verdicts on `cases`, or `None` without the venv.
+/// TrustGraph's verdicts on `cases` on Python 3.13 (whose limits the
+/// cases name), or `None` without its venv.
 fn trustgraph(cases: &[Value]) -> Option<Vec<Value>> {
-    use std::io::Write;
-    let python = venv_python()?;
-    let mut child = std::process::Command::new(python)
-        .arg("scripts/reference_tg_service.py")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn the reference");
-    let input = Value::Array(cases.to_vec()).to_string();
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().expect("reference");
-    writer.join().expect("writer").expect("write");
-    let mut de = serde_json::Deserializer::from_slice(&out.stdout);
-    de.disable_recursion_limit();
-    Some(serde::Deserialize::deserialize(&mut de).expect("reference output"))
-}
-
-fn tg_word(reference: &Value) -> String {
-    match reference["raised"]["type"].as_str() {
-        None => "kept".into(),
-        Some("RuntimeError")
-            if reference["raised"]["message"]
-                .as_str()
-                .is_some_and(|m| m.starts_with("JSON parse")) =>
-        {
-            "parse".into()
-        }
-        Some("RuntimeError") => "schema".into(),
-        Some(other) => other.into(),
-    }
+    Some(reference(&venv_python(TgPython::Py313)?, cases))
 }
 
 /// Assert cutline's verdict on every case, and TrustGraph's when it is at hand.
@@ -100,7 +65,11 @@ fn check(cases: &[Case]) {
         .map(|c| json!({"kind": "json", "response": c.response, "schema": c.schema}))
         .collect();
     if let Some(out) = trustgraph(&input) {
-        let theirs: Vec<(&str, String)> = cases.iter().zip(&out).map(|(c, o)| (c.what, tg_word(o))).collect();
+        let theirs: Vec<(&str, String)> = cases
+            .iter()
+            .zip(&out)
+            .map(|(c, o)| (c.what, tg_word(o).to_owned()))
+            .collect();
         let want: Vec<(&str, String)> = cases.iter().map(|c| (c.what, c.verdict.to_owned())).collect();
         assert_eq!(theirs, want, "TrustGraph's own verdicts");
     }

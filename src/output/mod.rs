@@ -20,6 +20,7 @@ pub mod jsonl;
 pub mod loops;
 pub mod position;
 pub mod pyjson;
+pub mod pykeywords;
 pub mod pyre;
 pub mod pyscan;
 pub mod pyschema;

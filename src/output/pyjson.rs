@@ -24,6 +24,10 @@ use serde_json::Value;
 /// ([`super::tg::TgPython::json_max_depth`]).
 pub const PY_MAX_DEPTH: usize = 995;
 
+/// How deep `json.loads` nests on Python 3.13, TrustGraph's default
+/// runtime (its C stack limit; see [`super::tg::TgPython::json_max_depth`]).
+pub const PY313_MAX_DEPTH: usize = 9994;
+
 /// What schema validation sees for `NaN`.
 pub const NAN_SENTINEL: &str = "1.2345678901234567e-298";
 /// What schema validation sees for `Infinity` (`-` before it for
@@ -158,6 +162,26 @@ pub fn python_checked(bytes: &[u8], value: &Value) -> Option<Value> {
     may_round(bytes).then(|| python_floats(value)).flatten()
 }
 
+/// Non-empty containers above the deepest leaf (a scalar or an empty
+/// container): what `pprint` recurses through. Iterative, for values
+/// nested thousands deep.
+pub fn nesting(value: &Value) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(a) if !a.is_empty() => Box::new(a.iter()),
+            Value::Object(o) if !o.is_empty() => Box::new(o.values()),
+            _ => {
+                max = max.max(d);
+                continue;
+            }
+        };
+        stack.extend(children.map(|c| (c, d + 1)));
+    }
+    max
+}
+
 /// A value Python accepts and serde_json does not.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PyValue {
@@ -202,36 +226,12 @@ pub fn with_stack<R: Send>(bytes: &[u8], f: impl FnOnce() -> R + Send) -> Option
     })
 }
 
-/// The deepest nesting `json.loads` takes on Python 3.13 (TrustGraph's
-/// containers'; measured, see `TgPython::json_max_depth`).
-pub const PY313_JSON_MAX_DEPTH: usize = 9994;
-
-/// Non-empty containers above the deepest leaf (a scalar or an empty
-/// container): what `pprint` recurses through. Iterative, for values
-/// nested thousands deep.
-pub fn nesting(value: &Value) -> usize {
-    let mut max = 0;
-    let mut stack = vec![(value, 0usize)];
-    while let Some((v, d)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(a) if !a.is_empty() => Box::new(a.iter()),
-            Value::Object(o) if !o.is_empty() => Box::new(o.values()),
-            _ => {
-                max = max.max(d);
-                continue;
-            }
-        };
-        stack.extend(children.map(|c| (c, d + 1)));
-    }
-    max
-}
-
 /// Parse what serde_json refused as Python would on TrustGraph's default
-/// runtime (3.13, nesting to [`super::tg::TgPython::json_max_depth`]); a
+/// runtime (3.13, nesting to [`PY313_MAX_DEPTH`]); a
 /// value deeper than another runtime takes is that runtime's
 /// `RecursionError`, which its callers report beside the value.
 pub fn loads(bytes: &[u8]) -> Result<PyValue, PyRefusal> {
-    loads_to(bytes, PY313_JSON_MAX_DEPTH)
+    loads_to(bytes, PY313_MAX_DEPTH)
 }
 
 /// Parse what serde_json refused as Python would, with containers allowed

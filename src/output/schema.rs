@@ -123,7 +123,7 @@ impl CompiledSchema {
         path.and_then(|p| value.pointer(&p)).unwrap_or(value)
     }
 
-    /// The deepest nesting (see [`crate::output::tg::nesting`]) of an
+    /// The deepest nesting (see [`super::pyjson::nesting`]) of an
     /// instance that Python's `jsonschema` names in an error message it
     /// builds for `value` (`{instance!r}`: every keyword but `required`,
     /// `const`, `additionalProperties` and the other extras keywords, which
@@ -258,8 +258,8 @@ fn build(
     python: Option<super::pyschema::PyDraft>,
 ) -> Result<jsonschema::Validator, SchemaCompileError> {
     let built = match python {
-        Some(draft) => super::pyschema::options(draft).build(schema),
-        None => super::pyschema::bounds(jsonschema::options(), super::pyschema::PyDraft::of(schema)).build(schema),
+        Some(draft) => super::pykeywords::options(draft).build(schema),
+        None => super::pykeywords::bounds(jsonschema::options(), super::pyschema::PyDraft::of(schema)).build(schema),
     };
     built.map_err(|e| {
         let pointer = e.instance_path().as_str().to_owned();

@@ -55,7 +55,7 @@ impl TgPython {
     /// The deepest container `json.loads` opens without `RecursionError`.
     pub fn json_max_depth(self) -> usize {
         match self {
-            Self::Py313 => super::pyjson::PY313_JSON_MAX_DEPTH,
+            Self::Py313 => super::pyjson::PY313_MAX_DEPTH,
             Self::Py311 => 979,
         }
     }
