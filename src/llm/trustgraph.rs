@@ -197,7 +197,10 @@ fn finish(tg: &TrustGraph, resp: &Value, got_text: bool) -> Event {
     }
     let count = |k: &str| resp.get(k).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
     Event::Finish {
-        reason: FinishReason::Stop,
+        // TrustGraph's prompt service passes on no finish reason: whether
+        // the model stopped or its limit cut it is not known, so never a
+        // clean stop.
+        reason: FinishReason::Unknown,
         raw_reason: Some("end_of_stream (TrustGraph reports no finish reason)".to_owned()),
         usage: Usage {
             prompt_tokens: count("in_token"),
