@@ -499,13 +499,7 @@ impl Bundle<'_> {
         } = super::tg_reload::reload(&values).reload
             && e.cause.starts_with(&format!("{key}:"))
         {
-            let list = |ids: &[String]| {
-                if ids.is_empty() {
-                    "none".to_owned()
-                } else {
-                    ids.join(", ")
-                }
-            };
+            let list = super::tg_reload::list_or_none;
             e.cause = format!(
                 "{}; TrustGraph would half-load this workspace: {} would serve, {} would fail with KeyError until \
                  it is fixed",

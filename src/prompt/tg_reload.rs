@@ -156,7 +156,8 @@ impl ReloadReport {
     }
 }
 
-fn list_or_none(ids: &[String]) -> String {
+/// Ids joined for a sentence, or `none`.
+pub(crate) fn list_or_none(ids: &[String]) -> String {
     if ids.is_empty() {
         "none".to_owned()
     } else {

@@ -152,9 +152,7 @@ pub fn plan(
     if live.version != pulled.version && !force {
         let moved: Vec<String> = diffs
             .iter()
-            .filter(|d| {
-                matches!(d.status, Status::Live | Status::Conflict) || !same(d.live.as_deref(), d.base.as_deref())
-            })
+            .filter(|d| !same(d.live.as_deref(), d.base.as_deref()))
             .map(|d| d.key.clone())
             .collect();
         return Err(PushError::Moved {
