@@ -327,6 +327,10 @@ fn check_losses(j64: &Value, l64: &Value, jn: &Value) {
     );
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[test]
 fn exact_records_and_summary_for_scripted_answers() {
     let server = TestServer::start(0, scripted);

@@ -1,4 +1,7 @@
-#![allow(clippy::format_collect)]
+#![allow(
+    clippy::format_collect,
+    reason = "test fixtures: clarity over one allocation per line"
+)]
 //! `cutline eval --batch` through the real binary against a local server
 //! that speaks OpenAI's streamed chat completions and its Batch API with the
 //! same answers: a batch eval of two prompts × 200 inputs × 2 limits records
@@ -60,6 +63,10 @@ fn analyses(dir: &Path, session: &str) -> HashMap<String, Value> {
         .collect()
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_batch_eval_records_every_run_once_as_the_streamed_eval_does() {
     let state = Arc::new(Mutex::new(World::default()));
@@ -150,6 +157,10 @@ async fn a_batch_eval_records_every_run_once_as_the_streamed_eval_does() {
     );
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_process_killed_while_creating_its_batch_leaves_no_second_batch() {
     // Batches of other checkouts of the same eval carry the same session

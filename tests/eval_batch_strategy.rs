@@ -1,4 +1,7 @@
-#![allow(clippy::format_collect)]
+#![allow(
+    clippy::format_collect,
+    reason = "test fixtures: clarity over one allocation per line"
+)]
 //! `cutline eval --batch --strategy` through the real binary against the
 //! local OpenAI emulator: the strategies' calls go as successive batch
 //! rounds and give the strategy rows the streamed strategies give on the

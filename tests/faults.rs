@@ -262,7 +262,7 @@ async fn a_reset_midway_keeps_the_partial_text() {
                 write_chunk(&mut sock, &sse_chunk(&p.delta("f"))).await?;
                 // Once the client has read what was sent, reset (RST, not FIN).
                 read.notified().await;
-                #[allow(deprecated)]
+                #[allow(deprecated, reason = "set_linger is deprecated for blocking close; a reset (RST) is exactly what this test needs")]
                 sock.set_linger(Some(Duration::ZERO))?;
                 drop(sock);
                 Ok(())
@@ -509,7 +509,7 @@ async fn a_fault_midway_is_recorded_with_its_partial_output() {
                 write_chunk(&mut sock, &sse_chunk(&p.delta("{\"name\": \"apple\"}\n{\"na"))).await?;
                 // Reset once the client has read it.
                 read.notified().await;
-                #[allow(deprecated)]
+                #[allow(deprecated, reason = "set_linger is deprecated for blocking close; a reset (RST) is exactly what this test needs")]
                 sock.set_linger(Some(Duration::ZERO))?;
                 Ok(())
             }

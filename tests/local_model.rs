@@ -356,6 +356,10 @@ fn the_workbench_continues_from_the_exact_tokens() {
     block_on(workbench_continues());
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 async fn workbench_continues() {
     use cutline::tui::event::{Effect, Event, ProviderChoice};
     use cutline::tui::runner::Runner;

@@ -409,6 +409,10 @@ fn unit_jsonl_parsing_with_invalid_json_lines_interspersed() {
     );
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[test]
 fn unit_schema_validation_with_oneof_discriminated_unions() {
     let s = kg_union();

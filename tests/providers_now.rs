@@ -205,6 +205,10 @@ fn refused(server: &Server) -> usize {
 /// a continuation, then with a thinking budget: every refusal teaches
 /// something, the runs end with all the items, and a second process sends
 /// nothing the server refuses.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn current_claude_learns_what_it_refuses_and_the_next_process_is_refused_nothing() {
     let server = Server::handler(claude(&[])).await;
@@ -574,6 +578,10 @@ fn responses_only(r: &Recorded) -> Reply {
 /// A model the table knows as Responses-only goes to `/responses` at once;
 /// one it does not know learns it from the 404 and the next run does not
 /// ask chat again. A cut is `length`, reasoning and cache counts exact.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn responses_only_models_run_on_the_responses_wire() {
     let server = Server::handler(responses_only).await;
@@ -844,6 +852,10 @@ async fn gemini_failure_finish_reasons_are_errors_with_the_text_kept() {
 
 /// Retries as the SDKs do them: quota never, `x-should-retry: false` never,
 /// 408 and 409 yes, `retry-after` as an HTTP date honoured.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retries_follow_the_sdks() {
     let ok = || {
@@ -966,6 +978,10 @@ async fn run_end(
 /// The workbench's runner on current Claude, a Responses-only model and
 /// Gemini 3: each run ends, every refusal learned and named in its notes;
 /// the next run is refused nothing.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_workbench_runs_todays_models_and_says_what_it_learned() {
     use cutline::llm::FinishReason;

@@ -720,6 +720,10 @@ fn refusing_claude(cut: &'static str) -> impl Fn(&support::Recorded) -> Reply + 
 /// warning names the refused call and the server's words, the exit is 5
 /// (`provider_error`), and the items of the calls before it are kept in the
 /// error's detail.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_continuation_call_is_reported_as_a_failure() {
     const CUT: &str = "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n{\"entity\": \"chlorophyll\", \"definition\": \"the green pigment\"}\n{\"entity\": \"sto";

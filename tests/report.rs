@@ -359,6 +359,10 @@ fn pixels(path: &Path) -> (u32, u32, std::collections::HashMap<u32, usize>) {
     (info.width, info.height, colours)
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[test]
 fn demo_report_renders_in_headless_chromium() {
     let Some(bin) = chromium() else {

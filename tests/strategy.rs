@@ -52,6 +52,10 @@ fn uncut_items(sessions: &Path, prompt: &str, name: &str) -> usize {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 fn strategies_bill_every_call_and_continuation_recovers_the_uncut_items() {
     let dir = sessions();
     let (ok, v) = cutline(

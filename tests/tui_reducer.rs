@@ -1824,6 +1824,10 @@ fn m_on_the_eval_view_types_the_limits_and_refuses_a_bad_list() {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 fn the_engines_news_folds_into_progress_table_and_twins() {
     use cutline::tui::eval::{Ending, EvalRun};
     use cutline::tui::event::{EvalEnd, EvalMsg};

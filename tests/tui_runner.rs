@@ -442,6 +442,10 @@ prompt = "List the people. {{text}}"
 /// the cells `eval --strategy` runs: on a replay of the demo recordings, the
 /// table's items, calls and tokens billed equal the command's for the same
 /// prompts, input and limit, and the headline compares the twins.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story, told in order: each step checks what the one before made"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_compare_tab_runs_each_strategy_as_eval_does() {
     use cutline::tui::costs::Costs;

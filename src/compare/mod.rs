@@ -126,7 +126,10 @@ fn tagged(e: &Value, tag: &str) -> Value {
     }
 }
 
-#[allow(clippy::cast_precision_loss)]
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "counts and milliseconds far below 2^52: exact as f64"
+)]
 fn rate(n: usize, d: usize) -> Option<f64> {
     (d > 0).then(|| n as f64 / d as f64)
 }

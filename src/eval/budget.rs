@@ -44,7 +44,8 @@ pub fn of_input(input: &str, points: &[SweepPoint], jsonl: bool, target: f64, re
     #[allow(
         clippy::cast_precision_loss,
         clippy::cast_possible_truncation,
-        clippy::cast_sign_loss
+        clippy::cast_sign_loss,
+        reason = "an item count times a fraction in 0..=1, rounded up: non-negative and no larger than the count"
     )]
     let items_needed = ((target * items_uncut as f64) - 1e-9).ceil().max(0.0) as usize;
     let visible_limit = points
@@ -52,7 +53,10 @@ pub fn of_input(input: &str, points: &[SweepPoint], jsonl: bool, target: f64, re
         .find(|p| items(p, jsonl) >= items_needed)
         .map_or(last.tokens, |p| p.tokens);
     let extra = reasoning.map_or(0, |r| usize::try_from(r).unwrap_or(usize::MAX));
-    #[allow(clippy::cast_precision_loss)]
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "counts and milliseconds far below 2^52: exact as f64"
+    )]
     let tokens_per_item = (items_uncut > 0).then(|| last.tokens as f64 / items_uncut as f64);
     InputBudget {
         input: input.to_owned(),
@@ -92,7 +96,10 @@ pub fn recommend(inputs: &[InputBudget]) -> Recommendation {
     });
     let tokens: usize = inputs.iter().map(|b| b.tokens_uncut).sum();
     let items: usize = inputs.iter().map(|b| b.items_uncut).sum();
-    #[allow(clippy::cast_precision_loss)]
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "counts and milliseconds far below 2^52: exact as f64"
+    )]
     let tokens_per_item = (items > 0).then(|| tokens as f64 / items as f64);
     Recommendation {
         recommended_max_tokens: limits.last().copied().unwrap_or(0),

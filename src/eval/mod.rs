@@ -287,7 +287,7 @@ pub struct GoldCounts {
 
 /// One run, reduced to what the JSONL record and the table need; the
 /// transcript itself is in the session file, not in memory.
-#[allow(clippy::struct_excessive_bools)] // independent facts of one run
+#[allow(clippy::struct_excessive_bools, reason = "independent facts of one run")]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunSummary {
     /// The run key.

@@ -159,7 +159,10 @@ pub fn table(
                     }
                     c
                 });
-                #[allow(clippy::cast_precision_loss)]
+                #[allow(
+                    clippy::cast_precision_loss,
+                    reason = "counts and milliseconds far below 2^52: exact as f64"
+                )]
                 let recall = loss.filter(|c| c.gold > 0).map(|c| c.found as f64 / c.gold as f64);
                 rows.push(StrategyRow {
                     prompt: prompt.to_owned(),
@@ -212,7 +215,10 @@ impl Headline {
                 }
             )
         };
-        #[allow(clippy::cast_precision_loss)]
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "counts and milliseconds far below 2^52: exact as f64"
+        )]
         let ratio = if self.jsonl.tokens_billed > 0 {
             format!(
                 " ({:.1}x)",
@@ -303,7 +309,10 @@ pub fn pretty(rows: &[StrategyRow]) -> String {
 struct Duration(u64);
 
 impl Duration {
-    #[allow(clippy::cast_precision_loss)]
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "counts and milliseconds far below 2^52: exact as f64"
+    )]
     fn secs(&self) -> f64 {
         self.0 as f64 / 1000.0
     }

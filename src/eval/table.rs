@@ -99,7 +99,10 @@ fn cached_share(runs: &[&&RunSummary]) -> Option<f64> {
         .collect();
     let cached: u64 = both.iter().map(|(c, _)| u64::from(*c)).sum();
     let prompt: u64 = both.iter().map(|(_, p)| u64::from(*p)).sum();
-    #[allow(clippy::cast_precision_loss)]
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "counts and milliseconds far below 2^52: exact as f64"
+    )]
     (!both.is_empty() && prompt > 0).then(|| cached as f64 / prompt as f64)
 }
 
@@ -111,11 +114,17 @@ fn reasoning_share(runs: &[&&RunSummary]) -> Option<f64> {
         .collect();
     let reasoning: u64 = both.iter().map(|(r, _)| u64::from(*r)).sum();
     let output: u64 = both.iter().map(|(_, c)| u64::from(*c)).sum();
-    #[allow(clippy::cast_precision_loss)]
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "counts and milliseconds far below 2^52: exact as f64"
+    )]
     (!both.is_empty() && output > 0).then(|| reasoning as f64 / output as f64)
 }
 
-#[allow(clippy::cast_precision_loss)]
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "counts and milliseconds far below 2^52: exact as f64"
+)]
 fn ratio(n: usize, d: usize) -> Option<f64> {
     (d > 0).then(|| n as f64 / d as f64)
 }

@@ -110,7 +110,7 @@ pub struct Request {
     pub service: Option<trustgraph::ServicePrompt>,
 }
 
-#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes a reference
+#[allow(clippy::trivially_copy_pass_by_ref, reason = "serde passes a reference")]
 fn is_chat(a: &profile::Api) -> bool {
     *a == profile::Api::Chat
 }

@@ -138,7 +138,10 @@ pub fn set(p: &mut RunParams, key: &str, v: &Value) -> Result<(), ParamError> {
         v.as_f64()
             .filter(|x| (lo..=hi).contains(x))
             .map(|x| {
-                #[allow(clippy::cast_possible_truncation)]
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    reason = "a sampling parameter: f32 is the precision providers take"
+                )]
                 let f = x as f32;
                 f
             })

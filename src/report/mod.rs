@@ -174,7 +174,10 @@ pub struct Report {
     pub limit_charts: Vec<svg::Chart>,
 }
 
-#[allow(clippy::cast_precision_loss)]
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "counts and milliseconds far below 2^52: exact as f64"
+)]
 fn f(x: usize) -> f64 {
     x as f64
 }

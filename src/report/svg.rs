@@ -58,7 +58,10 @@ const BOTTOM: f64 = 40.0;
 /// carries the same rules in its own stylesheet).
 pub const STYLE: &str = include_str!("chart.css");
 
-#[allow(clippy::cast_precision_loss)]
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "counts and milliseconds far below 2^52: exact as f64"
+)]
 fn f(x: usize) -> f64 {
     x as f64
 }
@@ -242,7 +245,11 @@ fn x_tick_name(x: &XAxis, v: f64) -> String {
         XAxis::Limits(labels) => {
             let i = v.round();
             let label = if i >= 0.0 && i < f(labels.len()) {
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "i is checked to lie in 0..labels.len() just above"
+                )]
                 labels.get(i as usize).cloned()
             } else {
                 None

@@ -230,7 +230,7 @@ fn install_panic_hook() {
 /// Run the workbench until the person quits; returns the exit code (0, or
 /// 128 + the signal that ended it, or 1 on an error). Stops the local model
 /// on the way out.
-#[allow(clippy::needless_pass_by_value)] // the CLI hands its options over
+#[allow(clippy::needless_pass_by_value, reason = "the CLI hands its options over")]
 pub fn main(opts: TuiOptions) -> i32 {
     let _ = crate::logging::to_file(&crate::logging::workbench_path());
     tracing::info!("start: {opts:?}");

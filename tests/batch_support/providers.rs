@@ -5,7 +5,7 @@
 //! results in a shuffled order, lines that fail, expire or are cancelled
 //! the first time they are sent, and (Gemini) a batch that fails as a
 //! whole. The answers are the OpenAI emulator's, by the same user text.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "shared by several test binaries; each uses a part")]
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

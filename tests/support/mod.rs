@@ -5,7 +5,7 @@
 //! [`Reply`]: a status, headers, and body chunks sent with optional delays,
 //! chunk-encoded with `Connection: close`. A reply can be cut: the connection
 //! is dropped before the body's last chunk, as when a network drops.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "shared by several test binaries; each uses a part")]
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;

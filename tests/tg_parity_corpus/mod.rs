@@ -63,7 +63,7 @@ impl Gen {
     }
 }
 
-#[allow(clippy::too_many_lines)]
+#[allow(clippy::too_many_lines, reason = "the corpus is a table of cases; one case per line")]
 pub fn corpus_jsonl() -> Vec<Case> {
     let mut g = Gen(Vec::new());
     // 1. Integers past Python's 4300 digits: ValueError from json.loads, even
@@ -469,6 +469,7 @@ pub fn corpus_jsonl() -> Vec<Case> {
     g.0
 }
 
+#[allow(clippy::too_many_lines, reason = "the corpus is a table of cases; one case per line")]
 pub fn corpus_json() -> Vec<Case> {
     let mut out = Vec::new();
     let mut add = |name: &str, response: String, schema: Option<Value>| {
@@ -554,6 +555,7 @@ pub fn corpus_json() -> Vec<Case> {
     out
 }
 /// Templates: `{"kind": "render", "template", "vars"}`.
+#[allow(clippy::too_many_lines, reason = "the corpus is a table of cases; one case per line")]
 pub fn corpus_templates() -> Vec<Value> {
     let v = json!({
         "items": ["a", "b", "c"], "none": [], "name": "Ada", "n": 3, "d": {"k": "v", "j": 2},

@@ -2,7 +2,7 @@
 //! the venv `scripts/setup-tg-reference.sh` makes, the Python runtime to
 //! judge for, and `scripts/reference_tg_service.py` fed a batch of cases.
 
-#![allow(dead_code)]
+#![allow(dead_code, reason = "shared by several test binaries; each uses a part")]
 
 use cutline::output::tg::{self, TgPython};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! `tg-show-config` dump of the config store (encoded strings), each with
 //! `template-index` (2.7) and without (2.8).
 
-#![allow(dead_code)]
+#![allow(dead_code, reason = "shared by several test binaries; each uses a part")]
 
 use cutline::prompt::trustgraph::encode;
 use serde_json::{Map, Value, json};
@@ -22,7 +22,7 @@ fn obj_schema(props: &[&str]) -> Value {
 }
 
 /// The 24 template entries, in index order: `(id, entry)`.
-#[allow(clippy::too_many_lines)]
+#[allow(clippy::too_many_lines, reason = "the 24 templates are one table, in index order")]
 pub fn templates() -> Vec<(String, Value)> {
     let text = |t: &str| json!({"prompt": t, "response-type": "text"});
     let lines = |t: &str, s: Value| json!({"prompt": t, "response-type": "jsonl", "object-schema": s});

@@ -1,6 +1,6 @@
 //! Fixed prompts, responses and states for the workbench tests: no network,
 //! no model, no terminal.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "shared by several test binaries; each uses a part")]
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -62,9 +62,15 @@ impl Progress {
         let filled = (self.done * width).checked_div(self.total).unwrap_or(width);
         let ran = self.done - self.skipped;
         let secs = elapsed.as_secs_f64();
-        #[allow(clippy::cast_precision_loss)]
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "counts and milliseconds far below 2^52: exact as f64"
+        )]
         let rate = if secs > 0.0 { ran as f64 / secs } else { 0.0 };
-        #[allow(clippy::cast_precision_loss)]
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "counts and milliseconds far below 2^52: exact as f64"
+        )]
         let eta = if rate > 0.0 {
             format!("{:.0}s", (self.total - self.done) as f64 / rate)
         } else {

@@ -97,33 +97,62 @@ pub struct BatchRef {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Note {
     /// A batch a crashed process created was found by its tag and adopted.
-    Adopted { local: String, id: String },
+    Adopted {
+        /// The batch's local name (its tag).
+        local: String,
+        /// The provider's batch id.
+        id: String,
+    },
     /// A batch being created when a process stopped was not found: its
     /// runs are sent again.
-    Forgotten { local: String },
+    Forgotten {
+        /// The batch's local name.
+        local: String,
+    },
     /// A batch was created.
     Submitted {
+        /// The batch's local name.
         local: String,
+        /// The provider's batch id.
         id: String,
+        /// Requests in it.
         requests: usize,
+        /// Which round of sending (1 first, more for resent runs).
         round: u32,
     },
     /// A batch was polled.
-    Polled { local: String, status: Status },
+    Polled {
+        /// The batch's local name.
+        local: String,
+        /// What the provider said of it.
+        status: Status,
+    },
     /// A poll or a collection failed for now (rate limited, a server
     /// error, a timeout): tried again at the next poll.
-    PollFailed { local: String, error: LlmError },
+    PollFailed {
+        /// The batch's local name.
+        local: String,
+        /// Why.
+        error: LlmError,
+    },
     /// An ended batch's results were collected.
     Collected {
+        /// The batch's local name.
         local: String,
+        /// Runs answered (recorded).
         answered: usize,
+        /// Runs sent again in a later batch.
         resent: usize,
+        /// Runs that failed for good.
         failed: usize,
     },
     /// Waiting before the next poll.
     Waiting {
+        /// Batches still in flight.
         batches: usize,
+        /// Requests in them.
         requests: usize,
+        /// Time until the next poll.
         next: Duration,
     },
 }
@@ -474,7 +503,10 @@ impl Exec<'_> {
 
 /// Answer `jobs` by batches of `api`, keeping `manifest` at `path`, until
 /// every run not in `recorded` is handed to `sink` or `opts.wait` runs out.
-#[allow(clippy::implicit_hasher)]
+#[allow(
+    clippy::implicit_hasher,
+    reason = "called only with the std hasher; a generic hasher adds nothing"
+)]
 pub async fn run(
     api: &dyn BatchApi,
     jobs: Vec<Job>,

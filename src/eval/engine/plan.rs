@@ -253,7 +253,10 @@ pub fn in_batches(session: &Path) -> Result<HashSet<String>, crate::eval::batch:
 
 /// `pending` without the runs in `flying` (see [`in_batches`]), and how
 /// many were held back.
-#[allow(clippy::implicit_hasher)]
+#[allow(
+    clippy::implicit_hasher,
+    reason = "called only with the std hasher; a generic hasher adds nothing"
+)]
 pub fn hold_in_batches(pending: Vec<Planned>, flying: &HashSet<String>) -> (Vec<Planned>, usize) {
     let before = pending.len();
     let left: Vec<Planned> = pending.into_iter().filter(|p| !flying.contains(&p.key)).collect();

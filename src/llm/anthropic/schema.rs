@@ -138,8 +138,21 @@ fn node(schema: &Value, at: &str, moved: &mut Vec<String>) -> Result<Value, FitE
             out.insert(key.into(), v);
         }
     }
+    by_type(&mut rest, &mut out, at, moved)?;
+    describe_leftovers(&rest, &mut out, at, moved);
+    Ok(Value::Object(out))
+}
+
+/// The keywords that belong to the node's type: an object's properties, a
+/// string's format, an array's items and `minItems`.
+fn by_type(
+    rest: &mut Map<String, Value>,
+    out: &mut Map<String, Value>,
+    at: &str,
+    moved: &mut Vec<String>,
+) -> Result<(), FitError> {
     match out.get("type").and_then(Value::as_str) {
-        Some("object") => object(&mut rest, &mut out, at, moved)?,
+        Some("object") => object(rest, out, at, moved)?,
         Some("string") => {
             if let Some(f) = rest.get("format").and_then(Value::as_str)
                 && FORMATS.contains(&f)
@@ -160,8 +173,7 @@ fn node(schema: &Value, at: &str, moved: &mut Vec<String>) -> Result<Value, FitE
         }
         _ => {}
     }
-    describe_leftovers(&rest, &mut out, at, moved);
-    Ok(Value::Object(out))
+    Ok(())
 }
 
 fn object(

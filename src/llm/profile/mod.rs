@@ -90,7 +90,10 @@ pub enum ThinkingForm {
 }
 
 /// What one model accepts: a row of capabilities, so plain flags.
-#[allow(clippy::struct_excessive_bools)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "a row of independent capabilities, each a yes or no"
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Profile {
     /// The table row that matched (for messages and records).
@@ -157,7 +160,10 @@ pub fn lookup(kind: Kind, model: &str) -> Profile {
 /// Settings laid over a profile: the provider's `[provider.profile]`
 /// table, and what was learned of a model (its Models API, refusals,
 /// `cutline probe`). `None` keeps the profile's value.
-#[allow(clippy::struct_field_names)]
+#[allow(
+    clippy::struct_field_names,
+    reason = "the fields mirror the capabilities they override, by name"
+)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Overrides {

@@ -205,7 +205,10 @@ pub struct JsonlAnalysis {
     pub tg_line_offset: usize,
 }
 
-#[allow(clippy::trivially_copy_pass_by_ref)]
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }

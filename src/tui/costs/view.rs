@@ -48,7 +48,7 @@ fn row(side: &str, r: &StrategyRow, theme: Theme) -> Line<'static> {
     let recall = r
         .recall
         .map_or_else(|| "–".to_owned(), |x| format!("{:.0}%", x * 100.0));
-    #[allow(clippy::cast_precision_loss)] // milliseconds of a run
+    #[allow(clippy::cast_precision_loss, reason = "milliseconds of a run")]
     let secs = r.wall_ms as f64 / 1000.0;
     let (ended, style) = if r.runs > 0 && r.finished == r.runs {
         (rust_i18n::t!("tui.pane.costs_finished"), theme.ok())

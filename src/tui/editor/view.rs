@@ -36,7 +36,10 @@ fn field_bar(e: &Editor, theme: Theme) -> Line<'static> {
 }
 
 /// Draw the editor (or a hint when no prompt is open).
-#[allow(clippy::many_single_char_names)]
+#[allow(
+    clippy::many_single_char_names,
+    reason = "layout rectangles and styles named as ratatui does (f, area, s, k)"
+)]
 pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let theme = s.theme;
     let Some(e) = &s.editor else {

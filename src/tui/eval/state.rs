@@ -142,13 +142,13 @@ impl Progress {
     /// Runs per second run now, once any ran.
     pub fn rate(&self, now_ms: u64) -> Option<f64> {
         let ms = self.elapsed_ms(now_ms);
-        #[allow(clippy::cast_precision_loss)] // counts and milliseconds of an eval
+        #[allow(clippy::cast_precision_loss, reason = "counts and milliseconds of an eval")]
         (self.ran > 0 && ms > 0).then(|| self.ran as f64 * 1000.0 / ms as f64)
     }
 
     /// Seconds left at the rate so far.
     pub fn left_secs(&self, now_ms: u64) -> Option<f64> {
-        #[allow(clippy::cast_precision_loss)] // counts of an eval
+        #[allow(clippy::cast_precision_loss, reason = "counts of an eval")]
         self.rate(now_ms)
             .map(|r| self.total.saturating_sub(self.done()) as f64 / r)
     }

@@ -29,7 +29,10 @@ fn style(kind: Kind, theme: Theme) -> ratatui::style::Style {
 }
 
 /// Draw the Migrate tab.
-#[allow(clippy::many_single_char_names)]
+#[allow(
+    clippy::many_single_char_names,
+    reason = "layout rectangles and styles named as ratatui does (f, area, s, k)"
+)]
 pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let theme = s.theme;
     let k = |a| s.keymap.key_for(a);

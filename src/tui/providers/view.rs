@@ -56,7 +56,10 @@ pub fn rows(s: &State) -> Vec<(String, String, bool)> {
 }
 
 /// Draw the picker over `area`.
-#[allow(clippy::many_single_char_names)]
+#[allow(
+    clippy::many_single_char_names,
+    reason = "layout rectangles and styles named as ratatui does (f, area, s, k)"
+)]
 pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let theme = s.theme;
     let rows = rows(s);

@@ -124,6 +124,10 @@ pub(super) fn set_limit(s: &mut State, limit: Option<u32>) {
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "the action switchboard; issue 36 moves each tab's keys into its component"
+)]
 pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
     if eval::on_show(s)
         && let Some(out) = eval::action(s, a)
