@@ -49,6 +49,8 @@ if [ ! -x /usr/bin/time ]; then
 fi
 export CUTLINE_REQUIRE_TIME=1
 
+echo "== direct dependencies behind their newest release (listed, never failing)"
+bash scripts/outdated.sh
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (pedantic, -D warnings)"

@@ -261,7 +261,9 @@ fn listening_url(log: &str) -> Option<&str> {
 /// `/health`; the URL, or why not (it exited, or the deadline passed), the
 /// log named.
 async fn wait_healthy(log: &std::path::Path) -> Result<String, LlmError> {
-    let client = reqwest::Client::new();
+    let client = super::http::tls_ready(reqwest::Client::builder())
+        .build()
+        .unwrap_or_default();
     let deadline = Instant::now() + START_DEADLINE;
     loop {
         let url = match server_state() {

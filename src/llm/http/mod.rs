@@ -47,11 +47,35 @@ pub fn client(t: &Timeouts) -> reqwest::Client {
             ))
         }
     });
-    reqwest::Client::builder()
+    let builder = tls_ready(reqwest::Client::builder())
         .connect_timeout(t.connect)
-        .redirect(policy)
-        .build()
-        .unwrap_or_else(|_| reqwest::Client::new())
+        .redirect(policy);
+    match builder.build() {
+        Ok(c) => c,
+        Err(e) => {
+            // Only TLS setup can fail here, and it cannot with the roots
+            // merged in; a plain client still reaches http:// endpoints.
+            tracing::warn!("HTTP client with the redirect policy: {e}; using a plain one");
+            tls_ready(reqwest::Client::builder()).build().unwrap_or_default()
+        }
+    }
+}
+
+/// A builder whose TLS works on any machine: rustls on `ring` (installed as
+/// the process's provider once, so reqwest and the WebSocket client agree),
+/// and the system's roots merged with Mozilla's (webpki-root-certs), so a
+/// machine without a CA bundle still verifies public hosts and a company
+/// CA installed in the system still counts.
+pub fn tls_ready(builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+    static PROVIDER: std::sync::Once = std::sync::Once::new();
+    PROVIDER.call_once(|| {
+        // Err means one is already installed (by the embedding program).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    let roots = webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .filter_map(|der| reqwest::Certificate::from_der(der).ok());
+    builder.tls_certs_merge(roots)
 }
 
 /// Wrap a producer task as a stream. The task gets a sender; when the
