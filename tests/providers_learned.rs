@@ -77,7 +77,7 @@ fn posts(server: &Server) -> Vec<Value> {
     server
         .requests()
         .iter()
-        .filter(|r| r.method == "POST")
+        .filter(|r| r.method == "POST" && r.path != "/api/show")
         .map(Recorded::json)
         .collect()
 }
@@ -160,10 +160,24 @@ async fn a_refused_max_tokens_is_sent_as_max_completion_tokens_on_the_retry_and_
 /// `think` is bound by `api.ThinkValue` (a bool, or one of the words it
 /// lists: an older server lists no `max`); a model with thinking thinks
 /// when `think` is absent; a model without it refuses a truthy `think`.
+/// `/api/show` answers `capabilities` on a current server (`takes_max`),
+/// none on an older one.
 fn ollama(thinks: &'static [&'static str], takes_max: bool) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
     move |r: &Recorded| {
         let b = r.json();
         let model = b["model"].as_str().unwrap_or("");
+        if r.path == "/api/show" {
+            let mut show = json!({"modelfile": "FROM x", "template": "{{ .Prompt }}", "details": {"family": "x"}});
+            if takes_max {
+                let caps = if thinks.contains(&model) {
+                    json!(["completion", "thinking"])
+                } else {
+                    json!(["completion"])
+                };
+                show["capabilities"] = caps;
+            }
+            return Reply::status(200, &show.to_string());
+        }
         let words: &[&str] = if takes_max {
             &["high", "medium", "low", "max"]
         } else {
@@ -292,8 +306,9 @@ async fn ollama_think_refusals_are_learned_for_the_retry_and_the_next_process() 
         ["effort max sent as high: learned models take none, low, medium, high"]
     );
 
-    // A model without thinking refuses any truthy `think`.
-    let server = Server::handler(ollama(&[], true)).await;
+    // A model without thinking refuses any truthy `think` (an Ollama that
+    // does not report capabilities, so only the refusal can teach it).
+    let server = Server::handler(ollama(&[], false)).await;
     let dir = tempfile::tempdir().unwrap();
     let config = provider("ollama", &server.url(), "gemma3:4b");
     let (data, _) = run(dir.path(), &config, &["--effort", "high"]);
@@ -316,6 +331,67 @@ async fn ollama_think_refusals_are_learned_for_the_retry_and_the_next_process() 
         .collect();
     assert_eq!(omitted.len(), 1, "{data:#}");
     assert_eq!(models(dir.path(), &config)["learned"]["effort"], json!([]));
+}
+
+/// Issue 33: an Ollama model no row knows is looked up with `/api/show`
+/// when an effort is asked for: without the `thinking` capability no
+/// `think` is sent (and nothing refused); with it, `none` switches
+/// thinking off. Asked once, kept for the next process; a run without an
+/// effort asks nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ollama_model_no_table_knows_is_asked_whether_it_thinks() {
+    let server = Server::handler(ollama(&["smollm3:3b"], true)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let shows = |s: &Server| {
+        s.requests()
+            .iter()
+            .filter(|r| r.path == "/api/show")
+            .map(Recorded::json)
+            .collect::<Vec<_>>()
+    };
+
+    let plain = provider("ollama", &server.url(), "granite4:tiny");
+    let (data, _) = run(dir.path(), &plain, &[]);
+    assert_eq!(data["text"], "Hello.", "{data:#}");
+    assert!(shows(&server).is_empty(), "no effort asked: nothing to look up");
+    let (data, _) = run(dir.path(), &plain, &["--effort", "high"]);
+    assert_eq!(data["text"], "Hello.", "{data:#}");
+    assert_eq!(shows(&server), [json!({"model": "granite4:tiny"})]);
+    assert_eq!(posts(&server)[1..], [ollama_body("granite4:tiny", None)]);
+    assert!(learned(&data).is_empty(), "nothing was refused: {data:#}");
+    let omitted = data["adjustments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "omitted" && a["param"] == "effort")
+        .count();
+    assert_eq!(omitted, 1, "{data:#}");
+
+    let thinker = provider("ollama", &server.url(), "smollm3:3b");
+    let (data, _) = run(dir.path(), &thinker, &["--effort", "none"]);
+    assert_eq!(data["thinking"].as_str().unwrap_or(""), "", "{data:#}");
+    assert_eq!(posts(&server)[2..], [ollama_body("smollm3:3b", Some(json!(false)))]);
+    let (_, _) = run(dir.path(), &thinker, &["--effort", "none"]);
+    assert_eq!(
+        shows(&server).len(),
+        2,
+        "each model read once, kept for the next process"
+    );
+    let kept = cutline(dir.path(), &thinker)
+        .args(["models", "--output", "json"])
+        .output()
+        .unwrap();
+    let kept: Value = serde_json::from_slice(&kept.stdout).unwrap();
+    let reasons: Vec<(&str, &Value)> = kept["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["model"].as_str().unwrap(), &m["api"]["facts"]["reasons"]))
+        .collect();
+    assert_eq!(
+        reasons,
+        [("granite4:tiny", &json!(false)), ("smollm3:3b", &json!(true))]
+    );
 }
 
 // ------------------------------------- llama-server's OpenAI endpoint
@@ -620,6 +696,35 @@ async fn a_gemini_model_no_table_knows_gets_its_defaults_from_the_models_api() {
     let (_, _) = run(dir.path(), &config, &["--effort", "low"]);
     assert_eq!(posts(&server)[1..], [sent]);
     assert_eq!(server.requests().len(), 3, "read once, kept for the next process");
+}
+
+/// Issue 33: when the Models API cannot say (404), a Gemini model newer
+/// than the table still keeps its own temperature (every Gemini since 2.5
+/// thinks; Google's guidance is 1.0); one from before thinking is greedy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_model_the_models_api_does_not_know_keeps_its_temperature() {
+    let server = Server::handler(|r: &Recorded| {
+        if r.method == "GET" {
+            return Reply::status(
+                404,
+                r#"{"error": {"code": 404, "message": "models/x is not found", "status": "NOT_FOUND"}}"#,
+            );
+        }
+        gemini_unknown(r)
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = run(dir.path(), &provider("gemini", &server.url(), "gemini-5-pro"), &[]);
+    assert_eq!(data["text"], "Hello.", "{data:#}");
+    assert_eq!(data["greedy"], false);
+    let (data, _) = run(dir.path(), &provider("gemini", &server.url(), "gemini-2.0-flash"), &[]);
+    assert_eq!(data["greedy"], true);
+    let sent = posts(&server);
+    assert_eq!(
+        sent[0],
+        json!({"contents": [{"role": "user", "parts": [{"text": "Say hello."}]}]})
+    );
+    assert_eq!(sent[1]["generationConfig"]["temperature"], json!(0.0));
 }
 
 /// Issue 33, item 5: an OpenAI model no row knows is sent the effort asked

@@ -22,6 +22,7 @@ pub mod gemini_models;
 pub mod grammar;
 pub mod http;
 pub mod kind;
+pub mod ollama_models;
 pub use kind::WireKind;
 pub mod learned;
 pub mod llama_server;
@@ -385,6 +386,13 @@ pub trait Provider: Send + Sync {
     /// when the provider has no such API.
     fn describe(&self) -> Option<Describe> {
         None
+    }
+
+    /// Whether what [`Provider::describe`] answers could change `req`:
+    /// a provider whose Models API decides only some fields is not asked
+    /// (one more request before the answer) when `req` has none of them.
+    fn describe_matters(&self, _req: &Request) -> bool {
+        true
     }
 
     /// The wire a batch API can be built on (`batch::api` picks the API

@@ -110,6 +110,17 @@ impl Provider for Ollama {
     fn wire(&self, req: &Request) -> Option<(String, Value)> {
         Some((self.url(), self.body(req)))
     }
+
+    /// `/api/show`, for a model no table row knows by name
+    /// (`llm::ollama_models`).
+    fn describe(&self) -> Option<super::Describe> {
+        super::ollama_models::asks(&self.endpoint.model).then(|| super::ollama_models::describe(self.endpoint.clone()))
+    }
+
+    /// `/api/show` decides only thinking: asked when effort or a budget is.
+    fn describe_matters(&self, req: &Request) -> bool {
+        req.effort.is_some() || req.thinking.is_some()
+    }
 }
 
 const LABEL: &str = "Ollama";

@@ -107,7 +107,8 @@ impl OpenAi {
     /// fields. OpenAI: `reasoning_effort` (its `none` included). A
     /// compatible server switches a template's thinking off with
     /// `chat_template_kwargs.enable_thinking: false` (llama-server, vLLM,
-    /// SGLang; llama-server ignores `reasoning_effort`), takes other levels
+    /// SGLang; llama.cpp's server-common.cpp reads it, and hands other
+    /// `reasoning_effort` words to the chat template), takes other levels
     /// as `reasoning_effort`, and a thinking budget as
     /// `reasoning_budget_tokens` (llama-server); a server that refuses
     /// either field teaches `llm::adapt`, and the record says it was not

@@ -137,7 +137,7 @@ const MAX_LESSONS: usize = 6;
 /// sequences the model refuses are applied to the text here.
 pub async fn stream(target: &Target, plan: &mut Plan, on_event: &mut impl FnMut(&Event, &Transcript)) -> Transcript {
     let info = target.provider.info();
-    if ask_models_api(target).await {
+    if target.provider.describe_matters(&plan.request) && ask_models_api(target).await {
         plan.refit(target.profile(), target.provider.prefills());
     }
     let mut lessons = 0;

@@ -377,11 +377,27 @@ pub const TABLE: &[Row] = &[
             ..OPEN
         },
     },
+    // Before thinking: greedy decoding is theirs to take.
+    Row {
+        kinds: &[Kind::Gemini],
+        prefixes: &["gemini-1.", "gemini-2.0"],
+        profile: Profile {
+            family: "gemini-2.0",
+            prefill: false,
+            effort: NO_EFFORT,
+            ..OPEN
+        },
+    },
+    // A model newer than this table: every Gemini since 2.5 thinks, and
+    // Google's guidance for thinking models is to keep their temperature
+    // (1.0), so none is sent until the Models API (`gemini_models`) says
+    // otherwise; when it cannot answer (404, a timeout) this holds.
     Row {
         kinds: &[Kind::Gemini],
         prefixes: &[""],
         profile: Profile {
             family: "gemini",
+            greedy: false,
             prefill: false,
             effort: NO_EFFORT,
             ..OPEN
