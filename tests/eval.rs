@@ -581,6 +581,69 @@ fn concurrency_is_bounded_exactly() {
     assert_eq!(of_type(&recs, "run").len(), 12);
 }
 
+/// Group commit (issue 37): runs are written as they finish and synced
+/// in groups, and a run is told (its `run` record printed) only once its
+/// group is synced. Killed with `kill -9` after 25 runs were told, a
+/// rerun finds every one of them recorded and sends none of them again.
+#[test]
+fn every_run_told_before_a_kill_is_recorded_and_never_sent_again() {
+    let server = TestServer::start(5, scripted);
+    let inputs: Vec<(String, String)> = (0..150).map(|i| (format!("i{i}"), format!("text {i}"))).collect();
+    let pairs: Vec<(&str, &str)> = inputs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let proj = Project::new(&server.url, &pairs, "");
+    let args = [
+        "--prompt",
+        "t",
+        "--no-twins",
+        "--max-tokens",
+        "none",
+        "--concurrency",
+        "16",
+    ];
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cutline"))
+        .env("CUTLINE_LEARNED_FILE", "")
+        .env_remove("CUTLINE_PROMPTS")
+        .env_remove("CUTLINE_SESSIONS")
+        .env("CUTLINE_CONFIG", proj.path().join("cutline.toml"))
+        .current_dir(proj.path())
+        .args(["eval", "--provider", "srv"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut told = std::collections::BTreeSet::new();
+    let stdout = child.stdout.take().unwrap();
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+        let rec: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if rec["type"] == "run" {
+            told.insert(rec["key"].as_str().unwrap().to_owned());
+            if told.len() == 25 {
+                child.kill().unwrap();
+                break;
+            }
+        }
+    }
+    child.wait().unwrap();
+    assert_eq!(told.len(), 25, "the eval ended before 25 runs were told");
+    let sent_before = server.requests();
+    let (recs, code, stderr) = proj.eval(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let skipped: std::collections::BTreeSet<String> = of_type(&recs, "run")
+        .iter()
+        .filter(|r| r["skipped"] == true)
+        .map(|r| r["key"].as_str().unwrap().to_owned())
+        .collect();
+    let lost: Vec<&String> = told.difference(&skipped).collect();
+    assert!(lost.is_empty(), "told but not recorded: {lost:?}");
+    assert_eq!(of_type(&recs, "run").len(), 150);
+    assert_eq!(
+        server.requests() - sent_before,
+        150 - skipped.len(),
+        "the rerun sends only what is not recorded"
+    );
+}
+
 #[test]
 fn rate_limited_runs_honour_retry_after_and_complete() {
     // The first two requests are told to come back later.

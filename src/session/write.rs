@@ -203,32 +203,59 @@ impl Recorder {
     /// holds what cutline cannot read; a session itself may grow as large
     /// as the disk allows.
     pub fn append(&mut self, record: &Value) -> std::io::Result<()> {
+        self.append_unsynced(record)?;
+        self.file.sync_data()
+    }
+
+    /// [`Recorder::append`] without the sync: the line is in the OS's
+    /// hands, not yet on the disk, until [`Recorder::sync`] (or a handle
+    /// from [`Recorder::sync_handle`]) syncs it.
+    fn append_unsynced(&mut self, record: &Value) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
         if line.len() as u64 > self.line_cap {
             return Err(full(&self.path, line.len(), self.line_cap));
         }
         self.file.write_all(&line)?;
-        self.file.flush()?;
+        self.file.flush()
+    }
+
+    /// Make every line written so far durable (one `fdatasync`).
+    pub fn sync(&self) -> std::io::Result<()> {
         self.file.sync_data()
+    }
+
+    /// A second handle on the session file, to sync it off the async
+    /// runtime's threads (`fdatasync` on any handle of a file syncs it).
+    pub fn sync_handle(&self) -> std::io::Result<File> {
+        self.file.try_clone()
     }
 
     /// Append a run. Its prompt snapshot is written once per session, on a
     /// `prompt` line of its own, and the run refers to it by `prompt_ref`
-    /// (a run would otherwise repeat the whole prompt config).
+    /// (a run would otherwise repeat the whole prompt config). Synced
+    /// before it returns.
     pub fn record(&mut self, run: &RunRecord) -> std::io::Result<()> {
+        self.record_unsynced(run)?;
+        self.file.sync_data()
+    }
+
+    /// [`Recorder::record`] without the sync, for group commit: a caller
+    /// writes every run that finished meanwhile, syncs once, and only then
+    /// tells anyone they were recorded.
+    pub fn record_unsynced(&mut self, run: &RunRecord) -> std::io::Result<()> {
         let mut value = serde_json::to_value(run)?;
         if let Some(obj) = value.as_object_mut()
             && let Some(prompt) = obj.remove("prompt")
         {
             let r = snapshot_ref(&prompt);
             if !self.prompts.contains(&r) {
-                self.append(&serde_json::json!({"type": "prompt", "ref": r, "prompt": prompt}))?;
+                self.append_unsynced(&serde_json::json!({"type": "prompt", "ref": r, "prompt": prompt}))?;
                 self.prompts.insert(r.clone());
             }
             obj.insert("prompt_ref".into(), Value::String(r));
         }
-        self.append(&value)
+        self.append_unsynced(&value)
     }
 }
 

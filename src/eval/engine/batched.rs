@@ -157,10 +157,7 @@ impl<'w, 'e, E: Events> Bridge<'w, 'e, E> {
             m,
             target,
             asked,
-            writer: Writer {
-                recorder,
-                done: Executed::default(),
-            },
+            writer: Writer::new(recorder),
             events,
             error: None,
             kept: None,

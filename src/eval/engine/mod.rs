@@ -62,17 +62,53 @@ pub enum ExecError {
 
 /// Records finished runs in order: the session line, the summary, the
 /// caller's event. The one place a run of the matrix is written.
+///
+/// Group commit: [`Writer::stage`] writes a run's line without syncing,
+/// [`Writer::commit`] syncs every staged line at once and only then tells
+/// the caller (`Events::finished`). A run is acknowledged only once it is
+/// on the disk, so a crash loses at most the runs staged since the last
+/// commit (never one the caller was told of), and one `fdatasync` serves
+/// every run that finished while the previous one was under way.
 pub struct Writer<'a> {
     /// The session.
     pub recorder: &'a mut Recorder,
     /// What was written.
     pub done: Executed,
+    /// Runs written since the last commit, not yet told.
+    pub staged: Vec<RunSummary>,
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
+    /// A writer recording into `recorder`.
+    pub fn new(recorder: &'a mut Recorder) -> Self {
+        Self {
+            recorder,
+            done: Executed::default(),
+            staged: Vec::new(),
+        }
+    }
+
     /// Record `record` of `planned` (analysed as `analysis`) and tell the
-    /// caller; `false` when the session is full and the eval must stop.
+    /// caller, synced before it returns; `false` when the session is full
+    /// and the eval must stop.
     pub fn write(
+        &mut self,
+        m: &Matrix,
+        planned: &Planned,
+        record: RunRecord,
+        analysis: &Analysis,
+        events: &mut impl Events,
+    ) -> io::Result<bool> {
+        let go_on = self.stage(m, planned, record, analysis, events)?;
+        let synced = self.recorder.sync();
+        self.acknowledge(synced, events)?;
+        Ok(go_on)
+    }
+
+    /// Write `record`'s line (not synced yet) and keep its summary for the
+    /// next commit; `false` when the session is full and the eval must
+    /// stop.
+    pub fn stage(
         &mut self,
         m: &Matrix,
         planned: &Planned,
@@ -83,30 +119,63 @@ impl Writer<'_> {
         let plan = &m.plans[planned.prompt];
         record.run_id = self.recorder.next_run_id();
         let mut go_on = true;
-        if let Err(e) = self.recorder.record(&record) {
+        if let Err(e) = self.recorder.record_unsynced(&record) {
             self.done.unrecorded.0 += 1;
             if crate::session::is_full(&e) && self.done.full.is_none() {
                 events.warn(format!("{e}; the eval stops here"))?;
                 self.done.full = Some(e.to_string());
                 go_on = false;
-            } else if self.done.unrecorded.1.is_none() {
-                self.done.unrecorded.1 = Some(e.to_string());
-                events.warn(format!(
-                    "could not record runs in {}: {e}; a rerun will run them again",
-                    self.recorder.path().display()
-                ))?;
+            } else {
+                self.unrecorded_warning(&e, events)?;
             }
         }
-        let s = eval::summarise(
+        self.staged.push(eval::summarise(
             planned.key.clone(),
             &plan.inputs[planned.input].id,
             &record,
             analysis,
             plan.gold.as_ref(),
             false,
-        );
-        events.finished(&s)?;
-        self.done.summaries.push(s);
+        ));
         Ok(go_on)
+    }
+
+    /// Sync every staged line with one `fdatasync` on a blocking thread
+    /// (the runs in flight go on meanwhile), then tell the caller of each.
+    pub async fn commit(&mut self, events: &mut impl Events) -> io::Result<()> {
+        if self.staged.is_empty() {
+            return Ok(());
+        }
+        let synced = match self.recorder.sync_handle() {
+            Ok(file) => tokio::task::spawn_blocking(move || file.sync_data())
+                .await
+                .unwrap_or_else(|e| Err(io::Error::other(e))),
+            Err(e) => Err(e),
+        };
+        self.acknowledge(synced, events)
+    }
+
+    /// Tell the caller of every staged run; when the sync failed, say so
+    /// once (the lines may not be on the disk: a rerun reads what is).
+    fn acknowledge(&mut self, synced: io::Result<()>, events: &mut impl Events) -> io::Result<()> {
+        if let Err(e) = synced {
+            self.unrecorded_warning(&e, events)?;
+        }
+        for s in self.staged.drain(..) {
+            events.finished(&s)?;
+            self.done.summaries.push(s);
+        }
+        Ok(())
+    }
+
+    fn unrecorded_warning(&mut self, e: &io::Error, events: &mut impl Events) -> io::Result<()> {
+        if self.done.unrecorded.1.is_none() {
+            self.done.unrecorded.1 = Some(e.to_string());
+            events.warn(format!(
+                "could not record runs in {}: {e}; a rerun will run them again",
+                self.recorder.path().display()
+            ))?;
+        }
+        Ok(())
     }
 }

@@ -42,10 +42,7 @@ pub async fn execute(
         tx,
         (in_flight.clone(), max_in_flight.clone()),
     )));
-    let mut w = Writer {
-        recorder,
-        done: Executed::default(),
-    };
+    let mut w = Writer::new(recorder);
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     loop {
         let f = tokio::select! {
@@ -56,7 +53,13 @@ pub async fn execute(
             }
         };
         let Some(f) = f else { break };
-        let go_on = w.write(&m, &f.planned, f.record, &f.analysis, events)?;
+        // Group commit: every run that finished meanwhile is written, then
+        // one sync covers them all before any is told (Writer).
+        let mut go_on = w.stage(&m, &f.planned, f.record, &f.analysis, events)?;
+        while go_on && let Ok(f) = rx.try_recv() {
+            go_on = w.stage(&m, &f.planned, f.record, &f.analysis, events)?;
+        }
+        w.commit(events).await?;
         events.progress(in_flight.load(Ordering::Relaxed));
         if !go_on {
             spawner.0.abort();
