@@ -56,11 +56,10 @@ pub fn detect(text: &str, boundaries: Option<&[usize]>) -> Option<Loop> {
     if n < MIN_BYTES {
         return None;
     }
-    let reversed: Vec<u8> = tail.iter().rev().copied().collect();
-    let z = z_function(&reversed);
+    let z = reversed_z(tail, MAX_PERIOD);
     // (covered, period): the longest periodic tail, smallest period on ties.
     let mut best: Option<(usize, usize)> = None;
-    for (p, &zp) in z.iter().enumerate().take(MAX_PERIOD.min(n - 1) + 1).skip(1) {
+    for (p, &zp) in z.iter().enumerate().skip(1) {
         let covered = zp + p;
         if covered / p < MIN_REPEATS || covered < MIN_BYTES {
             continue;
@@ -110,26 +109,30 @@ pub fn detect(text: &str, boundaries: Option<&[usize]>) -> Option<Loop> {
     })
 }
 
-/// `z[i]`: the length of the longest common prefix of `text` and
-/// `text[i..]`.
-fn z_function(text: &[u8]) -> Vec<usize> {
-    let len = text.len();
-    let mut z = vec![0; len];
+/// `z[i]` for `i` in `0..=k` (`k` capped at `tail.len() - 1`) of the
+/// reversed `tail`: how many bytes, counted back from the end, satisfy
+/// `tail[j] == tail[j - i]`. The Z-algorithm's box makes the work at most
+/// the longest reach plus `k` comparisons; the tail is read backwards in
+/// place.
+fn reversed_z(tail: &[u8], k: usize) -> Vec<usize> {
+    let len = tail.len();
     if len == 0 {
-        return z;
+        return Vec::new();
     }
+    let at = |j: usize| tail[len - 1 - j];
+    let k = k.min(len - 1);
+    let mut z = vec![0; k + 1];
     z[0] = len;
     let (mut left, mut right) = (0, 0);
-    for i in 1..len {
-        if i < right {
-            z[i] = (right - i).min(z[i - left]);
+    for i in 1..=k {
+        let mut zi = if i < right { (right - i).min(z[i - left]) } else { 0 };
+        while i + zi < len && at(zi) == at(i + zi) {
+            zi += 1;
         }
-        while i + z[i] < len && text[z[i]] == text[i + z[i]] {
-            z[i] += 1;
-        }
-        if i + z[i] > right {
+        z[i] = zi;
+        if i + zi > right {
             left = i;
-            right = i + z[i];
+            right = i + zi;
         }
     }
     z
@@ -184,6 +187,28 @@ mod tests {
         assert_eq!(l.wasted_tokens, Some(20));
         assert_eq!(l.wasted_bytes, 80);
         assert_eq!(l.unit, unit);
+    }
+
+    /// The whole Z-function, by definition (quadratic; for checking).
+    fn z_naive(text: &[u8]) -> Vec<usize> {
+        (0..text.len())
+            .map(|i| text[i..].iter().zip(text).take_while(|(a, b)| a == b).count())
+            .collect()
+    }
+
+    #[test]
+    fn the_bounded_reversed_z_is_the_z_function_of_the_reversed_tail() {
+        let mut rng = fastrand::Rng::with_seed(37);
+        for _ in 0..400 {
+            let len = rng.usize(0..300);
+            let alphabet = rng.u8(1..4);
+            let text: Vec<u8> = (0..len).map(|_| b'a' + rng.u8(0..alphabet)).collect();
+            let reversed: Vec<u8> = text.iter().rev().copied().collect();
+            let full = z_naive(&reversed);
+            let k = rng.usize(0..320);
+            let want: Vec<usize> = full.iter().copied().take(k.min(len.saturating_sub(1)) + 1).collect();
+            assert_eq!(reversed_z(&text, k), if len == 0 { Vec::new() } else { want });
+        }
     }
 
     #[test]
