@@ -128,6 +128,13 @@ pub fn open_write(path: &Path, append: bool) -> io::Result<File> {
 /// directory and a rename, so a reader sees the old file or the new one,
 /// never a torn one; refused when `path` is a link or not a regular file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_atomic`] for content made as it is written: `fill` writes into
+/// the temporary file (buffered), which replaces `path` only when it
+/// returns `Ok`, so a file far larger than memory is never held whole.
+pub fn write_atomic_with(path: &Path, fill: impl FnOnce(&mut dyn io::Write) -> io::Result<()>) -> io::Result<()> {
     use std::io::Write as _;
     check_writable(path)?;
     let dir = match path.parent() {
@@ -137,12 +144,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(".{name}.{}-{:08x}.tmp", std::process::id(), fastrand::u32(..)));
     let result = (|| {
-        let mut f = OpenOptions::new()
+        let f = OpenOptions::new()
             .write(true)
             .create_new(true)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)?;
-        f.write_all(bytes)?;
+        let mut w = io::BufWriter::with_capacity(1 << 16, f);
+        fill(&mut w)?;
+        w.flush()?;
+        let f = w.into_inner().map_err(io::IntoInnerError::into_error)?;
         f.sync_all()?;
         drop(f);
         // Checked again just before the rename: a link put there while the

@@ -177,8 +177,9 @@ pub fn note_record(n: &Note) -> Value {
     }
 }
 
-/// The OpenAI batch input line of every pending run.
-fn lines(m: &Matrix, ask: &Ask, pending: &[Planned]) -> Result<Vec<(String, Value)>, CliError> {
+/// Write the OpenAI batch input line of every pending run to `w` as it
+/// is made (none is held); the number written.
+fn write_lines(m: &Matrix, ask: &Ask, pending: &[Planned], w: &mut dyn Write) -> Result<usize, CliError> {
     let target = ask
         .shared
         .as_ref()
@@ -186,7 +187,6 @@ fn lines(m: &Matrix, ask: &Ask, pending: &[Planned]) -> Result<Vec<(String, Valu
     let encoder = crate::llm::batch::openai::OpenAiBatch {
         provider: crate::llm::openai::OpenAi::compatible(offline_endpoint(target)),
     };
-    let mut out = Vec::with_capacity(pending.len());
     for p in pending {
         let spec = m.spec(p, ask);
         let plan = crate::run::plan(&spec, target)?;
@@ -194,9 +194,10 @@ fn lines(m: &Matrix, ask: &Ask, pending: &[Planned]) -> Result<Vec<(String, Valu
             custom_id: crate::llm::batch::custom_id(&p.key),
             request: plan.request,
         };
-        out.push((p.key.clone(), encoder.line(&item)));
+        serde_json::to_writer(&mut *w, &encoder.line(&item)).map_err(|e| io_err(&e.into()))?;
+        w.write_all(b"\n").map_err(|e| io_err(&e))?;
     }
-    Ok(out)
+    Ok(pending.len())
 }
 
 /// An endpoint with the target's model, for encoding only (the requests
@@ -218,17 +219,28 @@ pub fn write_file<W: Write>(
     file: &Path,
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
-    let lines = lines(m, ask, pending)?;
-    let mut text = String::new();
-    for (_, l) in &lines {
-        text.push_str(&l.to_string());
-        text.push('\n');
-    }
-    crate::store::write_atomic(file, text.as_bytes())
-        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", file.display())))?;
-    let rec = json!({"type": "batch_file", "path": file.display().to_string(), "requests": lines.len()});
+    // A planning error is kept apart from the writer's IO errors, so it
+    // keeps its own category (the file is then not written).
+    let mut planning: Option<CliError> = None;
+    let mut written = 0;
+    crate::limits::write_atomic_with(file, |w| match write_lines(m, ask, pending, w) {
+        Ok(n) => {
+            written = n;
+            Ok(())
+        }
+        Err(e) => {
+            planning = Some(e);
+            Err(std::io::Error::other("not written"))
+        }
+    })
+    .map_err(|e| {
+        planning
+            .take()
+            .unwrap_or_else(|| CliError::new(Category::InputError, format!("{}: {e}", file.display())))
+    })?;
+    let rec = json!({"type": "batch_file", "path": file.display().to_string(), "requests": written});
     out.record(&rec).map_err(|e| io_err(&e))?;
-    out.pretty(&format!("wrote {} requests to {}\n", lines.len(), file.display()))
+    out.pretty(&format!("wrote {written} requests to {}\n", file.display()))
         .map_err(|e| io_err(&e))?;
     Ok(rec)
 }
@@ -287,10 +299,9 @@ pub fn record_file<W: Write>(
         .iter()
         .map(|p| (crate::llm::batch::custom_id(&p.key), p.key.clone()))
         .collect();
-    let mut answers = Vec::new();
-    let results = crate::eval::batch::one_each(results_of(file)?.collect::<Result<Vec<_>, _>>()?);
-    let total = results.len();
-    let unmatched = results.iter().filter(|r| !ids.contains_key(&r.custom_id)).count();
+    let chosen = chosen_lines(file)?;
+    let total = chosen.len();
+    let unmatched = chosen.keys().filter(|id| !ids.contains_key(*id)).count();
     if !pending.is_empty() && unmatched == total {
         // A file of another eval (or session, or limits): recording
         // nothing and saying nothing would look like success.
@@ -315,20 +326,63 @@ pub fn record_file<W: Write>(
         )
         .map_err(|e| io_err(&e))?;
     }
-    for r in results {
-        let Some(key) = ids.get(&r.custom_id) else { continue };
-        let answer = match r.outcome {
-            Outcome::Succeeded(t) => Answer::Answered(t),
-            Outcome::Errored(e) => Answer::Failed(e),
-            Outcome::Expired | Outcome::Cancelled => continue,
-        };
-        answers.push((key.clone(), r.custom_id, answer));
-    }
-    let answered: HashSet<&str> = answers.iter().map(|(k, _, _)| k.as_str()).collect();
+    let answered: HashSet<&str> = chosen
+        .iter()
+        .filter(|(_, (_, rank))| *rank > 0)
+        .filter_map(|(id, _)| ids.get(id).map(String::as_str))
+        .collect();
     let jobs: Vec<Planned> = pending
         .into_iter()
         .filter(|p| answered.contains(p.key.as_str()))
         .collect();
+    drop(answered);
+    // The second pass hands each chosen answer over as it is read: no
+    // answer is held longer than its own recording.
+    let mut broken: Option<CliError> = None;
+    let answers = results_of(file)?.enumerate().filter_map(|(i, r)| {
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => {
+                broken.get_or_insert(e);
+                return None;
+            }
+        };
+        let key = ids.get(&r.custom_id)?;
+        if chosen.get(&r.custom_id).map(|c| c.0) != Some(i) {
+            return None;
+        }
+        let answer = match r.outcome {
+            Outcome::Succeeded(t) => Answer::Answered(t),
+            Outcome::Errored(e) => Answer::Failed(e),
+            Outcome::Expired | Outcome::Cancelled => return None,
+        };
+        Some((key.clone(), r.custom_id, answer))
+    });
     let source = file.display().to_string();
-    engine::batched::record(m, ask, jobs, answers, &source, recorder, events).map_err(CliError::from)
+    let done = engine::batched::record(m, ask, jobs, answers, &source, recorder, events).map_err(CliError::from)?;
+    match broken {
+        // The file changed between the two reads.
+        Some(e) => Err(e),
+        None => Ok(done),
+    }
+}
+
+/// The first pass over a results file: for each custom id, the line
+/// (0-based, among results) that answers it and how good it is (the
+/// better of two, the first of two alike: `eval::batch::one_each`'s
+/// rule), holding no answer text.
+fn chosen_lines(file: &Path) -> Result<HashMap<String, (usize, u8)>, CliError> {
+    let mut chosen: HashMap<String, (usize, u8)> = HashMap::new();
+    for (i, r) in results_of(file)?.enumerate() {
+        let r = r?;
+        let rank = crate::eval::batch::rank(&r.outcome);
+        match chosen.get_mut(&r.custom_id) {
+            Some(c) if rank > c.1 => *c = (i, rank),
+            Some(_) => {}
+            None => {
+                chosen.insert(r.custom_id, (i, rank));
+            }
+        }
+    }
+    Ok(chosen)
 }

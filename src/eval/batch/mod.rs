@@ -192,19 +192,22 @@ pub enum BatchError {
     Manifest(#[from] ManifestError),
 }
 
+/// How good an outcome is when a custom id comes back twice: an answer
+/// over an error, an error over an expiry or a cancel (`one_each`'s rule).
+pub fn rank(o: &Outcome) -> u8 {
+    match o {
+        Outcome::Succeeded(_) => 2,
+        Outcome::Errored(_) => 1,
+        Outcome::Expired | Outcome::Cancelled => 0,
+    }
+}
+
 /// The results with one per custom id, in the order each first came: a
 /// custom id that comes back twice keeps the better of the two (an answer
 /// over an error, an error over an expiry or a cancel; the first of two
 /// alike), so an error never replaces a paid answer, and no answer is
 /// recorded as two runs.
 pub fn one_each(results: impl IntoIterator<Item = batch::Result1>) -> Vec<batch::Result1> {
-    fn rank(o: &Outcome) -> u8 {
-        match o {
-            Outcome::Succeeded(_) => 2,
-            Outcome::Errored(_) => 1,
-            Outcome::Expired | Outcome::Cancelled => 0,
-        }
-    }
     let mut out: Vec<batch::Result1> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
     for r in results {

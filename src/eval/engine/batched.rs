@@ -16,18 +16,31 @@ use crate::llm::registry::Target;
 use crate::run::{Plan, Spec};
 use crate::session::Recorder;
 
-/// One batched run: what it is and how it was asked.
+/// Answers recorded between two syncs when they come from a file
+/// (`--batch-results`): the file stays where it is, so a crash before a
+/// sync loses nothing a rerun cannot record again.
+const FILE_GROUP: usize = 512;
+
+/// One pending run and, when a provider's batch sends it, the spec and
+/// plan of the very request sent (recorded as sent, even if what cutline
+/// knows of the model changes before the answer comes). Answers from a
+/// file are planned when they come, as that file's requests were planned
+/// by another command: what is held per run is then its `Planned` only.
 struct Asked {
     planned: Planned,
-    spec: Spec,
-    plan: Plan,
+    sent: Option<Box<(Spec, Plan)>>,
 }
 
 /// The executor's answers handed to the writer.
 struct Bridge<'w, 'e, E: Events> {
     m: &'w Matrix,
+    ask: &'w Ask,
     target: &'w Target,
     asked: HashMap<String, Asked>,
+    /// Sync in groups of [`FILE_GROUP`] (answers from a file), or each
+    /// answer before the executor goes on (a provider's batch: its manifest
+    /// marks a batch collected only after its answers are on the disk).
+    grouped: bool,
     writer: Writer<'w>,
     events: &'e mut E,
     error: Option<std::io::Error>,
@@ -40,19 +53,49 @@ impl<E: Events> Sink for Bridge<'_, '_, E> {
         if self.error.is_some() {
             return false;
         }
-        let Some(a) = self.asked.get(key) else {
+        let Some(asked) = self.asked.get(key) else {
             return self.keep_for_later(key, from, answer);
+        };
+        let planned = &asked.planned;
+        let made;
+        let (spec, plan) = match asked.sent.as_deref() {
+            Some((spec, plan)) => (spec, plan),
+            None => {
+                let spec = self.m.spec(planned, self.ask);
+                match crate::run::plan(&spec, self.target) {
+                    Ok(plan) => {
+                        made = (spec, plan);
+                        (&made.0, &made.1)
+                    }
+                    Err(e) => {
+                        self.error = Some(std::io::Error::other(e.to_string()));
+                        return false;
+                    }
+                }
+            }
         };
         let t = answer.transcript(from);
         let info = self.target.provider.info();
-        let o = crate::run::finish(info, &a.spec, &a.plan, crate::session::now_ms(), &t, None);
+        let o = crate::run::finish(info, spec, plan, crate::session::now_ms(), &t, None);
         let unrecorded = self.writer.done.unrecorded.0;
         // A record over the session's line cap is refused alone (the
         // writer counts it): the batch's other answers are still recorded.
-        if let Err(e) = self
-            .writer
-            .write(self.m, &a.planned, o.record, &o.analysis, self.events)
-        {
+        let written = if self.grouped {
+            self.writer
+                .stage(self.m, planned, o.record, &o.analysis, self.events)
+                .and_then(|_| {
+                    if self.writer.staged.len() >= FILE_GROUP {
+                        self.writer.commit_now(self.events)
+                    } else {
+                        Ok(())
+                    }
+                })
+        } else {
+            self.writer
+                .write(self.m, planned, o.record, &o.analysis, self.events)
+                .map(|_| ())
+        };
+        if let Err(e) = written {
             self.error = Some(e);
         }
         self.writer.done.unrecorded.0 == unrecorded
@@ -135,28 +178,35 @@ impl<'w, 'e, E: Events> Bridge<'w, 'e, E> {
         m: &'w Matrix,
         ask: &'w Ask,
         pending: Vec<Planned>,
-        recorder: &'w mut Recorder,
+        (recorder, grouped): (&'w mut Recorder, bool),
         events: &'e mut E,
     ) -> Option<(Self, Vec<Job>)> {
         let target = ask.shared.as_ref()?;
         let mut asked = HashMap::new();
         let mut jobs = Vec::new();
         for p in pending {
-            let spec = m.spec(&p, ask);
-            // Rendered and fitted when the matrix was planned: no error here.
-            let Ok(plan) = crate::run::plan(&spec, target) else {
-                continue;
-            };
-            jobs.push(Job {
-                key: p.key.clone(),
-                request: plan.request.clone(),
-            });
-            asked.insert(p.key.clone(), Asked { planned: p, spec, plan });
+            let mut sent = None;
+            if !grouped {
+                // The requests a provider's batches send.
+                let spec = m.spec(&p, ask);
+                // Rendered and fitted when the matrix was planned: no error here.
+                let Ok(plan) = crate::run::plan(&spec, target) else {
+                    continue;
+                };
+                jobs.push(Job {
+                    key: p.key.clone(),
+                    request: plan.request.clone(),
+                });
+                sent = Some(Box::new((spec, plan)));
+            }
+            asked.insert(p.key.clone(), Asked { planned: p, sent });
         }
         let bridge = Self {
             m,
+            ask,
             target,
             asked,
+            grouped,
             writer: Writer::new(recorder),
             events,
             error: None,
@@ -165,7 +215,12 @@ impl<'w, 'e, E: Events> Bridge<'w, 'e, E> {
         Some((bridge, jobs))
     }
 
-    fn done(self) -> Result<Executed, ExecError> {
+    fn done(mut self) -> Result<Executed, ExecError> {
+        if self.error.is_none()
+            && let Err(e) = self.writer.commit_now(self.events)
+        {
+            self.error = Some(e);
+        }
         match self.error {
             Some(e) => Err(ExecError::Io(e)),
             None => Ok(self.writer.done),
@@ -180,12 +235,12 @@ pub fn record(
     m: &Matrix,
     ask: &Ask,
     pending: Vec<Planned>,
-    answers: Vec<(String, String, Answer)>,
+    answers: impl IntoIterator<Item = (String, String, Answer)>,
     source: &str,
     recorder: &mut Recorder,
     events: &mut impl Events,
 ) -> Result<Executed, ExecError> {
-    let Some((mut bridge, _)) = Bridge::new(m, ask, pending, recorder, events) else {
+    let Some((mut bridge, _)) = Bridge::new(m, ask, pending, (recorder, true), events) else {
         return Ok(Executed::default());
     };
     for (key, custom_id, answer) in answers {
@@ -216,7 +271,7 @@ pub async fn execute(
         .filter(|p| !planned_keys.contains(&p.key))
         .map(|p| p.key.clone())
         .collect();
-    let Some((mut bridge, jobs)) = Bridge::new(m, ask, pending, recorder, events) else {
+    let Some((mut bridge, jobs)) = Bridge::new(m, ask, pending, (recorder, false), events) else {
         return Ok(Executed::default());
     };
     bridge.kept = Some(b.answers);

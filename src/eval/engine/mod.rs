@@ -140,6 +140,16 @@ impl<'a> Writer<'a> {
         Ok(go_on)
     }
 
+    /// Sync every staged line with one `fdatasync` on this thread, then
+    /// tell the caller of each (for callers outside the async runtime).
+    pub fn commit_now(&mut self, events: &mut impl Events) -> io::Result<()> {
+        if self.staged.is_empty() {
+            return Ok(());
+        }
+        let synced = self.recorder.sync();
+        self.acknowledge(synced, events)
+    }
+
     /// Sync every staged line with one `fdatasync` on a blocking thread
     /// (the runs in flight go on meanwhile), then tell the caller of each.
     pub async fn commit(&mut self, events: &mut impl Events) -> io::Result<()> {
