@@ -169,6 +169,8 @@ async fn replay_at_n_equals_a_live_run_at_n() {
         source: "test".into(),
         transcript: t,
         original: local.provider.info(),
+        // The transcript is this test's own run: no recorded request to check.
+        asked: None,
     });
     for n in [8, 33] {
         let live = cutline::run::execute(&local, &spec("extract-topics-jsonl", Some(n)), None, |_, _| {})

@@ -669,11 +669,18 @@ async fn check_replays_recorded_runs_of_exactly_the_rendered_prompts() {
     let (code, env) = check("http://127.0.0.1:9", empty.path(), &["--provider", "replay"]).await;
     assert_eq!(code, 5);
     let msg = env["error"]["message"].as_str().unwrap();
-    assert!(
-        msg.contains("no recorded run of the rendered prompt \"extract-definitions\" in ")
-            && msg.ends_with("; check on a model with --provider local"),
-        "{msg}"
+    assert_eq!(
+        msg,
+        format!(
+            "replay: no recording in {} answers this request: there is no recording of prompt \
+             \"extract-definitions\" nor of any prompt with these variables; run it on the local model (`cutline \
+             setup local` installs it, then `--provider local`), or play a recording on purpose with `cutline \
+             replay SESSION#N`",
+            empty.path().display()
+        )
     );
+    // Refused before any session was opened for the runs.
+    assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
 }
 
 #[test]

@@ -43,8 +43,8 @@ pub struct Args {
     /// report whether they extract the same items (exit 8 when not).
     #[arg(long)]
     pub check: bool,
-    /// With --check: `local`, `replay` (a recorded run of exactly the
-    /// rendered prompt) or a provider configured in cutline.toml.
+    /// With --check: `local`, `replay` (the recording of exactly each
+    /// request, under any prompt id) or a provider configured in cutline.toml.
     #[arg(long, default_value = "local", requires = "check")]
     pub provider: String,
     /// With --check: the max-token limit of both runs (generous by
