@@ -169,6 +169,8 @@ async fn replay_at_n_equals_a_live_run_at_n() {
         source: "test".into(),
         transcript: t,
         original: local.provider.info(),
+        // The transcript is this test's own run: no recorded request to check.
+        asked: None,
     });
     for n in [8, 33] {
         let live = cutline::run::execute(&local, &spec("extract-topics-jsonl", Some(n)), None, |_, _| {})
@@ -256,7 +258,8 @@ fn migrate_check_runs_both_prompts_on_the_real_model() {
     assert_eq!(out.status.code(), Some(if same { 0 } else { 8 }));
     let session = cutline::session::load(Path::new(check["session"].as_str().expect("session"))).expect("load");
     let ids: Vec<&str> = session.runs.iter().map(|r| r.prompt_id.as_str()).collect();
-    assert_eq!(ids, ["extract-definitions", "extract-definitions-jsonl"]);
+    // The migration's default id does not take the bundled twin's.
+    assert_eq!(ids, ["extract-definitions", "extract-definitions-jsonl-2"]);
     // Each side's kept count is what its own recorded text yields.
     for (run, side) in session.runs.iter().zip(["a", "b"]) {
         let kind = run.response_type;

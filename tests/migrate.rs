@@ -423,7 +423,9 @@ fn cli_prints_records_and_writes_atomically() {
     );
     let last = lines.last().unwrap();
     assert_eq!(last["type"], json!("migrated"));
-    assert_eq!(last["id"], json!("agent-kg-extract-jsonl"));
+    // The bundled twin has `agent-kg-extract-jsonl`: the default id is the
+    // first free one.
+    assert_eq!(last["id"], json!("agent-kg-extract-jsonl-2"));
     assert!(
         lines
             .iter()
@@ -442,7 +444,9 @@ fn cli_prints_records_and_writes_atomically() {
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let env: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(env["data"]["id"], json!("extract-definitions-jsonl"));
+    assert_eq!(env["data"]["id"], json!("extract-definitions-jsonl-2"));
+    assert_eq!(env["data"]["written"], json!(toml_path.to_str().unwrap()));
+    assert_eq!(env["data"]["replaced"], Value::Null);
     assert_eq!(env["data"]["flags"], json!([]));
     let written = std::fs::read_to_string(&toml_path).unwrap();
     assert_eq!(env["data"]["toml"].as_str().unwrap(), written);
@@ -461,11 +465,91 @@ fn cli_prints_records_and_writes_atomically() {
     ]);
     assert!(out.status.success());
     // A TOML prompt deploys as a bundle of the whole workspace: the twelve
-    // bundled prompts, the migration in place of the old twin.
+    // bundled prompts and the migration, under an id of its own (the old
+    // twin is kept: replacing it takes `--id extract-topics-jsonl`).
     let (loaded, _) = prompt::load_bytes("m.json", &std::fs::read(&tg_path).unwrap()).unwrap();
-    assert_eq!(loaded.len(), 12);
-    assert_eq!(loaded.last().unwrap().id, "extract-topics-jsonl");
+    assert_eq!(loaded.len(), 13);
+    assert_eq!(loaded.last().unwrap().id, "extract-topics-jsonl-2");
     assert_eq!(loaded.iter().filter(|p| p.id == "extract-topics-jsonl").count(), 1);
+}
+
+/// `--write` over an existing file, or with an id a prompt of the prompts
+/// directory has, is refused (exit 11, nothing written) until `--force`;
+/// what was written and replaced is said; a link is never written through.
+#[test]
+fn cli_write_refuses_to_replace_without_force_and_says_what_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.toml");
+    std::fs::write(&path, "kept").unwrap();
+    let p = path.to_str().unwrap();
+    let out = cli(&["--output", "json", "migrate", "extract-definitions", "--write", p]);
+    assert_eq!(out.status.code(), Some(11));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["error"]["category"], "conflict");
+    assert_eq!(
+        env["error"]["message"],
+        format!(
+            "not written: the migration would replace the file {p}; --force writes over it, or pick another path or --id"
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "kept");
+
+    let out = cli(&[
+        "--output",
+        "pretty",
+        "migrate",
+        "extract-definitions",
+        "--write",
+        p,
+        "--force",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("wrote: {p}: prompt \"extract-definitions-jsonl-2\" (toml), replacing the file {p}\n")
+    );
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .starts_with("id = \"extract-definitions-jsonl-2\"")
+    );
+
+    // An id the prompts directory has: replacing that prompt is the overwrite.
+    let fresh = dir.path().join("fresh.toml");
+    let f = fresh.to_str().unwrap();
+    let out = cli(&[
+        "--output",
+        "json",
+        "migrate",
+        "extract-definitions",
+        "--id",
+        "extract-definitions-jsonl",
+        "--write",
+        f,
+    ]);
+    assert_eq!(out.status.code(), Some(11));
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let twin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts/extract-definitions-jsonl.toml");
+    assert_eq!(
+        env["error"]["detail"]["replaced"],
+        json!({"file": false, "prompt": "extract-definitions-jsonl", "in": twin.to_str().unwrap()})
+    );
+    assert!(!fresh.exists());
+
+    // A link is refused, --force or not.
+    let link = dir.path().join("link.toml");
+    std::os::unix::fs::symlink(&fresh, &link).unwrap();
+    let out = cli(&[
+        "--output",
+        "json",
+        "migrate",
+        "extract-definitions",
+        "--write",
+        link.to_str().unwrap(),
+        "--force",
+    ]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(!fresh.exists());
 }
 
 #[test]
@@ -573,7 +657,7 @@ async fn check_same_items_passes_and_sends_both_prompts_at_the_generous_limit() 
     let session = c["session"].as_str().unwrap();
     let loaded = cutline::session::load(std::path::Path::new(session)).unwrap();
     let ids: Vec<&str> = loaded.runs.iter().map(|r| r.prompt_id.as_str()).collect();
-    assert_eq!(ids, ["extract-definitions", "extract-definitions-jsonl"]);
+    assert_eq!(ids, ["extract-definitions", "extract-definitions-jsonl-2"]);
     assert_eq!(input["runs"][0], json!(loaded.runs[0].run_id));
     // Two requests: the original prompt, then the migrated one, same input and limit.
     let reqs = server.requests();
@@ -669,11 +753,18 @@ async fn check_replays_recorded_runs_of_exactly_the_rendered_prompts() {
     let (code, env) = check("http://127.0.0.1:9", empty.path(), &["--provider", "replay"]).await;
     assert_eq!(code, 5);
     let msg = env["error"]["message"].as_str().unwrap();
-    assert!(
-        msg.contains("no recorded run of the rendered prompt \"extract-definitions\" in ")
-            && msg.ends_with("; check on a model with --provider local"),
-        "{msg}"
+    assert_eq!(
+        msg,
+        format!(
+            "replay: no recording in {} answers this request: there is no recording of prompt \
+             \"extract-definitions\" nor of any prompt with these variables; run it on the local model (`cutline \
+             setup local` installs it, then `--provider local`), or play a recording on purpose with `cutline \
+             replay SESSION#N`",
+            empty.path().display()
+        )
     );
+    // Refused before any session was opened for the runs.
+    assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
 }
 
 #[test]

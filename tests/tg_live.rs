@@ -337,23 +337,41 @@ fn pulled(env: &Env<'_>, original: &str) {
     assert_eq!(ids, ["extract-definitions", "zz-summary"]);
 }
 
+/// The walkthrough's in-place migration of `extract-definitions` into the
+/// pulled bundle, with `extra` arguments.
+fn migrate_in_place(env: &Env<'_>, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec![
+        "--prompts",
+        "tg/default",
+        "migrate",
+        "extract-definitions",
+        "--format",
+        "trustgraph",
+        "--id",
+        "extract-definitions",
+        "--write",
+        "tg/default/default.json",
+    ];
+    args.extend_from_slice(extra);
+    env.cutline(&args, &[])
+}
+
 fn migrated_and_pushed(env: &Env<'_>, original: &str) {
-    let (code, v) = env.cutline(
-        &[
-            "--prompts",
-            "tg/default",
-            "migrate",
-            "extract-definitions",
-            "--format",
-            "trustgraph",
-            "--id",
-            "extract-definitions",
-            "--write",
-            "tg/default/default.json",
-        ],
-        &[],
+    let (code, v) = migrate_in_place(env, &[]);
+    // Replacing a prompt of the pulled bundle in its file is an overwrite:
+    // refused, naming both, until --force.
+    assert_eq!(code, 11, "{v}");
+    assert_eq!(
+        v["error"]["message"],
+        "not written: the migration would replace the file tg/default/default.json and prompt \"extract-definitions\" \
+         (in tg/default/default.json); --force writes over it, or pick another path or --id"
     );
+    let (code, v) = migrate_in_place(env, &["--force"]);
     assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["data"]["replaced"],
+        serde_json::json!({"file": true, "prompt": "extract-definitions", "in": "tg/default/default.json"})
+    );
     let (code, v) = env.cutline(&["tg", "diff"], &[]);
     assert_eq!(code, 0, "{v}");
     let keys = v["data"]["keys"].as_array().unwrap();
@@ -483,21 +501,7 @@ fn run_through_the_service(env: &Env<'_>) {
     // Push the migration again, then run it on the deployment's own service.
     let (code, v) = env.cutline(&["tg", "pull", "--force"], &[]);
     assert_eq!(code, 0, "{v}");
-    let (code, v) = env.cutline(
-        &[
-            "--prompts",
-            "tg/default",
-            "migrate",
-            "extract-definitions",
-            "--format",
-            "trustgraph",
-            "--id",
-            "extract-definitions",
-            "--write",
-            "tg/default/default.json",
-        ],
-        &[],
-    );
+    let (code, v) = migrate_in_place(env, &["--force"]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(env.cutline(&["tg", "push"], &[]).0, 0);
     env.reloads(4);

@@ -46,6 +46,7 @@ fn record_session(dir: &std::path::Path) {
     let p = jsonl_prompt();
     let mut rec = cutline::session::Recorder::create(dir, "demo").unwrap();
     let text = JSONL_WITH_ERRORS;
+    let rendered = cutline::prompt::render(&p, &serde_json::Map::new(), &p.inputs[0].vars).unwrap();
     let run = cutline::session::RunRecord {
         kind: cutline::session::RecordKind::Run,
         run_id: String::new(),
@@ -53,8 +54,10 @@ fn record_session(dir: &std::path::Path) {
         prompt_id: p.id.clone(),
         response_type: cutline::prompt::ResponseType::Jsonl,
         prompt: serde_json::json!({}),
-        system: String::new(),
-        rendered: "x".into(),
+        // The request the workbench makes of this prompt and input: replay
+        // plays a recording only for the request it answered.
+        system: rendered.system.clone(),
+        rendered: rendered.prompt.clone(),
         variables: p.inputs[0].vars.clone(),
         provider: cutline::llm::ProviderInfo {
             name: "local".into(),
@@ -62,7 +65,11 @@ fn record_session(dir: &std::path::Path) {
             model: "gemma-3-270m".into(),
             base_url: None,
         },
-        params: cutline::session::Params::default(),
+        params: cutline::session::Params {
+            temperature: Some(0.0),
+            stop: p.stop.clone(),
+            ..cutline::session::Params::default()
+        },
         text: text.into(),
         pieces: pieces(text, 5)
             .into_iter()

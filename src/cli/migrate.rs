@@ -30,21 +30,23 @@ pub struct Args {
     /// Format of the migrated prompt.
     #[arg(long, value_enum, default_value_t = MigrateFormat::Toml)]
     pub format: MigrateFormat,
-    /// Id of the migrated prompt (default: the source id with `-jsonl`).
+    /// Id of the migrated prompt (default: the first of `<id>-jsonl`,
+    /// `<id>-jsonl-2`, … that no prompt of the prompts directory has).
     /// The source's own id migrates in place: a TrustGraph bundle export
     /// then replaces the prompt where it stands, so clients keep calling it.
     #[arg(long)]
     pub id: Option<String>,
     /// Migrate (and write) even when the schema is neither an array nor an
-    /// object of arrays, or parts of it have no per-line form.
+    /// object of arrays, or parts of it have no per-line form; and write
+    /// over an existing file, or replace a prompt of the migration's id.
     #[arg(long)]
     pub force: bool,
     /// Run the original and the migrated prompt on the sample inputs and
     /// report whether they extract the same items (exit 8 when not).
     #[arg(long)]
     pub check: bool,
-    /// With --check: `local`, `replay` (a recorded run of exactly the
-    /// rendered prompt) or a provider configured in cutline.toml.
+    /// With --check: `local`, `replay` (the recording of exactly each
+    /// request, under any prompt id) or a provider configured in cutline.toml.
     #[arg(long, default_value = "local", requires = "check")]
     pub provider: String,
     /// With --check: the max-token limit of both runs (generous by
@@ -228,8 +230,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     if let Some(id) = &args.id {
         crate::prompt::check_id(id).map_err(|e| CliError::new(Category::Usage, format!("--id: {e}")))?;
     }
-    let m =
-        crate::prompt::migrate(&src, args.id.as_deref()).map_err(|e| CliError::new(Category::Usage, e.to_string()))?;
+    let (prompts, _, _) = ws.load();
+    let id = args.id.clone().unwrap_or_else(|| free_id(&src.id, &prompts));
+    let m = crate::prompt::migrate(&src, Some(&id)).map_err(|e| CliError::new(Category::Usage, e.to_string()))?;
     if !args.force {
         refuse_unconvertible(&src, &m)?;
     }
@@ -246,9 +249,17 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         .map_err(|e| io_err(&e))?;
     }
     report_parts(&m, out)?;
-    let written = write(args, &src, &m, &text)?;
-    out.record(&json!({"type": "migrated", "id": m.config.id, "format": key, key: text, "written": written}))
-        .map_err(|e| io_err(&e))?;
+    let (written, replaced) = write(args, (&src, &m), &prompts, &text)?;
+    if let Some(path) = &written
+        && out.format() == super::out::Format::Pretty
+    {
+        super::out::say("wrote", &wrote_line(path, &m.config.id, key, replaced.as_ref()));
+    }
+    out.record(
+        &json!({"type": "migrated", "id": m.config.id, "format": key, key: text, "written": written,
+        "replaced": replaced}),
+    )
+    .map_err(|e| io_err(&e))?;
     if !args.check {
         out.pretty(&text).map_err(|e| io_err(&e))?;
     }
@@ -259,6 +270,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         "flags": m.flags,
         "unconvertible": m.unconvertible,
         "written": written,
+        "replaced": replaced,
     });
     if args.check {
         check(args, (&src, &m.config), cli, &mut data, out)?;
@@ -287,16 +299,84 @@ fn report_parts<W: Write>(m: &crate::prompt::migrate::Migration, out: &mut Out<W
     Ok(())
 }
 
-/// `--write PATH`: the migrated text written atomically, refused while a
-/// schema part has no per-line form (unless `--force`); the path written.
+/// The default id of a migration of `src_id`: the first of `<id>-jsonl`,
+/// `<id>-jsonl-2`, … that no prompt of the workspace has. `<id>-jsonl` is
+/// what a hand-written twin is called (the bundled ones are): a default
+/// that named it would replace the twin in every export and write.
+fn free_id(src_id: &str, prompts: &[PromptConfig]) -> String {
+    let taken = |id: &str| prompts.iter().any(|p| p.id == id);
+    let first = format!("{src_id}-jsonl");
+    if !taken(&first) {
+        return first;
+    }
+    // Among one more candidate than there are prompts, one is free.
+    (2..=prompts.len() + 2)
+        .map(|n| format!("{first}-{n}"))
+        .find(|id| !taken(id))
+        .unwrap_or(first)
+}
+
+/// What a write replaces: the file at the path, when there is one, and a
+/// prompt of the workspace that has the migration's id (with its file).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Replaced {
+    /// The path held a file, which is written over.
+    pub file: bool,
+    /// The workspace's prompt of the same id, which the migration replaces.
+    pub prompt: Option<String>,
+    /// That prompt's file.
+    #[serde(rename = "in")]
+    pub prompt_file: Option<String>,
+}
+
+impl Replaced {
+    /// What `path` and `id` would replace, or `None` for nothing.
+    fn of(path: &std::path::Path, id: &str, prompts: &[PromptConfig]) -> Option<Self> {
+        let file = std::fs::symlink_metadata(path).is_ok();
+        let prompt = prompts.iter().find(|p| p.id == id);
+        (file || prompt.is_some()).then(|| Self {
+            file,
+            prompt: prompt.map(|p| p.id.clone()),
+            prompt_file: prompt.map(|p| p.origin.file.clone()),
+        })
+    }
+
+    /// In words: "the file F" and/or "prompt \"X\" (in G)".
+    fn words(&self, path: &std::path::Path) -> String {
+        let mut parts = Vec::new();
+        if self.file {
+            parts.push(format!("the file {}", path.display()));
+        }
+        if let (Some(id), Some(file)) = (&self.prompt, &self.prompt_file) {
+            parts.push(format!("prompt {id:?} (in {file})"));
+        }
+        parts.join(" and ")
+    }
+}
+
+/// The line a person reads after a write.
+fn wrote_line(path: &str, id: &str, format: &str, replaced: Option<&Replaced>) -> String {
+    let mut s = format!("{path}: prompt {id:?} ({format})");
+    if let Some(r) = replaced {
+        s.push_str(", replacing ");
+        s.push_str(&r.words(std::path::Path::new(path)));
+    }
+    s
+}
+
+/// `--write PATH`: the migrated text written atomically, in place of a
+/// regular file and never through a link; refused while a schema part has
+/// no per-line form, and (exit 11) when it would replace a file or a
+/// prompt of the same id, unless `--force`. The path written and what it
+/// replaced.
 fn write(
     args: &Args,
-    src: &PromptConfig,
-    m: &crate::prompt::migrate::Migration,
+    (src, m): (&PromptConfig, &crate::prompt::migrate::Migration),
+    prompts: &[PromptConfig],
     text: &str,
-) -> Result<Option<String>, CliError> {
+) -> Result<(Option<String>, Option<Replaced>), CliError> {
     let Some(path) = &args.write else {
-        return Ok(None);
+        return Ok((None, None));
     };
     if !m.unconvertible.is_empty() && !args.force {
         let mut err = CliError::new(
@@ -310,9 +390,24 @@ fn write(
         err.detail = Some(json!({"unconvertible": m.unconvertible, "flags": m.flags}));
         return Err(err);
     }
-    crate::store::write_atomic(path, text.as_bytes())
-        .map_err(|e| CliError::new(Category::InputError, format!("{}: cannot write: {e}", path.display())))?;
-    Ok(Some(path.display().to_string()))
+    let cannot =
+        |e: std::io::Error| CliError::new(Category::InputError, format!("{}: cannot write: {e}", path.display()));
+    // A link or a directory at the path is refused before anything else.
+    crate::limits::check_writable(path).map_err(cannot)?;
+    let replaced = Replaced::of(path, &m.config.id, prompts);
+    if let Some(r) = replaced.as_ref().filter(|_| !args.force) {
+        let mut err = CliError::new(
+            Category::Conflict,
+            format!(
+                "not written: the migration would replace {}; --force writes over it, or pick another path or --id",
+                r.words(path)
+            ),
+        );
+        err.detail = Some(json!({"replaced": r, "path": path.display().to_string(), "id": m.config.id}));
+        return Err(err);
+    }
+    crate::store::write_atomic(path, text.as_bytes()).map_err(cannot)?;
+    Ok((Some(path.display().to_string()), replaced))
 }
 
 /// `--check`: both prompts run on the provider and compared; the result

@@ -19,8 +19,7 @@ use super::out::{Category, CliError, Out};
 use super::run::target_for;
 use super::{Cli, io_err};
 use crate::compare::{self, Keys, Report};
-use crate::llm::registry::Target;
-use crate::llm::{ErrorKind, FinishReason, LlmError};
+use crate::llm::FinishReason;
 use crate::prompt::PromptConfig;
 use crate::run::{Outcome, Spec};
 use crate::session::RunRecord;
@@ -141,6 +140,18 @@ pub fn run<W: Write>(
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
     let inputs = check_inputs(src, args)?;
+    // Every target first: a replay with no recording refuses before a
+    // session is opened for runs that would never come.
+    let mut planned = Vec::with_capacity(inputs.len());
+    for (name, vars) in inputs {
+        let mut pair = Vec::with_capacity(2);
+        for prompt in [src, migrated] {
+            let spec = Spec::new(prompt.clone(), vars.clone()).limit(args.max_tokens);
+            let target = target_for(args.provider, &spec, &cli.sessions)?;
+            pair.push((spec, target));
+        }
+        planned.push((name, pair));
+    }
     let mut recorder = if args.record {
         Some(
             super::run::session_for(&cli.sessions, None, &format!("migrate-check-{}", src.id))
@@ -156,11 +167,9 @@ pub fn run<W: Write>(
         .build()
         .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
     let mut checks = Vec::new();
-    for (name, vars) in inputs {
+    for (name, pair) in planned {
         let mut outcomes = Vec::with_capacity(2);
-        for prompt in [src, migrated] {
-            let spec = Spec::new(prompt.clone(), vars.clone()).limit(args.max_tokens);
-            let target = target(args.provider, &spec, cli)?;
+        for (spec, target) in pair {
             let outcome = rt.block_on(crate::run::execute(&target, &spec, recorder.as_mut(), |_, _| {}))?;
             outcomes.push(outcome);
         }
@@ -209,46 +218,6 @@ pub fn run<W: Write>(
         err.detail = Some(data);
         Err(err)
     }
-}
-
-/// The target for one run of the check. `replay` looks for a recorded run
-/// of exactly this rendered prompt (system and user text), since the
-/// migrated prompt may share its id with a different, hand-written twin.
-fn target(name: &str, spec: &Spec, cli: &Cli) -> Result<Target, CliError> {
-    if name != "replay" {
-        return target_for(name, spec, &cli.sessions);
-    }
-    let rendered = crate::prompt::render(&spec.prompt, &Map::new(), &spec.vars)?;
-    let (rec, source) = recording_of(&cli.sessions, &rendered.system, &rendered.prompt).ok_or_else(|| {
-        CliError::from(&LlmError::new(
-            ErrorKind::BadRequest,
-            format!(
-                "no recorded run of the rendered prompt {:?} in {}; check on a model with --provider local",
-                spec.prompt.id,
-                cli.sessions.display()
-            ),
-        ))
-    })?;
-    Ok(crate::run::target::replay_of(&rec, source))
-}
-
-/// The latest recorded run, among every session in `dir`, whose rendered
-/// system and user text equal these, preferring runs not cut by a limit.
-fn recording_of(dir: &std::path::Path, system: &str, prompt: &str) -> Option<(RunRecord, String)> {
-    let mut best: Option<((bool, u64), RunRecord, String)> = None;
-    for path in crate::session::list(dir) {
-        let Ok(s) = crate::session::load(&path) else { continue };
-        for (i, r) in s.runs.iter().enumerate() {
-            if r.rendered != prompt || r.system != system || r.pieces.is_empty() {
-                continue;
-            }
-            let rank = (r.finish != FinishReason::Length && r.error.is_none(), r.started_ms);
-            if best.as_ref().is_none_or(|(b, _, _)| rank > *b) {
-                best = Some((rank, r.clone(), s.reference(i)));
-            }
-        }
-    }
-    best.map(|(_, r, reference)| (r, reference))
 }
 
 /// The JSONL record of one input: `type: "check"` and the check's fields.

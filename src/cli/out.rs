@@ -158,6 +158,44 @@ impl From<crate::eval::engine::PlanError> for CliError {
     }
 }
 
+/// A replay with no recording of the request: `provider_error` (replay
+/// is the provider that cannot answer), its message naming the nearest
+/// recording, what differs and the ways out; `detail.replay` says the same
+/// for an agent. A prompt that does not render: `config_invalid`.
+impl From<crate::run::target::ReplayError> for CliError {
+    fn from(e: crate::run::target::ReplayError) -> Self {
+        use crate::run::recorded::NoRecording;
+        use crate::run::target::ReplayError;
+        match e {
+            ReplayError::Start(e) => e.into(),
+            ReplayError::NoRecording(n) => {
+                let detail = match n.as_ref() {
+                    NoRecording::Unrecorded { prompt_id, .. } => {
+                        serde_json::json!({"replay": {"prompt_id": prompt_id, "nearest": null}})
+                    }
+                    NoRecording::Differs {
+                        prompt_id,
+                        nearest,
+                        nearest_prompt,
+                        same_input,
+                        difference,
+                        ..
+                    } => serde_json::json!({"replay": {
+                        "prompt_id": prompt_id,
+                        "nearest": nearest,
+                        "nearest_prompt": nearest_prompt,
+                        "same_input": same_input,
+                        "differs": difference.to_string(),
+                    }}),
+                };
+                let mut err = Self::new(Category::ProviderError, n.to_string());
+                err.detail = Some(detail);
+                err
+            }
+        }
+    }
+}
+
 /// A provider failure: `setup_required` when the local model is missing,
 /// `interrupted` when a signal cut the run, else `provider_error`.
 impl From<&crate::llm::LlmError> for CliError {

@@ -25,8 +25,9 @@ use crate::session::Recorder;
 pub struct Args {
     /// Prompt id (from the prompts dir) or path.
     pub prompt: String,
-    /// Provider: `local` (the embedded llama-server), `replay` (a recorded
-    /// run of this prompt and input from the sessions dir), or a configured name.
+    /// Provider: `local` (the embedded llama-server), `replay` (the
+    /// recording of exactly this request from the sessions dir; refused
+    /// when none answers it), or a configured name.
     #[arg(long, default_value = "local")]
     pub provider: String,
     /// Max tokens to generate (default: the prompt's, the provider's, else
@@ -89,17 +90,15 @@ impl StructuredArg {
     }
 }
 
-/// The target for `--provider WORD` on `spec` (a replay finds the recording
-/// of the prompt with the same variables in `sessions`).
+/// The target for `--provider WORD` on `spec` (a replay finds the
+/// recording of exactly the request `spec` makes in `sessions`).
 pub fn target_for(word: &str, spec: &Spec, sessions: &std::path::Path) -> Result<Target, CliError> {
     let choice = Choice::parse(word);
-    let registry = if choice == Choice::Replay {
-        &crate::llm::registry::Registry::default()
-    } else {
-        super::params::registry()?
-    };
+    if choice == Choice::Replay {
+        return crate::run::target::replay_for(spec, sessions).map_err(CliError::from);
+    }
     crate::run::target::resolve(
-        registry,
+        super::params::registry()?,
         &choice,
         None,
         (&spec.prompt.id, &spec.vars, sessions, Recording::SameInput),

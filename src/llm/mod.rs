@@ -35,6 +35,7 @@ pub mod profile;
 pub mod redact;
 pub mod registry;
 pub mod replay;
+mod replay_match;
 pub mod responses;
 pub mod structured;
 pub mod trustgraph;

@@ -8,6 +8,8 @@ use serde_json::Value;
 use super::http::spawn_stream;
 use super::{Event, EventStream, FinishReason, Provider, ProviderInfo, Request, Transcript, Usage};
 
+pub use super::replay_match::{Asked, Difference, Place};
+
 /// Plays back one recorded transcript.
 #[derive(Debug, Clone)]
 pub struct Replay {
@@ -17,6 +19,11 @@ pub struct Replay {
     pub transcript: Transcript,
     /// Who answered originally.
     pub original: ProviderInfo,
+    /// The request the recording answered. A request that asks anything
+    /// else (another message, stop list, sampling or schema) is refused
+    /// with what differs: a recording is never a stand-in for another
+    /// prompt's answer. `None` only for a transcript a caller built itself.
+    pub asked: Option<Asked>,
 }
 
 /// What a limit of `max_tokens` gives from a recording: the text, the
@@ -55,6 +62,19 @@ impl Provider for Replay {
     }
 
     fn stream(&self, req: Request) -> EventStream {
+        if let Some(d) = self.asked.as_ref().and_then(|a| a.difference(&Asked::of(&req))) {
+            let e = super::LlmError::new(
+                super::ErrorKind::BadRequest,
+                format!(
+                    "replay: the recording {} answered another request: {d}; run the prompt on a model \
+                     (`cutline setup local`) or play the recording on purpose with `cutline replay {}`",
+                    self.source, self.source
+                ),
+            );
+            return spawn_stream(move |tx| async move {
+                let _ = tx.send(Event::Error(e)).await;
+            });
+        }
         let rest = if req.prefill.is_empty() {
             Some(self.transcript.clone())
         } else {

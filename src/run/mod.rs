@@ -11,6 +11,7 @@ pub mod follow_up;
 pub mod interrupt;
 pub mod plan;
 pub mod probe;
+pub mod recorded;
 pub mod retry;
 pub mod stop;
 pub mod target;

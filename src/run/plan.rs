@@ -234,6 +234,9 @@ impl Plan {
                 params::WireDefaults::default(),
             )
         });
+        // The schema its path sent too, so the request is the one the
+        // recording answered (`run::recorded::asked_of`).
+        let asked = super::recorded::asked_of(rec);
         Self {
             request: Request {
                 system: rec.system.clone(),
@@ -243,6 +246,8 @@ impl Plan {
                 temperature: rec.params.temperature,
                 top_p: rec.params.top_p,
                 prefill: rec.prefill.clone(),
+                response_schema: asked.schema,
+                grammar: asked.grammar,
                 ..Request::default()
             },
             path: rec.structured_path,

@@ -67,13 +67,55 @@ pub fn resolve(
     })
 }
 
-/// The replay target of one recorded run.
+/// The replay target of one recorded run. It answers only the request
+/// the run answered ([`super::recorded::asked_of`]); any other is refused
+/// with what differs.
 pub fn replay_of(rec: &RunRecord, source: String) -> Target {
     Target::replay(Replay {
         transcript: rec.transcript(),
         original: rec.provider.clone(),
+        asked: Some(super::recorded::asked_of(rec)),
         source,
     })
+}
+
+/// The replay target for `spec`: the recording, among every session in
+/// `sessions`, of exactly the request `spec` makes (planned as a replay
+/// plans it), whatever prompt id it was recorded under; or why there is
+/// none, naming the nearest recording and what differs.
+pub fn replay_for(spec: &crate::run::Spec, sessions: &Path) -> Result<Target, ReplayError> {
+    let probe = Target::replay(Replay {
+        source: String::new(),
+        transcript: crate::llm::Transcript::default(),
+        original: crate::llm::ProviderInfo {
+            name: "replay".into(),
+            kind: "replay".into(),
+            model: String::new(),
+            base_url: None,
+        },
+        asked: None,
+    });
+    let plan = crate::run::plan(spec, &probe)?;
+    let asked = crate::llm::replay::Asked::of(&plan.request);
+    let wanted = super::recorded::Wanted {
+        asked: &asked,
+        settings: &plan.settings,
+        prompt_id: &spec.prompt.id,
+        vars: &spec.vars,
+    };
+    let (rec, source) = super::recorded::find(sessions, wanted)?;
+    Ok(replay_of(&rec, source))
+}
+
+/// Why [`replay_for`] has no target.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The prompt does not render.
+    #[error(transparent)]
+    Start(#[from] crate::run::StartError),
+    /// No recording answers the request.
+    #[error(transparent)]
+    NoRecording(#[from] Box<super::recorded::NoRecording>),
 }
 
 fn no_recording(prompt_id: &str, sessions: &Path) -> LlmError {

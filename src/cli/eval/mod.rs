@@ -63,8 +63,8 @@ pub struct Args {
     /// Max-token limits, comma-separated; `none` is no limit.
     #[arg(long, value_name = "64,128,256,none", value_parser = limits_arg, default_value = "none")]
     pub max_tokens: Limits,
-    /// Provider: `local` (the embedded llama-server), `replay` (each prompt × input's recorded run, cut at
-    /// every limit), or a name configured in cutline.toml.
+    /// Provider: `local` (the embedded llama-server), `replay` (the recording of each prompt × input's exact
+    /// request, cut at every limit), or a name configured in cutline.toml.
     #[arg(long, default_value = "local")]
     pub provider: String,
     /// Runs in flight at once (default: 1 on `local`, which decodes one at a time; 4 otherwise).
@@ -262,7 +262,7 @@ fn prompt_plans<W: Write>(args: &Args, cli: &Cli, who: &Who, out: &mut Out<W>) -
         let gold = gold_for(&cfg, &gold_dir, &args.keys)?;
         let replays = inputs
             .iter()
-            .map(|input| who.replay.then(|| recording(cli, &cfg, input)).transpose())
+            .map(|input| who.replay.then(|| recording(cli, args, &cfg, input)).transpose())
             .collect::<Result<Vec<_>, _>>()?;
         plans.push(PromptPlan {
             cfg,

@@ -104,20 +104,20 @@ pub(super) fn inputs_of(
     Ok(inputs)
 }
 
-/// With `--provider replay`: the recorded run of `cfg` on `input`, as a target.
-pub(super) fn recording(cli: &Cli, cfg: &PromptConfig, input: &Input) -> Result<Target, CliError> {
-    let (rec, source) = crate::session::find_recording(&cli.sessions, &cfg.id, Some(&input.vars)).ok_or_else(|| {
-        CliError::new(
-            Category::ProviderError,
-            format!(
-                "replay: no recorded run of prompt {:?} with input {:?} in {}; record one with `cutline run` or `cutline eval` on a model",
-                cfg.id,
-                input.id,
-                cli.sessions.display()
-            ),
-        )
-    })?;
-    Ok(crate::run::target::replay_of(&rec, source))
+/// With `--provider replay`: the recording of exactly the request `cfg`
+/// makes on `input` with the command line's settings, as a target; an
+/// input none answers stops the eval before any run, naming the nearest
+/// recording and what differs.
+pub(super) fn recording(cli: &Cli, args: &Args, cfg: &PromptConfig, input: &Input) -> Result<Target, CliError> {
+    let mut spec = crate::run::Spec::new(cfg.clone(), input.vars.clone());
+    spec.cli = args
+        .sampling
+        .layer(None, args.structured.map(crate::cli::run::StructuredArg::level));
+    crate::run::target::replay_for(&spec, &cli.sessions).map_err(|e| {
+        let mut err = CliError::from(e);
+        err.message = format!("input {:?}: {}", input.id, err.message);
+        err
+    })
 }
 
 /// The command line's choice of inputs: `--inputs` read, `--vars` read.

@@ -292,7 +292,7 @@ fn cells(args: &Args, cli: &Cli) -> Result<Planned, CliError> {
         for input in inputs {
             let target = match (&who.shared, who.replay) {
                 (Some(t), false) => t.clone(),
-                _ => super::setup::recording(cli, &cfg, &input)?,
+                _ => super::setup::recording(cli, args, &cfg, &input)?,
             };
             for &limit in &args.max_tokens.0 {
                 cells.push(Cell {
