@@ -101,3 +101,80 @@ fn parse_output_carries_the_loop_of_a_cut_text_or_null() {
     let env = parse("30.jsonl", &text_of("demo#30"), "jsonl", "json");
     assert!(env[0]["data"]["loop"].is_null(), "{}", env[0]["data"]["loop"]);
 }
+
+/// Issue 35, item 7: the report counts a looping answer's repeats once,
+/// says how many answers looped, and opens with one sentence of what each
+/// format kept at each limit (the demo session: 6 twin pairs at 768).
+#[test]
+fn the_report_counts_a_loop_once_and_opens_with_what_each_format_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo.html");
+    let status = assert_cmd::Command::cargo_bin("cutline")
+        .unwrap()
+        .args(["report", "demo", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        page.contains(
+            "<p class=\"headline\">At 768 tokens (6 twin pairs), JSONL kept 78 items, salvage 64 and strict JSON 15. \
+             15 answers looped until the limit cut; each loop's repeats count once.</p>"
+        ),
+        "{}",
+        &page[..page.len().min(3000)]
+    );
+    // Every looping run counts each repeated item once; the rest as they came.
+    let s = cutline::session::load(std::path::Path::new("sessions/demo.jsonl")).unwrap();
+    let (cfgs, _, _) = cutline::store::load_dir(std::path::Path::new("prompts"));
+    let mut dropped = Vec::new();
+    for r in &s.runs {
+        let cfg = cfgs.iter().find(|c| c.id == r.prompt_id).unwrap();
+        let a = cutline::run::Analysis::of(
+            cfg.response_type,
+            cfg.schema.as_ref(),
+            &r.text,
+            cutline::output::tg::TgPython::default(),
+        );
+        let sum = cutline::eval::summarise("k".into(), "i", r, &a, None, false);
+        let raw = match &a {
+            cutline::run::Analysis::Json(j) => {
+                assert_eq!(
+                    sum.salvaged + sum.repeats_dropped,
+                    j.elements.iter().filter(|e| e.valid).count()
+                );
+                note_dropped(sum.repeats_dropped, &mut dropped, &r.run_id);
+                continue;
+            }
+            other => other.items().len(),
+        };
+        assert_eq!(sum.items + sum.repeats_dropped, raw, "{}", r.run_id);
+        note_dropped(sum.repeats_dropped, &mut dropped, &r.run_id);
+        assert!(sum.repeats_dropped == 0 || sum.loop_repeats.is_some(), "{}", r.run_id);
+    }
+    let dropped: Vec<(&str, usize)> = dropped.iter().map(|(id, n)| (id.as_str(), *n)).collect();
+    assert_eq!(
+        dropped,
+        [
+            ("demo#2", 13),
+            ("demo#10", 38),
+            ("demo#12", 33),
+            ("demo#14", 17),
+            ("demo#17", 25),
+            ("demo#18", 21),
+            ("demo#21", 17),
+            ("demo#24", 25),
+            ("demo#25", 25),
+            ("demo#28", 37),
+            ("demo#31", 12)
+        ]
+    );
+}
+
+/// Keep `(id, n)` when a run dropped `n` repeated items.
+fn note_dropped(n: usize, out: &mut Vec<(String, usize)>, id: &str) {
+    if n > 0 {
+        out.push((id.to_owned(), n));
+    }
+}

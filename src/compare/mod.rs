@@ -54,6 +54,13 @@ pub struct Side {
     pub verdicts: Vec<(Option<String>, bool)>,
 }
 
+/// How many of `values` differ: a runaway loop's repeats counted once
+/// (its repeats are byte-identical, so equal values are equal text).
+pub fn distinct<'a>(values: impl IntoIterator<Item = &'a Value>) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    values.into_iter().filter(|v| seen.insert(v.to_string())).count()
+}
+
 /// Reduce an analysis to a side. `finish_length`: the run was cut by its
 /// max-token limit (known for session runs).
 pub fn side(label: &str, analysis: &Analysis, finish_length: bool) -> Side {

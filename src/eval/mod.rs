@@ -349,6 +349,11 @@ pub struct RunSummary {
     /// Whole repeats of the runaway loop the limit cut (`run::loop_of`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loop_repeats: Option<usize>,
+    /// Items of a looping answer that repeated one before: counted once in
+    /// `items` and `salvaged`, so a loop never outscores an answer that
+    /// said more.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeats_dropped: usize,
     /// Milliseconds the run took.
     pub total_ms: u64,
     /// The provider failure, if the run failed.
@@ -364,6 +369,14 @@ impl RunSummary {
     }
 }
 
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// Summarise a finished run from its record and analysis.
 pub fn summarise(
     key: String,
@@ -374,17 +387,37 @@ pub fn summarise(
     skipped: bool,
 ) -> RunSummary {
     let side = compare::side(&record.run_id, analysis, record.finish == FinishReason::Length);
+    let looped = crate::run::loop_of(record);
+    // A loop's repeats are counted once; any other answer as it came.
+    let count = |values: &mut dyn Iterator<Item = &Value>| {
+        if looped.is_some() {
+            compare::distinct(values)
+        } else {
+            values.count()
+        }
+    };
     let (parse_ok, salvaged) = match analysis {
         Analysis::Text => (true, 0),
         Analysis::Json(a) => (
             a.status == JsonStatus::Ok,
-            a.elements.iter().filter(|e| e.valid).count(),
+            count(&mut a.elements.iter().filter(|e| e.valid).map(|e| &e.value)),
         ),
         Analysis::Jsonl(a) => (
             a.counts.invalid_json + a.counts.schema_invalid + a.counts.truncated == 0,
-            a.items.len(),
+            count(&mut a.items.iter()),
         ),
     };
+    let items = count(&mut side.items.iter());
+    let raw = match analysis {
+        Analysis::Json(a) => a.elements.iter().filter(|e| e.valid).count(),
+        _ => side.kept,
+    };
+    let repeats_dropped = raw
+        - if matches!(analysis, Analysis::Json(_)) {
+            salvaged
+        } else {
+            items
+        };
     let gold = gold.filter(|g| g.applies(&record.variables));
     let loss = gold.map(|g| {
         let run = crate::compare::loss::Run {
@@ -411,7 +444,7 @@ pub fn summarise(
         max_tokens: record.params.max_tokens,
         skipped,
         finish_reason: record.finish,
-        items: side.kept,
+        items,
         judged: side.judged,
         valid: side.valid,
         invalid: side.judged - side.valid,
@@ -425,7 +458,8 @@ pub fn summarise(
         reasoning_estimated: record.usage.reasoning_estimated,
         prompt_tokens: record.usage.prompt_tokens,
         cached_tokens: record.usage.cached_tokens,
-        loop_repeats: crate::run::loop_of(record).map(|l| l.repeats),
+        loop_repeats: looped.map(|l| l.repeats),
+        repeats_dropped,
         checks: record.checks.clone(),
         total_ms: record.total_ms,
         error: record.error.clone(),
@@ -518,6 +552,7 @@ mod tests {
             prompt_tokens: None,
             cached_tokens: None,
             loop_repeats: None,
+            repeats_dropped: 0,
             checks: Vec::new(),
             total_ms: 0,
             error: err.then(|| LlmError::new(crate::llm::ErrorKind::Server, "x")),

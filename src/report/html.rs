@@ -90,6 +90,9 @@ pub fn page(r: &Report) -> String {
                         (r.source) " · " (runs) " runs shown (" (r.selected) " picked) · "
                         (pairs) " JSON/JSONL twin pairs · " (models.join(", "))
                     }
+                    @if let Some(h) = r.headline() {
+                        p.headline { (h) }
+                    }
                     p.lede {
                         "What each parser keeps when the model's answer is cut: strict JSON (a consumer that parses the \
                          whole array), salvage (the complete elements of a cut array) and JSONL (one item per line)."
@@ -172,7 +175,7 @@ fn summary_table(rows: &[Row]) -> Markup {
             thead { tr {
                 th { "prompt" } th { "type" } th.num { "limit" } th.num { "runs" } th.num { "failed" }
                 th.num { "items" } th.num { "mean" } th.num { "salvage" } th.num { "valid" } th.num { "parse ok" }
-                th.num { "cut" } th.num { "precision" } th.num { "recall" } th.num { "F1" }
+                th.num { "cut" } th.num { "loops" } th.num { "precision" } th.num { "recall" } th.num { "F1" }
             } }
             tbody {
                 @for r in rows {
@@ -183,6 +186,7 @@ fn summary_table(rows: &[Row]) -> Markup {
                         td.num { (r.items_mean.map_or_else(|| "-".into(), |m| format!("{m:.1}"))) }
                         td.num { @if r.response_type == ResponseType::Json { (r.salvaged_total) } @else { "-" } }
                         td.num { (pct(r.valid_rate)) } td.num { (pct(r.parse_ok_rate)) } td.num { (r.truncated) }
+                        td.num { (r.loops) }
                         td.num { (pct(g.and_then(|g| g.precision))) }
                         td.num { (pct(g.and_then(|g| g.recall))) }
                         td.num { (pct(g.and_then(|g| g.f1))) }

@@ -17,6 +17,7 @@ pub mod svg;
 pub use panel::{Line, Mark, RunPanel, panel};
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use crate::compare::{self, Keys};
 use crate::eval::{self, Gold, Row, RunSummary, TablePrompt};
@@ -172,6 +173,94 @@ pub struct Report {
     /// Items against the limits, one chart per prompt run at two limits or
     /// more (an eval session).
     pub limit_charts: Vec<svg::Chart>,
+}
+
+impl Report {
+    /// The page's first sentence: what each format kept at each limit,
+    /// summed over every JSON prompt whose JSONL twin ran at that limit
+    /// too, and how many answers looped (their repeats counted once).
+    /// Without twin pairs, what each prompt kept. `None` when no run
+    /// completed.
+    pub fn headline(&self) -> Option<String> {
+        use crate::prompt::ResponseType;
+        // limit → (pairs, strict, salvage, jsonl, loops), in table order.
+        let mut at: Vec<(Option<u32>, [usize; 5])> = Vec::new();
+        for r in self
+            .table
+            .iter()
+            .filter(|r| r.response_type == ResponseType::Json && r.completed > 0)
+        {
+            let Some(t) = r.twin.as_deref().and_then(|twin| {
+                self.table
+                    .iter()
+                    .find(|t| t.prompt == twin && t.max_tokens == r.max_tokens && t.completed > 0)
+            }) else {
+                continue;
+            };
+            let i = at.iter().position(|(l, _)| *l == r.max_tokens).unwrap_or_else(|| {
+                at.push((r.max_tokens, [0; 5]));
+                at.len() - 1
+            });
+            let sums = &mut at[i].1;
+            for (k, n) in [1, r.items_total, r.salvaged_total, t.items_total, r.loops + t.loops]
+                .into_iter()
+                .enumerate()
+            {
+                sums[k] += n;
+            }
+        }
+        let mut parts = Vec::new();
+        let mut loops = 0;
+        for (limit, [pairs, strict, salvage, jsonl, looped]) in &at {
+            loops += looped;
+            let pairs = if *pairs == 1 {
+                "1 twin pair".to_owned()
+            } else {
+                format!("{pairs} twin pairs")
+            };
+            parts.push(format!(
+                "at {} ({pairs}), JSONL kept {jsonl} items, salvage {salvage} and strict JSON {strict}",
+                limit_words(*limit)
+            ));
+        }
+        if parts.is_empty() {
+            parts = self
+                .table
+                .iter()
+                .filter(|r| r.completed > 0)
+                .map(|r| {
+                    loops += r.loops;
+                    format!(
+                        "{} kept {} items at {}",
+                        r.prompt,
+                        r.items_total,
+                        limit_words(r.max_tokens)
+                    )
+                })
+                .collect();
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        let mut s = parts.join("; ");
+        if let Some(c) = s.get_mut(0..1) {
+            c.make_ascii_uppercase();
+        }
+        s.push('.');
+        if loops > 0 {
+            let answers = if loops == 1 { "answer" } else { "answers" };
+            let _ = write!(
+                s,
+                " {loops} {answers} looped until the limit cut; each loop's repeats count once."
+            );
+        }
+        Some(s)
+    }
+}
+
+/// A limit in a sentence: `64 tokens`, or `no limit`.
+fn limit_words(l: Option<u32>) -> String {
+    l.map_or_else(|| "no limit".into(), |n| format!("{n} tokens"))
 }
 
 #[allow(

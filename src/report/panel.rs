@@ -2,6 +2,8 @@
 //! response line with what the parser made of it, and the sweep over the
 //! run's own token cuts (o200k estimates when it has none).
 
+use std::fmt::Write as _;
+
 use crate::output::sweep::{SweepPoint, sweep};
 use crate::output::tokens::{Tokenizer, boundaries, boundaries_from_pieces};
 use crate::output::verdict::{self, Voice};
@@ -52,19 +54,30 @@ pub struct RunPanel {
     pub estimated: bool,
     /// Why the run could not be analysed.
     pub problem: Option<String>,
+    /// The runaway loop the limit cut (`run::loop_of`): its repeats are
+    /// counted once in [`RunPanel::kept`] and [`RunPanel::salvaged`].
+    pub looped: Option<crate::output::loops::Loop>,
 }
 
 impl RunPanel {
-    /// Items the response type's consumer keeps.
+    /// Items the response type's consumer keeps (a loop's repeats once).
     pub fn kept(&self) -> usize {
-        self.analysis.as_ref().map_or(0, |a| a.items().len())
+        self.analysis.as_ref().map_or(0, |a| self.count(&mut a.items().iter()))
     }
 
-    /// Valid elements salvage recovers (JSON runs).
+    /// Valid elements salvage recovers (JSON runs; a loop's repeats once).
     pub fn salvaged(&self) -> Option<usize> {
         match &self.analysis {
-            Some(Analysis::Json(a)) => Some(a.elements.iter().filter(|e| e.valid).count()),
+            Some(Analysis::Json(a)) => Some(self.count(&mut a.elements.iter().filter(|e| e.valid).map(|e| &e.value))),
             _ => None,
+        }
+    }
+
+    fn count(&self, values: &mut dyn Iterator<Item = &serde_json::Value>) -> usize {
+        if self.looped.is_some() {
+            crate::compare::distinct(values)
+        } else {
+            values.count()
         }
     }
 
@@ -118,6 +131,7 @@ pub fn panel(run: &RunInput, py: crate::output::tg::TgPython) -> RunPanel {
         points: Vec::new(),
         estimated: false,
         problem: Some(problem),
+        looped: None,
     };
     let (cfg, schemas) = match &run.prompt {
         Ok(x) => x,
@@ -132,7 +146,21 @@ pub fn panel(run: &RunInput, py: crate::output::tg::TgPython) -> RunPanel {
         boundaries(&rec.text, Tokenizer::O200kBase)
     };
     let points = sweep(rec.text.as_bytes(), &cuts, schemas);
-    let (lines, summary) = lines_and_summary(&rec.text, &analysis);
+    let (mut lines, mut summary) = lines_and_summary(&rec.text, &analysis);
+    let looped = crate::run::loop_of(rec);
+    if let Some(l) = &looped {
+        let line = rec.text[..l.start_byte].matches('\n').count();
+        if let Some(at) = lines.get_mut(line) {
+            at.marks.push(Mark {
+                good: Some(false),
+                text: format!(
+                    "a runaway loop starts here: the same {} bytes {} times until the limit cut it (its repeats count once)",
+                    l.period_bytes, l.repeats
+                ),
+            });
+        }
+        let _ = write!(summary, " Loop: {} repeats, counted once.", l.repeats);
+    }
     RunPanel {
         number: run.number,
         record: rec.clone(),
@@ -143,5 +171,6 @@ pub fn panel(run: &RunInput, py: crate::output::tg::TgPython) -> RunPanel {
         points,
         estimated: !token_pieces,
         problem: None,
+        looped,
     }
 }

@@ -260,6 +260,7 @@ pub fn eval_summary(
         cached_tokens: None,
         checks: Vec::new(),
         loop_repeats: None,
+        repeats_dropped: 0,
         total_ms: 500,
         error: error.map(|e| cutline::llm::LlmError::new(cutline::llm::ErrorKind::BadRequest, e)),
         run_id: format!("eval-x#{input}"),
