@@ -168,6 +168,10 @@ pub enum Effect {
         /// File name suffix, so the editor picks its syntax (`.json`).
         suffix: &'static str,
     },
+    /// A component asks for another (open this in Compare, sweep what is
+    /// on show): routed by the reducer before the effects leave it, so the
+    /// runner never gets one.
+    Nav(super::component::Nav),
     /// Leave the workbench.
     Quit,
 }

@@ -32,13 +32,16 @@ use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-// The shell: the root state, the events, the reducer's dispatch and keys,
-// the runner's dispatch, the frame, layout, theme, keymap and text.
+// The shell: the component trait and its registry, the root state, the
+// events, the reducer's dispatch and keys, the runner's dispatch, the
+// frame, layout, theme, keymap and text.
+pub mod component;
 pub mod event;
 pub mod keymap;
 pub mod layout;
 pub mod panes;
 pub mod paste;
+pub mod registry;
 pub mod runner;
 pub mod state;
 pub mod status;
@@ -47,9 +50,8 @@ pub mod theme;
 pub mod update;
 pub mod view;
 
-// The features, one folder each (state, update, view, effects). A new
-// pane is a folder here plus its line in `view::draw` (and in `Tab` if
-// it is a tab of its own).
+// The features, one folder each (state, update, view, effects, and its
+// `Component` in `mod.rs`), each listed once in `registry::COMPONENTS`.
 pub mod compare;
 pub mod costs;
 pub mod editor;

@@ -155,6 +155,8 @@ impl Runner {
                 self.tasks.insert(id, h);
             }
             Effect::Sweep(job) => super::sweep::spawn(self.tx.clone(), job),
+            // Routed by the reducer; one that got here has no one to go to.
+            Effect::Nav(nav) => tracing::warn!("unrouted {nav:?}"),
         }
         true
     }

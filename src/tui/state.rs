@@ -219,8 +219,13 @@ pub struct State {
     pub migrate: Option<super::migrate::MigrateView>,
     /// The Compare tab.
     pub compare: super::compare::CompareView,
-    /// The eval view over the Compare tab (`E`).
+    /// The eval view (`E`).
     pub eval: super::eval::EvalView,
+    /// The strategy table under the Compare report (`S`).
+    pub costs: super::costs::Costs,
+    /// The view open over its tab's body (the eval view over Compare),
+    /// kept while the person visits other tabs.
+    pub overlay: Option<super::component::Id>,
     /// A finished run pinned as compare side A (the run on show is B).
     pub pinned: Option<Box<RunView>>,
     /// What the last session kept and is not restored yet: the pin until
@@ -267,6 +272,8 @@ impl State {
             migrate: None,
             compare: super::compare::CompareView::default(),
             eval: super::eval::EvalView::default(),
+            costs: super::costs::Costs::default(),
+            overlay: None,
             pinned: None,
             restore: super::remember::Remembered::default(),
             next_id: 1,
@@ -310,6 +317,12 @@ impl State {
         }
     }
 
+    /// The pair the Compare tab and the strategy table work on: the twins
+    /// on show, or the pinned run (side A) and the run on show (side B).
+    pub fn pair_on_show(&self) -> Option<(&RunView, &RunView)> {
+        pair_of(self.shown.as_ref(), self.pinned.as_deref())
+    }
+
     /// The focused pane, within the panes the current tab has.
     pub fn focus_in_tab(&self) -> OutPane {
         let twins = self.shown.as_ref().is_some_and(Shown::twins);
@@ -318,5 +331,15 @@ impl State {
             (_, OutPane::Response2) if !twins => OutPane::Response,
             (_, f) => f,
         }
+    }
+}
+
+/// The pair of `shown` and `pinned` (see [`State::pair_on_show`]), from the
+/// fields, so a reducer can hold it while it changes other fields.
+pub fn pair_of<'a>(shown: Option<&'a Shown>, pinned: Option<&'a RunView>) -> Option<(&'a RunView, &'a RunView)> {
+    match shown {
+        Some(Shown::Twins { json, jsonl }) => Some((json, jsonl)),
+        Some(Shown::Single(r)) => pinned.filter(|p| p.id != r.id).map(|p| (p, &**r)),
+        None => None,
     }
 }

@@ -8,8 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use rust_i18n::t;
 
-use super::editor::Field;
 use super::keymap::Action;
+use super::registry;
 use super::run::{Phase, RunView, Shown};
 use super::state::{FirstScreen, Mode, State};
 
@@ -97,59 +97,33 @@ pub fn line2(s: &State) -> (String, bool) {
     (format!(" {hint}"), false)
 }
 
-/// The key hints of `mode`.
+/// The key hints of `mode`: its owner's words, or (in normal mode, and
+/// under the help) the hints of the body on show, else the common ones.
 fn mode_hint(s: &State, mode: &Mode) -> std::borrow::Cow<'static, str> {
     let k = |a| s.keymap.key_for(a);
-    match mode {
-        Mode::Filter => t!("tui.status.filter", text = s.prompts.filter),
-        Mode::LimitInput(text) => t!("tui.status.limit_input", text = text),
-        Mode::EvalLimits(text) => t!("tui.eval.limits_input", text = text),
-        Mode::Insert => t!(
-            "tui.status.editing",
-            field = s.editor.as_ref().map_or(Field::Template, |e| e.field).title()
-        ),
-        Mode::Picker => t!("tui.status.picker"),
-        // Under the help, the keys of the tab it covers.
-        Mode::Help => mode_hint(s, &Mode::Normal),
-        Mode::ModelInput(text) => t!("tui.status.model_input", text = text),
-        Mode::Search(_, text) => t!("tui.status.search_input", text = text),
-        Mode::Normal if s.tab == crate::tui::state::Tab::Migrate => t!(
-            "tui.status.migrate",
-            migrate = k(Action::Migrate),
-            write = k(Action::MigrateWrite),
-            twins = k(Action::Twins),
-            provider = k(Action::Provider),
-            help = k(Action::Help)
-        ),
-        Mode::Normal if crate::tui::eval::update::on_show(s) => t!(
-            "tui.eval.hint",
-            run = k(Action::Run),
-            limits = k(Action::LimitType),
-            cancel = k(Action::Cancel),
-            back = k(Action::Eval),
-            provider = k(Action::Provider),
-            help = k(Action::Help)
-        ),
-        Mode::Normal if s.tab == crate::tui::state::Tab::Compare => t!(
-            "tui.status.compare",
-            twins = k(Action::Twins),
-            pin = k(Action::Pin),
-            provider = k(Action::Provider),
-            help = k(Action::Help)
-        ),
-        Mode::Normal => t!(
-            "tui.status.normal",
-            help = k(Action::Help),
-            run = k(Action::Run),
-            twins = k(Action::Twins),
-            sweep = k(Action::Sweep),
-            down = k(Action::LimitDown),
-            up = k(Action::LimitUp),
-            typed = k(Action::LimitType),
-            provider = k(Action::Provider),
-            quit = k(Action::Quit)
-        ),
+    let own = match mode {
+        Mode::LimitInput(text) => Some(t!("tui.status.limit_input", text = text)),
+        Mode::Normal => None,
+        mode => registry::mode_owner(mode).and_then(|c| c.mode_hint(s)),
+    };
+    if let Some(words) = own {
+        return words;
     }
+    if let Some(words) = registry::body(s).and_then(|c| c.hint(s)) {
+        return words;
+    }
+    t!(
+        "tui.status.normal",
+        help = k(Action::Help),
+        run = k(Action::Run),
+        twins = k(Action::Twins),
+        sweep = k(Action::Sweep),
+        down = k(Action::LimitDown),
+        up = k(Action::LimitUp),
+        typed = k(Action::LimitType),
+        provider = k(Action::Provider),
+        quit = k(Action::Quit)
+    )
 }
 
 /// Draw both lines in `area`.

@@ -2,10 +2,12 @@
 //! pair on show costs, strategy by strategy. The same cells and rows as
 //! `cutline eval --strategy`, for one input: the pair's own.
 //!
-//! The feature in one folder: its state ([`Costs`], in `compare.costs`),
-//! the reducer's part (`update`: ask, take the answer), the lines the
-//! Compare tab draws under its report (`view`) and the runner's part
-//! (`effects`: each side through `eval::cell::run_cell`).
+//! The feature in one folder: its state ([`Costs`], in `State::costs`),
+//! the reducer's part (`update`: ask, take the answer), its lines at the
+//! foot of the Compare report (`view`; [`Place::Under`] the Compare tab)
+//! and the runner's part (`effects`: each side through
+//! `eval::cell::run_cell`). A new pair on show drops the old pair's table
+//! ([`Nav::PairChanged`]).
 
 mod effects;
 mod state;
@@ -76,4 +78,44 @@ pub fn table(sides: [SideOf<'_>; 2], runs: &[StrategyRun]) -> (Vec<StrategyRow>,
     }
     let headline = strategy::headlines(&rows).first().map(strategy::Headline::sentence);
     (rows, headline)
+}
+
+use ratatui::text::Line;
+
+use crate::tui::component::{Component, Id, Nav, Place};
+use crate::tui::event::Effect;
+use crate::tui::keymap::Action;
+use crate::tui::state::State;
+
+/// The strategy table, under the Compare report.
+#[derive(Debug, Clone, Copy)]
+pub struct CostsTable;
+
+impl Component for CostsTable {
+    fn id(&self) -> Id {
+        Id::Costs
+    }
+
+    fn place(&self) -> Place {
+        Place::Under(Id::Compare)
+    }
+
+    fn actions(&self) -> &'static [Action] {
+        &[Action::Costs]
+    }
+
+    fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
+        update::start(s)
+    }
+
+    fn lines(&self, s: &State) -> Vec<Line<'static>> {
+        view::lines(&s.costs, &s.keymap.key_for(Action::Costs), s.theme)
+    }
+
+    fn navigate(&self, s: &mut State, nav: &Nav) -> Option<Vec<Effect>> {
+        matches!(nav, Nav::PairChanged).then(|| {
+            s.costs = Costs::Idle;
+            Vec::new()
+        })
+    }
 }

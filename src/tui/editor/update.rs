@@ -26,15 +26,14 @@ pub(in crate::tui) fn open_prompt(s: &mut State) -> bool {
     true
 }
 
-/// Enter: open the selected prompt, start typing, or open a recording.
+/// Enter: open the selected prompt, or start typing (the Sessions tab
+/// takes Enter for its recordings).
 pub(in crate::tui) fn open(s: &mut State) -> Vec<Effect> {
     let tab = s.tab;
     if tab == Tab::Prompts && open_prompt(s) {
         s.tab = Tab::Edit;
     } else if tab == Tab::Edit {
         edit(s);
-    } else if tab == Tab::Sessions {
-        crate::tui::sessions::update::open_recording(s);
     }
     Vec::new()
 }

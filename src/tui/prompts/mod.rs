@@ -12,3 +12,60 @@ pub mod view;
 
 pub(super) use effects::spawn_load;
 pub use state::PromptList;
+
+use std::borrow::Cow;
+
+use ratatui::Frame;
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+use crate::tui::component::{Component, Id, Place};
+use crate::tui::event::Effect;
+use crate::tui::keymap::Action;
+use crate::tui::state::{Mode, State, Tab};
+
+/// The Prompts tab: the list, and `/` to filter it.
+#[derive(Debug, Clone, Copy)]
+pub struct Prompts;
+
+impl Component for Prompts {
+    fn id(&self) -> Id {
+        Id::Prompts
+    }
+
+    fn place(&self) -> Place {
+        Place::Tab(Tab::Prompts)
+    }
+
+    fn actions(&self) -> &'static [Action] {
+        &[Action::Filter]
+    }
+
+    fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
+        s.tab = Tab::Prompts;
+        s.mode = Mode::Filter;
+        Vec::new()
+    }
+
+    fn owns_mode(&self, mode: &Mode) -> bool {
+        *mode == Mode::Filter
+    }
+
+    fn key(&self, s: &mut State, k: KeyEvent) -> Vec<Effect> {
+        update::filter_key(s, k)
+    }
+
+    fn move_by(&self, s: &mut State, by: isize, _under: &[Line<'static>]) {
+        let n = s.prompts.filtered().len();
+        s.prompts.selected = crate::tui::panes::step(s.prompts.selected, by, n);
+    }
+
+    fn draw(&self, f: &mut Frame<'_>, area: Rect, s: &State, _under: &[Line<'static>]) {
+        view::draw(f, area, s);
+    }
+
+    fn mode_hint(&self, s: &State) -> Option<Cow<'static, str>> {
+        Some(rust_i18n::t!("tui.status.filter", text = s.prompts.filter))
+    }
+}

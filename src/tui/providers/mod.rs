@@ -17,3 +17,60 @@ pub use effects::{SaveModelCause, SaveModelError, load_providers, save_model};
 pub(super) use effects::{registry_choice, spawn_load};
 pub use save_model::SaveModel;
 pub use state::{PickerRow, ProviderChoice, ProviderEntry, ProviderPicker};
+
+use std::borrow::Cow;
+
+use ratatui::Frame;
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+use crate::tui::component::{Component, Id, Place};
+use crate::tui::event::Effect;
+use crate::tui::keymap::Action;
+use crate::tui::state::{Mode, State};
+
+/// The provider picker (`p`), a popup over the body while it has the keys.
+#[derive(Debug, Clone, Copy)]
+pub struct Providers;
+
+impl Component for Providers {
+    fn id(&self) -> Id {
+        Id::Providers
+    }
+
+    fn place(&self) -> Place {
+        Place::Popup
+    }
+
+    fn actions(&self) -> &'static [Action] {
+        &[Action::Provider]
+    }
+
+    fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
+        update::open_picker(s)
+    }
+
+    fn owns_mode(&self, mode: &Mode) -> bool {
+        matches!(mode, Mode::Picker | Mode::ModelInput(_))
+    }
+
+    fn key(&self, s: &mut State, k: KeyEvent) -> Vec<Effect> {
+        if s.mode == Mode::Picker {
+            update::picker_key(s, k)
+        } else {
+            update::model_key(s, k)
+        }
+    }
+
+    fn draw(&self, f: &mut Frame<'_>, area: Rect, s: &State, _under: &[Line<'static>]) {
+        view::draw(f, area, s);
+    }
+
+    fn mode_hint(&self, s: &State) -> Option<Cow<'static, str>> {
+        Some(match &s.mode {
+            Mode::ModelInput(text) => rust_i18n::t!("tui.status.model_input", text = text),
+            _ => rust_i18n::t!("tui.status.picker"),
+        })
+    }
+}

@@ -10,3 +10,30 @@ pub(super) mod update;
 
 pub(super) use effects::spawn;
 pub use effects::{ReportError, write_report};
+
+use crate::tui::component::{Component, Id, Place};
+use crate::tui::event::Effect;
+use crate::tui::keymap::Action;
+use crate::tui::state::State;
+
+/// `x`: the HTML report of the runs on show; its answer is the status line.
+#[derive(Debug, Clone, Copy)]
+pub struct Report;
+
+impl Component for Report {
+    fn id(&self) -> Id {
+        Id::Report
+    }
+
+    fn place(&self) -> Place {
+        Place::Job
+    }
+
+    fn actions(&self) -> &'static [Action] {
+        &[Action::Report]
+    }
+
+    fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
+        update::write(s)
+    }
+}

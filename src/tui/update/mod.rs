@@ -2,7 +2,9 @@
 //! clock, no terminal — so every key can be tested without a terminal. Work
 //! that needs IO (runs, saves, loading) goes out as [`Effect`]s and comes back
 //! as [`Event`]s. This module only dispatches each event to its feature's
-//! `update.rs`; `keys` maps keys to actions and actions to features.
+//! `update.rs` and routes the navigation messages among the effects
+//! ([`crate::tui::registry::settle`]); `keys` maps keys to actions and
+//! actions to components.
 
 mod keys;
 
@@ -15,14 +17,18 @@ use super::state::State;
 use super::sweep::update::sweep_ready;
 use keys::{key, mouse, quit};
 
-pub use keys::scroll_pane;
-pub(in crate::tui) use keys::step;
+pub use keys::ROOT_ACTIONS;
 
 /// The default max-token limit that `-`/`+` start from when there is none.
 pub const DEFAULT_LIMIT: u32 = 256;
 
 /// Apply one event; return the work it asks for.
 pub fn update(s: &mut State, ev: Event) -> Vec<Effect> {
+    let out = dispatch(s, ev);
+    super::registry::settle(s, out)
+}
+
+fn dispatch(s: &mut State, ev: Event) -> Vec<Effect> {
     if matches!(ev, Event::Key(_) | Event::Mouse(_) | Event::Paste(_)) {
         s.first_screen = None;
         super::remember::update::moved(s);

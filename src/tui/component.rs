@@ -1,0 +1,191 @@
+//! One trait for every part of the workbench a person sees or presses a
+//! key for — a tab, a view over a tab, a section under another's body, a
+//! popup, a key's job — and the one message that moves between them.
+//!
+//! Each part is a [`Component`]: a unit struct in its folder, listed once
+//! in [`super::registry::COMPONENTS`]. The root (`update`, `view`,
+//! `status`) never names a feature: it asks the registry which component
+//! is on show, which owns an action or a typing mode, and what sits under
+//! a body. A component that needs another (open this run in Compare, show
+//! these runs, sweep what is on show) returns a [`Nav`] in its effects;
+//! the root routes it to the component that answers it before anything
+//! reaches the runner.
+
+use std::borrow::Cow;
+
+use ratatui::Frame;
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+use super::event::Effect;
+use super::keymap::Action;
+use super::state::{Mode, State, Tab};
+
+/// Which component: the registry's key, and what a [`Nav`] or
+/// `State::overlay` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Id {
+    /// The prompt list.
+    Prompts,
+    /// The editor.
+    Edit,
+    /// The runs on show: response, JSON and JSONL panes.
+    Run,
+    /// The truncation sweep.
+    Sweep,
+    /// Recorded sessions.
+    Sessions,
+    /// JSON array → JSONL migration.
+    Migrate,
+    /// The pair on show compared item by item.
+    Compare,
+    /// The eval view over the Compare tab.
+    Eval,
+    /// The strategy table under the Compare report.
+    Costs,
+    /// The provider picker.
+    Providers,
+    /// The key list.
+    Help,
+    /// Search in the Run and Sweep panes.
+    Search,
+    /// The HTML report of the runs on show.
+    Report,
+}
+
+/// Where a component shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A tab of the tab bar.
+    Tab(Tab),
+    /// Drawn instead of a tab's body while it is `State::overlay`.
+    Over(Tab),
+    /// Lines at the foot of another component's body.
+    Under(Id),
+    /// Drawn over the body while one of its modes holds the keys.
+    Popup,
+    /// Over a tab's panes (marks, hits), on the tabs it names.
+    Marks(&'static [Tab]),
+    /// Nowhere: a key's job whose answer is the status line.
+    Job,
+}
+
+/// The message that moves between components: a component returns it in
+/// its effects ([`Effect::Nav`]) and the root routes it, at once and in
+/// order, to the component that answers it.
+#[derive(Debug)]
+pub enum Nav {
+    /// Compare the pair on show again (the Compare tab's report).
+    Compare,
+    /// The pair on show is another pair: what was worked out for the old
+    /// one is dropped.
+    PairChanged,
+    /// Sweep what is on show, when nothing of it is live.
+    Sweep,
+    /// The search ends (`Esc` with nothing to cancel).
+    EndSearch,
+}
+
+/// A tab, view, section, popup or key's job of the workbench. Every method
+/// but `id` and `place` has a default: a component says only what it does.
+pub trait Component: Sync {
+    /// Its key in the registry.
+    fn id(&self) -> Id;
+
+    /// Where it shows.
+    fn place(&self) -> Place;
+
+    /// The actions it owns: the keymap binds each, the help lists each,
+    /// and the root hands each to [`Component::action`].
+    fn actions(&self) -> &'static [Action] {
+        &[]
+    }
+
+    /// Whether it is on show: its tab is, or it is the open overlay of
+    /// the tab on show, or its mode holds the keys.
+    fn on_show(&self, s: &State) -> bool {
+        match self.place() {
+            Place::Tab(t) => s.tab == t,
+            Place::Over(t) => s.tab == t && s.overlay == Some(self.id()),
+            Place::Popup => self.owns_mode(&s.mode),
+            Place::Marks(tabs) => tabs.contains(&s.tab),
+            Place::Under(_) | Place::Job => false,
+        }
+    }
+
+    /// One of its actions, wherever the person is.
+    fn action(&self, _s: &mut State, _a: Action) -> Vec<Effect> {
+        Vec::new()
+    }
+
+    /// While on show, an action it takes before its owner does (a view
+    /// over a tab gives `r` its own meaning); `None` lets it through.
+    fn take(&self, _s: &mut State, _a: Action) -> Option<Vec<Effect>> {
+        None
+    }
+
+    /// While on show in normal mode, a key it reads before the keymap
+    /// (`n` between search hits); `None` lets it through.
+    fn before_keymap(&self, _s: &mut State, _k: &KeyEvent) -> Option<Vec<Effect>> {
+        None
+    }
+
+    /// Whether `mode` is one of its typing modes.
+    fn owns_mode(&self, _mode: &Mode) -> bool {
+        false
+    }
+
+    /// A key in one of its modes.
+    fn key(&self, _s: &mut State, _k: KeyEvent) -> Vec<Effect> {
+        Vec::new()
+    }
+
+    /// Up, down, pages, first and last row (`by` rows, saturating).
+    fn move_by(&self, _s: &mut State, _by: isize, _under: &[Line<'static>]) {}
+
+    /// Left and right (`by` steps).
+    fn sideways(&self, _s: &mut State, _by: isize) {}
+
+    /// The next (`dir` 1) or previous (-1) pane or field in its own
+    /// order; false leaves it to the root (the Run tab's panes).
+    fn focus(&self, _s: &mut State, _dir: isize) -> bool {
+        false
+    }
+
+    /// The mouse wheel over it, outside the scrolling panes (`by` rows);
+    /// false moves as the arrows do.
+    fn wheel(&self, _s: &mut State, _by: isize) -> bool {
+        false
+    }
+
+    /// Its tab is being opened by its key or a click (`s.tab` is still the
+    /// tab the person comes from): set up what it shows.
+    fn enter(&self, _s: &mut State) -> Vec<Effect> {
+        Vec::new()
+    }
+
+    /// Draw it in `area`; `under` are the lines of the sections at the
+    /// foot of its body.
+    fn draw(&self, _f: &mut Frame<'_>, _area: Rect, _s: &State, _under: &[Line<'static>]) {}
+
+    /// Its lines at the foot of the body it is [`Place::Under`].
+    fn lines(&self, _s: &State) -> Vec<Line<'static>> {
+        Vec::new()
+    }
+
+    /// The status line's key hints while it is on show in normal mode.
+    fn hint(&self, _s: &State) -> Option<Cow<'static, str>> {
+        None
+    }
+
+    /// The status line's words while one of its modes holds the keys.
+    fn mode_hint(&self, _s: &State) -> Option<Cow<'static, str>> {
+        None
+    }
+
+    /// A navigation message, if it is one this component answers.
+    fn navigate(&self, _s: &mut State, _nav: &Nav) -> Option<Vec<Effect>> {
+        None
+    }
+}

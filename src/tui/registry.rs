@@ -1,0 +1,92 @@
+//! The one list of the workbench's components, and the root's questions
+//! to it: which is on show, which owns an action or a mode, what sits under
+//! a body, who answers a [`Nav`]. A new tab, view or key's job is its
+//! folder plus its line in [`COMPONENTS`].
+
+use ratatui::text::Line;
+
+use super::component::{Component, Id, Nav, Place};
+use super::event::Effect;
+use super::keymap::Action;
+use super::state::{Mode, State};
+
+/// Every component, in the order the root asks them (a view over a tab
+/// before the tab).
+pub const COMPONENTS: &[&dyn Component] = &[
+    &super::prompts::Prompts,
+    &super::editor::Edit,
+    &super::run::Run,
+    &super::sweep::SweepTab,
+    &super::sessions::Sessions,
+    &super::migrate::Migrate,
+    &super::eval::Eval,
+    &super::compare::Compare,
+    &super::costs::CostsTable,
+    &super::providers::Providers,
+    &super::help::Help,
+    &super::search::SearchPanes,
+    &super::report::Report,
+];
+
+/// The component `id`.
+pub fn get(id: Id) -> Option<&'static dyn Component> {
+    COMPONENTS.iter().copied().find(|c| c.id() == id)
+}
+
+/// The components on show now, in registry order.
+pub fn on_show(s: &State) -> impl Iterator<Item = &'static dyn Component> + '_ {
+    COMPONENTS.iter().copied().filter(move |c| c.on_show(s))
+}
+
+/// The component drawing the body: the open view over the tab, else the
+/// tab's own.
+pub fn body(s: &State) -> Option<&'static dyn Component> {
+    let over = on_show(s).find(|c| matches!(c.place(), Place::Over(_)));
+    over.or_else(|| on_show(s).find(|c| matches!(c.place(), Place::Tab(_))))
+}
+
+/// The component that owns `a`.
+pub fn owner(a: Action) -> Option<&'static dyn Component> {
+    COMPONENTS.iter().copied().find(|c| c.actions().contains(&a))
+}
+
+/// The component whose typing mode `m` is.
+pub fn mode_owner(m: &Mode) -> Option<&'static dyn Component> {
+    COMPONENTS.iter().copied().find(|c| c.owns_mode(m))
+}
+
+/// The lines of the sections under `id`'s body.
+pub fn under(s: &State, id: Id) -> Vec<Line<'static>> {
+    COMPONENTS
+        .iter()
+        .filter(|c| c.place() == Place::Under(id))
+        .flat_map(|c| c.lines(s))
+        .collect()
+}
+
+/// Route `nav` to every component that answers it, in registry order.
+pub fn route(s: &mut State, nav: &Nav) -> Vec<Effect> {
+    let mut out = Vec::new();
+    for c in COMPONENTS {
+        if let Some(e) = c.navigate(s, nav) {
+            out.extend(e);
+        }
+    }
+    out
+}
+
+/// Carry out the navigation messages among `effects` where they stand,
+/// so the runner gets only work and in the order it was asked.
+pub fn settle(s: &mut State, effects: Vec<Effect>) -> Vec<Effect> {
+    let mut out = Vec::with_capacity(effects.len());
+    for e in effects {
+        match e {
+            Effect::Nav(nav) => {
+                let routed = route(s, &nav);
+                out.extend(settle(s, routed));
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
