@@ -18,9 +18,10 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use super::event::Effect;
+use super::Effect;
 use super::keymap::Action;
 use super::state::{Mode, State, Tab};
+use crate::prompt::PromptConfig;
 
 /// Which component: the registry's key, and what a [`Nav`] or
 /// `State::overlay` names.
@@ -52,6 +53,8 @@ pub enum Id {
     Search,
     /// The HTML report of the runs on show.
     Report,
+    /// What the workbench keeps between starts.
+    Remember,
 }
 
 /// Where a component shows.
@@ -85,6 +88,29 @@ pub enum Nav {
     Sweep,
     /// The search ends (`Esc` with nothing to cancel).
     EndSearch,
+    /// The prompts or the sessions loaded: put back what the last session
+    /// showed, as far as what it needs is there now.
+    Resume,
+    /// Open the Prompts tab's selection in the editor (one is selected).
+    OpenSelected,
+    /// Open this prompt in the editor, as what `r` runs.
+    OpenPrompt(Box<PromptConfig>),
+    /// Migrate this prompt on the Migrate tab (`None`: say none is chosen).
+    Migrate(Option<Box<PromptConfig>>),
+    /// Run a JSON-array prompt and a JSONL prompt as a pair on the same
+    /// variables and limit.
+    RunPair {
+        /// The JSON-array side.
+        array: Box<PromptConfig>,
+        /// The JSONL side.
+        lines: Box<PromptConfig>,
+        /// The variables both run on.
+        vars: serde_json::Map<String, serde_json::Value>,
+    },
+    /// An action for the component that owns it, no view taking it first.
+    Act(Action),
+    /// Say this in the status line, after what came before it.
+    Say(String),
 }
 
 /// A tab, view, section, popup or key's job of the workbench. Every method

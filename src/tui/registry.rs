@@ -5,8 +5,8 @@
 
 use ratatui::text::Line;
 
+use super::Effect;
 use super::component::{Component, Id, Nav, Place};
-use super::event::Effect;
 use super::keymap::Action;
 use super::state::{Mode, State};
 
@@ -26,6 +26,7 @@ pub const COMPONENTS: &[&dyn Component] = &[
     &super::help::Help,
     &super::search::SearchPanes,
     &super::report::Report,
+    &super::remember::Remember,
 ];
 
 /// The component `id`.
@@ -66,6 +67,14 @@ pub fn under(s: &State, id: Id) -> Vec<Line<'static>> {
 
 /// Route `nav` to every component that answers it, in registry order.
 pub fn route(s: &mut State, nav: &Nav) -> Vec<Effect> {
+    match nav {
+        Nav::Act(a) => return owner(*a).map_or_else(Vec::new, |c| c.action(s, *a)),
+        Nav::Say(text) => {
+            s.info(text.clone());
+            return Vec::new();
+        }
+        _ => {}
+    }
     let mut out = Vec::new();
     for c in COMPONENTS {
         if let Some(e) = c.navigate(s, nav) {

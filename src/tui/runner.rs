@@ -14,8 +14,9 @@ use crate::llm::config::ProvidersFileError;
 use crate::llm::registry::Registry;
 use crate::session::Recorder;
 
-use super::event::{Effect, Event};
 use super::remember::effects as remember;
+use super::work::RunContext;
+use super::{Effect, Event};
 
 /// Runs effects; results come back on the channel it was given.
 pub struct Runner {
@@ -25,7 +26,7 @@ pub struct Runner {
     sessions_dir: PathBuf,
     tasks: HashMap<u64, AbortHandle>,
     /// The stop switch of each run (not evals), by id.
-    stops: HashMap<u64, super::run::Stop>,
+    stops: HashMap<u64, super::runs::Stop>,
     recorder: Arc<Mutex<Option<Recorder>>>,
     /// The providers of cutline.toml, read at start and again each time the
     /// provider picker opens (the one explicit reload).
@@ -102,7 +103,7 @@ impl Runner {
                 self.tasks.retain(|_, h| !h.is_finished());
                 self.stops.retain(|id, _| self.tasks.contains_key(id));
                 let id = job.id;
-                let (h, stop) = super::run::spawn(self.tx.clone(), self.context(), self.start, *job);
+                let (h, stop) = super::runs::spawn(self.tx.clone(), self.context(), self.start, *job);
                 self.tasks.insert(id, h);
                 self.stops.insert(id, stop);
             }
@@ -176,13 +177,6 @@ impl Runner {
             h.abort();
         }
     }
-}
-
-/// What every run task shares: the registry in force and the session.
-#[derive(Clone)]
-pub(super) struct RunContext {
-    pub(super) registry: Arc<Result<Registry, ProvidersFileError>>,
-    pub(super) recorder: Arc<Mutex<Option<Recorder>>>,
 }
 
 /// Ask the terminal to put `text` on the clipboard: OSC 52 with the text in

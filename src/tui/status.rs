@@ -10,7 +10,7 @@ use rust_i18n::t;
 
 use super::keymap::Action;
 use super::registry;
-use super::run::{Phase, RunView, Shown};
+use super::runs::{Phase, RunView, Shown};
 use super::state::{FirstScreen, Mode, State};
 
 fn run_part(r: &RunView, label: Option<&str>) -> String {
@@ -35,9 +35,9 @@ fn run_part(r: &RunView, label: Option<&str>) -> String {
 
 /// The first line, as text.
 pub fn line1(s: &State) -> String {
-    let missing = s.local_installed == Some(false) && s.provider == crate::tui::providers::ProviderChoice::Local;
+    let missing = s.local_installed == Some(false) && s.provider == crate::tui::choice::ProviderChoice::Local;
     let model = match &s.provider {
-        crate::tui::providers::ProviderChoice::Configured { model, .. } => {
+        crate::tui::choice::ProviderChoice::Configured { model, .. } => {
             format!(
                 " {}",
                 model

@@ -22,8 +22,8 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+use crate::tui::Effect;
 use crate::tui::component::{Component, Id, Nav, Place};
-use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
 

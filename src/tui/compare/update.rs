@@ -2,11 +2,11 @@
 
 use crate::llm::FinishReason;
 use crate::prompt::ResponseType;
+use crate::tui::Effect;
+use crate::tui::State;
 use crate::tui::component::Nav;
-use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
-use crate::tui::run::{RunView, Shown, limit_label};
-use crate::tui::state::{State, pair_of};
+use crate::tui::runs::{RunView, Shown, limit_label, pair_of};
 
 pub(in crate::tui) fn gold_loaded(
     s: &mut State,

@@ -10,8 +10,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::compare::{Report, Score, Side};
+use crate::tui::State;
 use crate::tui::keymap::Action;
-use crate::tui::state::State;
 use crate::tui::theme::Theme;
 use crate::tui::{panes, text};
 

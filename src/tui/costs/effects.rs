@@ -10,9 +10,11 @@ use super::CostJob;
 use crate::eval::cell::{Cell, Shared, run_cell};
 use crate::eval::strategy::StrategyRun;
 use crate::eval::{Gold, Input};
-use crate::tui::event::{Event, Origin, ProviderChoice, Source};
-use crate::tui::run::{RunError, record, target_of};
-use crate::tui::runner::RunContext;
+use crate::tui::Event;
+use crate::tui::choice::ProviderChoice;
+use crate::tui::runs::{Origin, Source};
+use crate::tui::runs::{RunError, record, target_of};
+use crate::tui::work::RunContext;
 
 /// `retry-double`'s retries and `continue`'s further calls: the defaults of
 /// `eval --strategy`.

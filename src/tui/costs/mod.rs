@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::eval::strategy::{self, Strategy, StrategyRow, StrategyRun};
 use crate::prompt::ResponseType;
-use crate::tui::event::Origin;
+use crate::tui::runs::Origin;
 
 pub use effects::CostsError;
 pub(super) use effects::spawn;
@@ -82,10 +82,10 @@ pub fn table(sides: [SideOf<'_>; 2], runs: &[StrategyRun]) -> (Vec<StrategyRow>,
 
 use ratatui::text::Line;
 
+use crate::tui::Effect;
+use crate::tui::State;
 use crate::tui::component::{Component, Id, Nav, Place};
-use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
-use crate::tui::state::State;
 
 /// The strategy table, under the Compare report.
 #[derive(Debug, Clone, Copy)]

@@ -2,10 +2,10 @@
 //! the strategy runs into the table.
 
 use super::{CostJob, Costs, SideOf};
-use crate::tui::event::Effect;
+use crate::tui::Effect;
+use crate::tui::State;
 use crate::tui::keymap::Action;
-use crate::tui::run::RunView;
-use crate::tui::state::State;
+use crate::tui::runs::RunView;
 
 /// Start the strategies on the pair on show, or say why not.
 pub(in crate::tui) fn start(s: &mut State) -> Vec<Effect> {

@@ -27,8 +27,8 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui_textarea::{CursorMove, Input, Key as TaKey};
 
-use crate::tui::component::{Component, Id, Place};
-use crate::tui::event::Effect;
+use crate::tui::Effect;
+use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State, Tab};
 
@@ -138,6 +138,20 @@ impl Component for Edit {
 
     fn draw(&self, f: &mut Frame<'_>, area: Rect, s: &State, _under: &[Line<'static>]) {
         view::draw(f, area, s);
+    }
+
+    fn navigate(&self, s: &mut State, nav: &Nav) -> Option<Vec<Effect>> {
+        match nav {
+            Nav::OpenSelected => {
+                update::open_prompt(s);
+            }
+            Nav::OpenPrompt(p) => {
+                s.editor = Some(Editor::new(p, s.theme));
+                s.target = crate::tui::runs::Target::Prompt;
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
     }
 
     fn mode_hint(&self, s: &State) -> Option<Cow<'static, str>> {

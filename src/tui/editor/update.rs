@@ -5,9 +5,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::Input;
 
 use super::Editor;
-use crate::tui::event::Effect;
+use crate::tui::Effect;
 use crate::tui::keymap::Action;
-use crate::tui::run::Target;
+use crate::tui::runs::Target;
 use crate::tui::state::{Mode, State, Tab};
 
 pub(in crate::tui) fn open_prompt(s: &mut State) -> bool {

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use crate::eval::{RunSummary, TablePrompt};
 use crate::llm::params::Structured;
 use crate::prompt::PromptConfig;
-use crate::tui::providers::ProviderChoice;
+use crate::tui::choice::ProviderChoice;
 
 pub(super) use effects::spawn;
 pub use error::EvalError;
@@ -107,8 +107,8 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+use crate::tui::Effect;
 use crate::tui::component::{Component, Id, Place};
-use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State, Tab};
 

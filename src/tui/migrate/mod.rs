@@ -24,8 +24,8 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::tui::component::{Component, Id, Place};
-use crate::tui::event::Effect;
+use crate::tui::Effect;
+use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
 
@@ -81,6 +81,12 @@ impl Component for Migrate {
 
     fn draw(&self, f: &mut Frame<'_>, area: Rect, s: &State, _under: &[Line<'static>]) {
         view::draw(f, area, s);
+    }
+
+    fn navigate(&self, s: &mut State, nav: &Nav) -> Option<Vec<Effect>> {
+        let Nav::Migrate(p) = nav else { return None };
+        update::migrate_selected_from(s, p.as_deref().cloned());
+        Some(Vec::new())
     }
 
     fn hint(&self, s: &State) -> Option<Cow<'static, str>> {

@@ -20,8 +20,8 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::tui::component::{Component, Id, Place};
-use crate::tui::event::Effect;
+use crate::tui::Effect;
+use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State, Tab};
 
@@ -46,6 +46,22 @@ impl Component for Prompts {
         s.tab = Tab::Prompts;
         s.mode = Mode::Filter;
         Vec::new()
+    }
+
+    /// `r`, `t` and `E` here open the selection in the editor first, then
+    /// do what they do.
+    fn take(&self, s: &mut State, a: Action) -> Option<Vec<Effect>> {
+        if !matches!(a, Action::Run | Action::Twins | Action::Eval) {
+            return None;
+        }
+        if s.prompts.selected_prompt().is_none() {
+            if a == Action::Eval {
+                return None;
+            }
+            s.info(rust_i18n::t!("tui.msg.no_prompt_selected"));
+            return Some(Vec::new());
+        }
+        Some(vec![Effect::Nav(Nav::OpenSelected), Effect::Nav(Nav::Act(a))])
     }
 
     fn owns_mode(&self, mode: &Mode) -> bool {

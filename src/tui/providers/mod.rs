@@ -13,10 +13,10 @@ mod state;
 pub(super) mod update;
 pub mod view;
 
+pub use crate::tui::choice::ProviderChoice;
+pub(super) use effects::spawn_load;
 pub use effects::{SaveModelCause, SaveModelError, load_providers, save_model};
-pub(super) use effects::{registry_choice, spawn_load};
-pub use save_model::SaveModel;
-pub use state::{PickerRow, ProviderChoice, ProviderEntry, ProviderPicker};
+pub use state::{PickerRow, ProviderEntry, ProviderPicker, SaveModel};
 
 use std::borrow::Cow;
 
@@ -25,8 +25,8 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+use crate::tui::Effect;
 use crate::tui::component::{Component, Id, Place};
-use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State};
 

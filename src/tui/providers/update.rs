@@ -3,7 +3,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{PickerRow, ProviderChoice, ProviderEntry, save_model};
-use crate::tui::event::Effect;
+use crate::tui::Effect;
 use crate::tui::keymap::Action;
 use crate::tui::panes::step;
 use crate::tui::state::{Mode, State};

@@ -36,3 +36,26 @@ pub struct Remembered {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shown: Vec<String>,
 }
+
+use crate::tui::Effect;
+use crate::tui::State;
+use crate::tui::component::{Component, Id, Nav, Place};
+
+/// What the workbench keeps between starts: written at quit, put back as
+/// the prompts and sessions it names load ([`Nav::Resume`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Remember;
+
+impl Component for Remember {
+    fn id(&self) -> Id {
+        Id::Remember
+    }
+
+    fn place(&self) -> Place {
+        Place::Job
+    }
+
+    fn navigate(&self, s: &mut State, nav: &Nav) -> Option<Vec<Effect>> {
+        matches!(nav, Nav::Resume).then(|| update::resume(s))
+    }
+}

@@ -11,10 +11,10 @@ pub(super) mod update;
 pub(super) use effects::spawn;
 pub use effects::{ReportError, write_report};
 
+use crate::tui::Effect;
+use crate::tui::State;
 use crate::tui::component::{Component, Id, Place};
-use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
-use crate::tui::state::State;
 
 /// `x`: the HTML report of the runs on show; its answer is the status line.
 #[derive(Debug, Clone, Copy)]

@@ -1,45 +1,24 @@
-//! Runs and the Run tab: starting a run (one prompt, a recording, twins, a
-//! continuation `c`), cancelling, folding in what the runner reports, and
-//! drawing the response(s) and both parses.
-//!
-//! `model` is one run as the workbench shows it ([`RunView`]: text, token
-//! boundaries, both analyses), `state` what is on show ([`Shown`]) and
-//! what `r` runs ([`Target`]), `job` what goes to the runner and comes
-//! back, `update` the reducer's part, `rows` the scrolling panes' rows
-//! (the one count update and view share), `view` the tab with its panes
-//! (`response`, `json`, `jsonl`; the Sweep tab draws the last two too),
-//! `effects` and `analysers` the runner's part.
+//! The Run tab: starting a run (one prompt, a recording, twins, a
+//! continuation `c`), cancelling, copying, and drawing the response(s) and
+//! both parses. The runs themselves — their model, jobs, rows and panes —
+//! are the shared `tui::runs`, re-exported here under the names the
+//! workbench's users know.
 
-mod analysers;
-mod effects;
-mod error;
-mod job;
-pub mod json;
-pub mod jsonl;
-mod model;
-pub mod response;
-mod rows;
-mod state;
-mod stop;
 pub(super) mod update;
 pub mod view;
 
-pub use analysers::Analysers;
-pub(super) use effects::{record, spawn, target_of};
-pub use error::RunError;
-pub use job::{Origin, Prefill, RunEnd, RunJob, RunMsg, Source};
-pub use model::{Cut, Phase, RunView, cut, schemas_for};
-pub use rows::{json_source, jsonl_source, pane_order, row_text, rows, scroll_pane};
-pub use state::{Shown, Target};
-pub(in crate::tui) use stop::Stop;
-pub use update::limit_label;
+pub use crate::tui::runs::{
+    Analysers, Cut, Origin, Phase, Prefill, RunEnd, RunError, RunJob, RunMsg, RunView, Shown, Source, Target, cut,
+    json, json_source, jsonl, jsonl_source, limit_label, pane_order, response, row_text, rows, schemas_for,
+    scroll_pane,
+};
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+use crate::tui::Effect;
 use crate::tui::component::{Component, Id, Nav, Place};
-use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
 
@@ -79,7 +58,7 @@ impl Component for Run {
                 Vec::new()
             }
             _ => {
-                let out = update::cancel_live(s);
+                let out = s.cancel_live();
                 if out.is_empty() {
                     s.message = None;
                     return vec![Effect::Nav(Nav::EndSearch)];
@@ -105,5 +84,12 @@ impl Component for Run {
 
     fn draw(&self, f: &mut Frame<'_>, area: Rect, s: &State, _under: &[Line<'static>]) {
         view::draw(f, area, s);
+    }
+
+    fn navigate(&self, s: &mut State, nav: &Nav) -> Option<Vec<Effect>> {
+        let Nav::RunPair { array, lines, vars } = nav else {
+            return None;
+        };
+        Some(update::run_pair(s, array, lines, vars.clone()))
     }
 }

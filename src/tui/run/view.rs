@@ -86,7 +86,7 @@ fn draw_nothing(f: &mut Frame<'_>, body: Rect, s: &State) {
                     "tui.pane.run_how",
                     run = s.keymap.key_for(Action::Run),
                     provider = s.provider.label(),
-                    limit = super::update::limit_label(s.max_tokens),
+                    limit = super::limit_label(s.max_tokens),
                     down = s.keymap.key_for(Action::LimitDown),
                     up = s.keymap.key_for(Action::LimitUp),
                     twins = s.keymap.key_for(Action::Twins)

@@ -10,16 +10,16 @@ mod state;
 pub(super) mod update;
 pub mod view;
 
+pub use crate::tui::runs::prompt_of_record;
 pub(super) use effects::spawn_load;
 pub use state::SessionsView;
-pub use update::prompt_of_record;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+use crate::tui::Effect;
 use crate::tui::component::{Component, Id, Place};
-use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
 

@@ -21,8 +21,8 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+use crate::tui::Effect;
 use crate::tui::component::{Component, Id, Nav, Place};
-use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
 use crate::tui::state::{OutPane, State, Tab};
 
@@ -56,7 +56,7 @@ impl Component for SweepTab {
     }
 
     fn move_by(&self, s: &mut State, by: isize, _under: &[Line<'static>]) {
-        crate::tui::run::scroll_pane(s, s.focus_in_tab(), by);
+        crate::tui::runs::scroll_pane(s, s.focus_in_tab(), by);
     }
 
     fn sideways(&self, s: &mut State, by: isize) {

@@ -6,8 +6,8 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
 use super::DEFAULT_LIMIT;
+use crate::tui::Effect;
 use crate::tui::component::Component;
-use crate::tui::event::Effect;
 use crate::tui::keymap::Action;
 use crate::tui::layout;
 use crate::tui::registry;
@@ -16,7 +16,7 @@ use crate::tui::state::{Confirm, Mode, OutPane, State, Tab};
 /// Quit now: live runs stop, each component keeps what it remembers.
 pub(super) fn quit(s: &mut State) -> Vec<Effect> {
     s.quit = true;
-    let mut out = crate::tui::run::update::cancel_live(s);
+    let mut out = s.cancel_live();
     out.push(crate::tui::remember::update::on_quit(s));
     out.push(Effect::Quit);
     out
@@ -231,7 +231,7 @@ pub(super) fn focus(s: &mut State, dir: isize) {
     if registry::body(s).is_some_and(|c| c.focus(s, dir)) {
         return;
     }
-    let order: &[OutPane] = if s.shown.as_ref().is_some_and(crate::tui::run::Shown::twins) {
+    let order: &[OutPane] = if s.shown.as_ref().is_some_and(crate::tui::runs::Shown::twins) {
         &[OutPane::Response, OutPane::Response2, OutPane::Json, OutPane::Jsonl]
     } else {
         &[OutPane::Response, OutPane::Json, OutPane::Jsonl]
@@ -244,7 +244,7 @@ pub(super) fn mouse(s: &mut State, m: MouseEvent) -> Vec<Effect> {
         MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
             let by: isize = if m.kind == MouseEventKind::ScrollUp { -3 } else { 3 };
             if let Some((pane, _)) = layout::pane_at(s, m.column, m.row) {
-                crate::tui::run::scroll_pane(s, pane, by);
+                crate::tui::runs::scroll_pane(s, pane, by);
             } else if !registry::body(s).is_some_and(|c| c.wheel(s, by)) {
                 move_by(s, by.signum());
             }

@@ -8,13 +8,13 @@
 
 mod keys;
 
+use super::State;
 use super::compare::update::gold_loaded;
-use super::event::{Effect, Event};
 use super::migrate::update::migrate_written;
 use super::providers::update::providers_loaded;
 use super::run::update::{run_msg, tick};
-use super::state::State;
 use super::sweep::update::sweep_ready;
+use super::{Effect, Event};
 use keys::{key, mouse, quit};
 
 pub use keys::ROOT_ACTIONS;
