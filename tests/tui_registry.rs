@@ -114,3 +114,58 @@ fn every_typing_mode_has_one_owner() {
         assert!(registry::mode_owner(&m).is_none(), "{m:?} is the root's");
     }
 }
+
+#[test]
+fn every_components_own_keys_are_bound_named_and_in_the_help() {
+    let own = registry::own_keys();
+    let keymap = Keymap::defaults().with_own(&own);
+    let help = cutline::tui::help::view::entries(&keymap);
+    for (i, k) in own.iter().enumerate() {
+        assert!(
+            Action::by_name(k.name).is_none(),
+            "{} is a built-in action's name",
+            k.name
+        );
+        let keys = keymap.keys_for(Action::Own(k.name));
+        assert!(!keys.is_empty(), "{} has no key", k.name);
+        assert!(
+            registry::owner(Action::Own(k.name)).is_some(),
+            "{} has no owner",
+            k.name
+        );
+        // The help lists them after the built-in actions, in order.
+        assert_eq!(
+            help[Action::ALL.len() + i].0,
+            keys.join(" "),
+            "{} is not in the help",
+            k.name
+        );
+    }
+}
+
+/// The way a component added later brings its keys: bound at their
+/// defaults unless a built-in has the key, rebound by name in `[keys]`,
+/// listed in the help after the built-in actions.
+#[test]
+fn a_components_own_key_is_bound_rebindable_and_listed() {
+    use cutline::tui::keymap::OwnKey;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    const PUSH: OwnKey = OwnKey {
+        name: "push",
+        keys: &["T", "q"],
+        help: "tui.help.any",
+    };
+    let ev = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    let mut keymap = Keymap::defaults().with_own(&[PUSH]);
+    assert_eq!(keymap.action(&ev('T')), Some(Action::Own("push")));
+    assert_eq!(keymap.action(&ev('q')), Some(Action::Quit), "a built-in key stays");
+    let help = cutline::tui::help::view::entries(&keymap);
+    assert_eq!(
+        help.len(),
+        cutline::tui::help::view::entries(&Keymap::defaults()).len() + 1
+    );
+    assert_eq!(help[Action::ALL.len()].0, "T");
+    let table: toml::Table = "push = \"F7\"".parse().unwrap();
+    assert!(keymap.apply_table(&table).is_empty());
+    assert_eq!(keymap.keys_for(Action::Own("push")), vec!["F7"]);
+}

@@ -19,7 +19,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use super::Effect;
-use super::keymap::Action;
+use super::keymap::{Action, OwnKey};
 use super::state::{Mode, State, Tab};
 use crate::prompt::PromptConfig;
 
@@ -128,6 +128,13 @@ pub trait Component: Sync {
         &[]
     }
 
+    /// Keys of its own, beyond the built-in actions: the root binds them
+    /// (`[keys]` rebinds them by name), the help lists them, and their
+    /// actions ([`Action::Own`]) come to [`Component::action`].
+    fn keys(&self) -> &'static [OwnKey] {
+        &[]
+    }
+
     /// Whether it is on show: its tab is, or it is the open overlay of
     /// the tab on show, or its mode holds the keys.
     fn on_show(&self, s: &State) -> bool {
@@ -200,6 +207,12 @@ pub trait Component: Sync {
         Vec::new()
     }
 
+    /// Its words on the status line's first line, after the provider,
+    /// limit and structured output (wherever the person is).
+    fn status(&self, _s: &State) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The status line's key hints while it is on show in normal mode.
     fn hint(&self, _s: &State) -> Option<Cow<'static, str>> {
         None
@@ -210,8 +223,49 @@ pub trait Component: Sync {
         None
     }
 
+    /// The answer of one of its jobs ([`crate::tui::work::Job`]): its own
+    /// message type, to downcast.
+    fn answer(&self, _s: &mut State, _msg: Box<dyn std::any::Any + Send>) -> Vec<Effect> {
+        Vec::new()
+    }
+
     /// A navigation message, if it is one this component answers.
     fn navigate(&self, _s: &mut State, _nav: &Nav) -> Option<Vec<Effect>> {
         None
+    }
+}
+
+/// The state of components that have no field of their own in the root
+/// `State`, one value per type: a component added later keeps its state
+/// here (`s.parts.get_mut::<MyState>()`), so adding it is its folder and
+/// its registry line, not a field at the root.
+#[derive(Default)]
+pub struct Parts(std::collections::HashMap<std::any::TypeId, Box<dyn std::any::Any + Send>>);
+
+impl Parts {
+    /// The state of type `T`, if a component keeps one.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.get(&std::any::TypeId::of::<T>()).and_then(|b| b.downcast_ref())
+    }
+
+    /// The state of type `T`, made at its default the first time.
+    pub fn get_mut<T: std::any::Any + Send + Default>(&mut self) -> &mut T {
+        let slot = self
+            .0
+            .entry(std::any::TypeId::of::<T>())
+            .or_insert_with(|| Box::new(T::default()));
+        if !slot.is::<T>() {
+            *slot = Box::new(T::default());
+        }
+        match slot.downcast_mut() {
+            Some(t) => t,
+            None => unreachable!("a part is kept under its own type's id"),
+        }
+    }
+}
+
+impl std::fmt::Debug for Parts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Parts({})", self.0.len())
     }
 }

@@ -117,7 +117,6 @@ pub fn initial_state(opts: &TuiOptions, keymap: Keymap, theme: theme::Theme, loc
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 use serde_json::Value;
 
-use crate::eval::strategy::StrategyRun;
 use crate::llm::structured::Path as StructuredPath;
 use crate::prompt::PromptConfig;
 use crate::session::Session;
@@ -201,6 +200,9 @@ pub struct State {
     /// The view open over its tab's body (the eval view over Compare),
     /// kept while the person visits other tabs.
     pub overlay: Option<component::Id>,
+    /// The state of components without a field here (see
+    /// [`component::Parts`]).
+    pub parts: component::Parts,
     /// A finished run pinned as compare side A (the run on show is B).
     pub pinned: Option<Box<RunView>>,
     /// What the last session kept and is not restored yet: the pin until
@@ -249,6 +251,7 @@ impl State {
             eval: eval::EvalView::default(),
             costs: costs::Costs::default(),
             overlay: None,
+            parts: component::Parts::default(),
             pinned: None,
             restore: remember::Remembered::default(),
             next_id: 1,
@@ -405,13 +408,9 @@ pub enum Event {
         /// `(file, items)`, none, or where the gold set is malformed.
         result: Result<Option<(String, Vec<Value>)>, crate::eval::inputs::InputsError>,
     },
-    /// The strategies ran on the pair with these run ids (`S`).
-    CostsDone {
-        /// The pair's run ids (JSON side, JSONL side).
-        ids: (u64, u64),
-        /// Each side's strategy runs, or why they could not run.
-        result: Result<Vec<StrategyRun>, costs::CostsError>,
-    },
+    /// A component's job answered ([`work::Job`]): routed to the component
+    /// it is for, which reads its own message type.
+    Answer(work::Answer),
     /// News of an eval (the eval view's `r`).
     Eval {
         /// Which eval.
@@ -493,6 +492,14 @@ pub enum Effect {
     /// on show): routed by the reducer before the effects leave it, so the
     /// runner never gets one.
     Nav(component::Nav),
+    /// A component's own work ([`work::Job`]); its answer comes back as
+    /// [`Event::Answer`] to the component `to`.
+    Job {
+        /// The component that asks.
+        to: component::Id,
+        /// The work.
+        job: Box<dyn work::Job>,
+    },
     /// Leave the workbench.
     Quit,
 }

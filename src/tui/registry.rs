@@ -7,7 +7,7 @@ use ratatui::text::Line;
 
 use super::Effect;
 use super::component::{Component, Id, Nav, Place};
-use super::keymap::Action;
+use super::keymap::{Action, OwnKey};
 use super::state::{Mode, State};
 
 /// Every component, in the order the root asks them (a view over a tab
@@ -48,7 +48,15 @@ pub fn body(s: &State) -> Option<&'static dyn Component> {
 
 /// The component that owns `a`.
 pub fn owner(a: Action) -> Option<&'static dyn Component> {
-    COMPONENTS.iter().copied().find(|c| c.actions().contains(&a))
+    COMPONENTS
+        .iter()
+        .copied()
+        .find(|c| c.actions().contains(&a) || c.keys().iter().any(|k| Action::Own(k.name) == a))
+}
+
+/// Every component's own keys, in registry order (for the keymap).
+pub fn own_keys() -> Vec<OwnKey> {
+    COMPONENTS.iter().flat_map(|c| c.keys().iter().copied()).collect()
 }
 
 /// The component whose typing mode `m` is.

@@ -14,8 +14,9 @@ use crate::llm::config::ProvidersFileError;
 use crate::llm::registry::Registry;
 use crate::session::Recorder;
 
+use super::component::Id;
 use super::remember::effects as remember;
-use super::work::RunContext;
+use super::work::{Job as _, JobContext, RunContext};
 use super::{Effect, Event};
 
 /// Runs effects; results come back on the channel it was given.
@@ -75,6 +76,17 @@ impl Runner {
         RunContext {
             registry,
             recorder: self.recorder.clone(),
+        }
+    }
+
+    /// What a component's job starts with.
+    fn job_context(&self, to: Id) -> JobContext {
+        JobContext {
+            to,
+            tx: self.tx.clone(),
+            run: self.context(),
+            prompts_dir: self.prompts_dir.clone(),
+            sessions_dir: self.sessions_dir.clone(),
         }
     }
 
@@ -147,7 +159,8 @@ impl Runner {
                 tracing::info!("save model {} for {}: {r:?}", job.model, job.provider);
                 Some(Event::ModelSaved(r))
             }),
-            Effect::Costs(job) => super::costs::spawn(self.tx.clone(), self.context(), *job),
+            Effect::Costs(job) => job.start(self.job_context(Id::Costs)),
+            Effect::Job { to, job } => job.start(self.job_context(to)),
             Effect::Eval(job) => {
                 self.tasks.retain(|_, h| !h.is_finished());
                 let id = job.id;

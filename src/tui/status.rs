@@ -1,6 +1,7 @@
-//! The status bar: provider, limit, structured output, and the run's finish
-//! reason, tokens, time and structured-output path; below, the message or
-//! the key hints for the current mode.
+//! The status bar: provider, limit and structured output, then each
+//! component's own words (the Run tab's: each run's finish reason, tokens,
+//! time and structured-output path); below, the message or the key hints
+//! of the mode's owner or the body on show.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,28 +11,7 @@ use rust_i18n::t;
 
 use super::keymap::Action;
 use super::registry;
-use super::runs::{Phase, RunView, Shown};
 use super::state::{FirstScreen, Mode, State};
-
-fn run_part(r: &RunView, label: Option<&str>) -> String {
-    let phase = match &r.phase {
-        Phase::Starting => t!("tui.status.starting"),
-        Phase::Streaming => t!("tui.status.streaming"),
-        Phase::Done => t!("tui.status.finish", reason = r.finish.map_or("?", |f| f.as_str())),
-        Phase::Cancelled => t!("tui.status.cancelled"),
-        Phase::Failed(_) => t!("tui.status.failed", reason = r.finish.map_or("error", |f| f.as_str())),
-    };
-    let secs = format!("{}.{}", r.elapsed_ms / 1000, (r.elapsed_ms % 1000) / 100);
-    let label = label.map(|l| format!("{l}: ")).unwrap_or_default();
-    let body = t!(
-        "tui.status.run",
-        phase = phase,
-        tokens = r.tokens(),
-        secs = secs,
-        path = r.structured_path.as_str()
-    );
-    format!("{label}{body}")
-}
 
 /// The first line, as text.
 pub fn line1(s: &State) -> String {
@@ -63,19 +43,8 @@ pub fn line1(s: &State) -> String {
         t!("tui.status.limit", n = limit).into_owned(),
         t!("tui.status.structured", mode = s.structured_label()).into_owned(),
     ];
-    match &s.shown {
-        Some(Shown::Single(r)) => {
-            parts.push(run_part(r, None));
-            if let Some(note) = &r.note {
-                parts.push(note.clone());
-            }
-        }
-        Some(Shown::Twins { json, jsonl }) => {
-            parts.push(run_part(json, Some("json")));
-            parts.push(run_part(jsonl, Some("jsonl")));
-        }
-        None => {}
-    }
+    // Then each component's own words, in registry order.
+    parts.extend(registry::COMPONENTS.iter().flat_map(|c| c.status(s)));
     format!(" {}", parts.join(" │ "))
 }
 

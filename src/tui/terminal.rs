@@ -161,7 +161,7 @@ fn run(opts: &TuiOptions) -> std::io::Result<()> {
             "the workbench needs a terminal; for scripts use the headless subcommands (`cutline --help`)",
         ));
     }
-    let (keymap, warnings) = Keymap::load();
+    let (keymap, warnings) = Keymap::load_with(&super::registry::own_keys());
     let local = crate::llm::local::installed().is_ok();
     let mut state = initial_state(opts, keymap, theme::Theme::from_env(), local);
     if let Some(w) = warnings.first() {

@@ -23,8 +23,7 @@ use crate::eval::strategy::{self, Strategy, StrategyRow, StrategyRun};
 use crate::prompt::ResponseType;
 use crate::tui::runs::Origin;
 
-pub use effects::CostsError;
-pub(super) use effects::spawn;
+pub use effects::{CostsDone, CostsError};
 pub use state::Costs;
 
 /// The strategies to run on the pair on show: the JSON side by `single`
@@ -106,6 +105,13 @@ impl Component for CostsTable {
 
     fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
         update::start(s)
+    }
+
+    fn answer(&self, s: &mut State, msg: Box<dyn std::any::Any + Send>) -> Vec<Effect> {
+        match msg.downcast::<CostsDone>() {
+            Ok(done) => update::done(s, done.ids, done.result),
+            Err(_) => Vec::new(),
+        }
     }
 
     fn lines(&self, s: &State) -> Vec<Line<'static>> {

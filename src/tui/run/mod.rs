@@ -86,6 +86,10 @@ impl Component for Run {
         view::draw(f, area, s);
     }
 
+    fn status(&self, s: &State) -> Vec<String> {
+        view::status(s)
+    }
+
     fn navigate(&self, s: &mut State, nav: &Nav) -> Option<Vec<Effect>> {
         let Nav::RunPair { array, lines, vars } = nav else {
             return None;

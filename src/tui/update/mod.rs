@@ -67,7 +67,10 @@ fn dispatch(s: &mut State, ev: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::GoldLoaded { ids, result } => gold_loaded(s, &ids, result),
-        Event::CostsDone { ids, result } => super::costs::update::done(s, ids, result),
+        Event::Answer(a) => match super::registry::get(a.to) {
+            Some(c) => c.answer(s, a.msg),
+            None => Vec::new(),
+        },
         Event::Eval { id, msg } => super::eval::update::msg(s, id, msg),
         Event::MigrateWritten(w) => migrate_written(s, w),
         Event::Terminate => quit(s),
