@@ -569,13 +569,20 @@ fn the_circle_check_sees_features_and_reexports_but_not_parents() {
     assert!(circles_at(&m("tui::eval"), &parent).is_empty());
 }
 
-/// The workbench's components, as `tui/registry.rs` lists them
-/// (`&super::<folder>::<Component>,`), by folder.
+/// The workbench's components' folders, as the `components!` list in
+/// `tui/mod.rs` registers them (`<folder>::<Component>,`).
 fn registered_folders() -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui/registry.rs");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui/mod.rs");
     let code = code_only(&std::fs::read_to_string(path).unwrap());
-    code.match_indices("&super::")
-        .filter_map(|(at, _)| code[at + 8..].split("::").next().map(str::to_owned))
+    let list = code
+        .split("components! {")
+        .nth(1)
+        .and_then(|l| l.split('}').next())
+        .unwrap_or_default();
+    list.split(',')
+        .filter_map(|item| item.trim().split("::").next())
+        .filter(|m| !m.is_empty())
+        .map(str::to_owned)
         .collect()
 }
 

@@ -20,42 +20,9 @@ use ratatui::text::Line;
 
 use super::Effect;
 use super::keymap::{Action, OwnKey};
+pub use super::state::Id;
 use super::state::{Mode, State, Tab};
 use crate::prompt::PromptConfig;
-
-/// Which component: the registry's key, and what a [`Nav`] or
-/// `State::overlay` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Id {
-    /// The prompt list.
-    Prompts,
-    /// The editor.
-    Edit,
-    /// The runs on show: response, JSON and JSONL panes.
-    Run,
-    /// The truncation sweep.
-    Sweep,
-    /// Recorded sessions.
-    Sessions,
-    /// JSON array → JSONL migration.
-    Migrate,
-    /// The pair on show compared item by item.
-    Compare,
-    /// The eval view over the Compare tab.
-    Eval,
-    /// The strategy table under the Compare report.
-    Costs,
-    /// The provider picker.
-    Providers,
-    /// The key list.
-    Help,
-    /// Search in the Run and Sweep panes.
-    Search,
-    /// The HTML report of the runs on show.
-    Report,
-    /// What the workbench keeps between starts.
-    Remember,
-}
 
 /// Where a component shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,9 +131,10 @@ pub trait Component: Sync {
         None
     }
 
-    /// Whether `mode` is one of its typing modes.
-    fn owns_mode(&self, _mode: &Mode) -> bool {
-        false
+    /// Whether `mode` is one of its typing modes ([`Mode::Own`] with its
+    /// id is).
+    fn owns_mode(&self, mode: &Mode) -> bool {
+        *mode == Mode::Own(self.id())
     }
 
     /// A key in one of its modes.

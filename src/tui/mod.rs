@@ -45,22 +45,37 @@ pub mod update;
 pub mod view;
 pub mod work;
 
+/// Declares each component's folder as a module and lists its
+/// `Component` in [`COMPONENTS`]: one line per component.
+macro_rules! components {
+    ($($module:ident :: $component:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every component, in the order the root asks them (a view over a
+        /// tab before the tab). A new one is its folder and its line in the
+        /// `components!` list below.
+        pub const COMPONENTS: &[&dyn component::Component] = &[$(&$module::$component),*];
+    };
+}
+
 // The components, one folder each (state, update, view, effects, and its
-// `Component` in `mod.rs`), each listed once in `registry::COMPONENTS`.
-pub mod compare;
-pub mod costs;
-pub mod editor;
-pub mod eval;
-pub mod help;
-pub mod migrate;
-pub mod prompts;
-pub mod providers;
-pub mod remember;
-pub mod report;
-pub mod run;
-pub mod search;
-pub mod sessions;
-pub mod sweep;
+// `Component` in `mod.rs`): the registration.
+components! {
+    prompts::Prompts,
+    editor::Edit,
+    run::Run,
+    sweep::SweepTab,
+    sessions::Sessions,
+    migrate::Migrate,
+    eval::Eval,
+    compare::Compare,
+    costs::CostsTable,
+    providers::Providers,
+    help::Help,
+    search::SearchPanes,
+    report::Report,
+    remember::Remember,
+}
 
 pub use choice::ProviderChoice;
 pub use keymap::{Action, Keymap};

@@ -57,7 +57,8 @@ pub fn paste(s: &mut State, text: &str) -> Vec<Effect> {
         | Mode::EvalLimits(_)
         | Mode::Normal
         | Mode::Picker
-        | Mode::Help => {
+        | Mode::Help
+        | Mode::Own(_) => {
             s.info(rust_i18n::t!("tui.msg.paste_where"));
         }
     }

@@ -1,7 +1,7 @@
-//! The one list of the workbench's components, and the root's questions
-//! to it: which is on show, which owns an action or a mode, what sits under
-//! a body, who answers a [`Nav`]. A new tab, view or key's job is its
-//! folder plus its line in [`COMPONENTS`].
+//! The root's questions to the one list of components ([`COMPONENTS`],
+//! made by the `components!` list in `tui/mod.rs`): which is on show,
+//! which owns an action, a key or a mode, what sits under a body, who
+//! answers a [`Nav`] or a job's answer.
 
 use ratatui::text::Line;
 
@@ -10,24 +10,7 @@ use super::component::{Component, Id, Nav, Place};
 use super::keymap::{Action, OwnKey};
 use super::state::{Mode, State};
 
-/// Every component, in the order the root asks them (a view over a tab
-/// before the tab).
-pub const COMPONENTS: &[&dyn Component] = &[
-    &super::prompts::Prompts,
-    &super::editor::Edit,
-    &super::run::Run,
-    &super::sweep::SweepTab,
-    &super::sessions::Sessions,
-    &super::migrate::Migrate,
-    &super::eval::Eval,
-    &super::compare::Compare,
-    &super::costs::CostsTable,
-    &super::providers::Providers,
-    &super::help::Help,
-    &super::search::SearchPanes,
-    &super::report::Report,
-    &super::remember::Remember,
-];
+pub use super::COMPONENTS;
 
 /// The component `id`.
 pub fn get(id: Id) -> Option<&'static dyn Component> {

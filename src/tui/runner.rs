@@ -159,7 +159,7 @@ impl Runner {
                 tracing::info!("save model {} for {}: {r:?}", job.model, job.provider);
                 Some(Event::ModelSaved(r))
             }),
-            Effect::Costs(job) => job.start(self.job_context(Id::Costs)),
+            Effect::Costs(job) => job.start(self.job_context(Id("costs"))),
             Effect::Job { to, job } => job.start(self.job_context(to)),
             Effect::Eval(job) => {
                 self.tasks.retain(|_, h| !h.is_finished());

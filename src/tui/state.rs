@@ -6,6 +6,19 @@
 
 pub use super::State;
 
+/// Which component, by name: the registry's key, and what a `component::Nav`, an
+/// `work::Answer`, `Place::Under` or `State::overlay`
+/// names. A name, not a closed enum, so a new component needs no variant
+/// here.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Id(pub &'static str);
+
+impl std::fmt::Debug for Id {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
 /// The tabs, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -81,6 +94,9 @@ pub enum Mode {
     /// Typing a search in the focused pane (`/` on the Run and Sweep
     /// tabs): the pane and the text so far.
     Search(OutPane, String),
+    /// Keys go to this component (a question it asks, a popup of its
+    /// own): its `Component::key` reads them, its state says what for.
+    Own(Id),
 }
 
 /// A question asked in the status bar that the next key answers.

@@ -34,7 +34,7 @@ pub struct Compare;
 
 impl Component for Compare {
     fn id(&self) -> Id {
-        Id::Compare
+        Id("compare")
     }
 
     fn place(&self) -> Place {

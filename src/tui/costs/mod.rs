@@ -92,11 +92,11 @@ pub struct CostsTable;
 
 impl Component for CostsTable {
     fn id(&self) -> Id {
-        Id::Costs
+        Id("costs")
     }
 
     fn place(&self) -> Place {
-        Place::Under(Id::Compare)
+        Place::Under(Id("compare"))
     }
 
     fn actions(&self) -> &'static [Action] {

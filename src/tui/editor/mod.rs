@@ -39,7 +39,7 @@ pub struct Edit;
 
 impl Component for Edit {
     fn id(&self) -> Id {
-        Id::Edit
+        Id("edit")
     }
 
     fn place(&self) -> Place {

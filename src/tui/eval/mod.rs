@@ -119,7 +119,7 @@ pub struct Eval;
 
 impl Component for Eval {
     fn id(&self) -> Id {
-        Id::Eval
+        Id("eval")
     }
 
     fn place(&self) -> Place {

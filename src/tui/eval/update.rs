@@ -15,7 +15,7 @@ use crate::tui::state::{Mode, State, Tab};
 
 /// Whether the eval view is on show.
 pub(in crate::tui) fn on_show(s: &State) -> bool {
-    s.tab == Tab::Compare && s.overlay == Some(Id::Eval)
+    s.tab == Tab::Compare && s.overlay == Some(Id("eval"))
 }
 
 /// `E`: show the eval view over the Compare tab (on the Prompts tab, the
@@ -26,7 +26,7 @@ pub(in crate::tui) fn toggle(s: &mut State) -> Vec<Effect> {
         s.overlay = None;
         return vec![Effect::Nav(Nav::Compare)];
     }
-    s.overlay = Some(Id::Eval);
+    s.overlay = Some(Id("eval"));
     s.tab = Tab::Compare;
     Vec::new()
 }

@@ -18,7 +18,7 @@ pub struct Help;
 
 impl Component for Help {
     fn id(&self) -> Id {
-        Id::Help
+        Id("help")
     }
 
     fn place(&self) -> Place {

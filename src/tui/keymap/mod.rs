@@ -285,7 +285,8 @@ impl Keymap {
             (c('S'), Action::Costs),
             (c('E'), Action::Eval),
         ];
-        for n in 1..=7u8 {
+        // A number key per tab, in the tab bar's order.
+        for n in (1..=super::state::Tab::ALL.len()).filter_map(|n| u8::try_from(n).ok()) {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));
         }
         Self {

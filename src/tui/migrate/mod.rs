@@ -36,7 +36,7 @@ pub struct Migrate;
 
 impl Component for Migrate {
     fn id(&self) -> Id {
-        Id::Migrate
+        Id("migrate")
     }
 
     fn place(&self) -> Place {

@@ -31,7 +31,7 @@ pub struct Prompts;
 
 impl Component for Prompts {
     fn id(&self) -> Id {
-        Id::Prompts
+        Id("prompts")
     }
 
     fn place(&self) -> Place {

@@ -36,7 +36,7 @@ pub struct Providers;
 
 impl Component for Providers {
     fn id(&self) -> Id {
-        Id::Providers
+        Id("providers")
     }
 
     fn place(&self) -> Place {

@@ -48,7 +48,7 @@ pub struct Remember;
 
 impl Component for Remember {
     fn id(&self) -> Id {
-        Id::Remember
+        Id("remember")
     }
 
     fn place(&self) -> Place {

@@ -107,7 +107,8 @@ fn restore_context(s: &mut State) -> Vec<Effect> {
     let ready = match tab {
         Tab::Edit | Tab::Migrate => s.prompts.loaded,
         Tab::Run | Tab::Sweep | Tab::Compare => s.sessions.loaded && s.restore.pin.is_none(),
-        Tab::Prompts | Tab::Sessions => true,
+        // A tab that shows no context of its own comes back as it is.
+        _ => true,
     };
     if !ready {
         return Vec::new();
@@ -120,7 +121,7 @@ fn restore_context(s: &mut State) -> Vec<Effect> {
     match tab {
         Tab::Edit | Tab::Migrate => reopen_prompt(s, tab, r.prompt.as_deref()),
         Tab::Run | Tab::Sweep | Tab::Compare => reshow(s, tab, &r.shown),
-        Tab::Prompts | Tab::Sessions => Vec::new(),
+        _ => Vec::new(),
     }
 }
 

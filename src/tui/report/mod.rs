@@ -22,7 +22,7 @@ pub struct Report;
 
 impl Component for Report {
     fn id(&self) -> Id {
-        Id::Report
+        Id("report")
     }
 
     fn place(&self) -> Place {

@@ -29,7 +29,7 @@ pub struct Run;
 
 impl Component for Run {
     fn id(&self) -> Id {
-        Id::Run
+        Id("run")
     }
 
     fn place(&self) -> Place {

@@ -40,7 +40,7 @@ pub struct SearchPanes;
 
 impl Component for SearchPanes {
     fn id(&self) -> Id {
-        Id::Search
+        Id("search")
     }
 
     fn place(&self) -> Place {

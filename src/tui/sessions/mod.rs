@@ -29,7 +29,7 @@ pub struct Sessions;
 
 impl Component for Sessions {
     fn id(&self) -> Id {
-        Id::Sessions
+        Id("sessions")
     }
 
     fn place(&self) -> Place {

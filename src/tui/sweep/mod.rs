@@ -33,7 +33,7 @@ pub struct SweepTab;
 
 impl Component for SweepTab {
     fn id(&self) -> Id {
-        Id::Sweep
+        Id("sweep")
     }
 
     fn place(&self) -> Place {

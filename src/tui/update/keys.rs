@@ -126,11 +126,17 @@ pub(super) fn action(s: &mut State, a: Action) -> Vec<Effect> {
 /// The actions on what every component shares: quitting, tabs, moving,
 /// focus, the limit, reloading. `None` for a component's action.
 fn root_action(s: &mut State, a: Action) -> Option<Vec<Effect>> {
+    if !is_root(a) {
+        return None;
+    }
     match a {
         Action::Quit => return Some(quit_asking(s, None)),
         Action::NextTab => s.tab = Tab::ALL[(s.tab.index() + 1) % Tab::ALL.len()],
         Action::PrevTab => s.tab = Tab::ALL[(s.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len()],
-        Action::GoTab(n) => return Some(go_tab(s, Tab::ALL[usize::from(n.clamp(1, 7)) - 1])),
+        Action::GoTab(n) => {
+            let i = usize::from(n.max(1)).min(Tab::ALL.len()) - 1;
+            return Some(go_tab(s, Tab::ALL[i]));
+        }
         Action::Up => move_by(s, -1),
         Action::Down => move_by(s, 1),
         Action::PageUp => move_by(s, -page(s)),
@@ -162,36 +168,34 @@ fn root_action(s: &mut State, a: Action) -> Option<Vec<Effect>> {
     Some(Vec::new())
 }
 
-/// The actions the root answers (the rest belong to components).
-pub const ROOT_ACTIONS: &[Action] = &[
-    Action::Quit,
-    Action::NextTab,
-    Action::PrevTab,
-    Action::GoTab(1),
-    Action::GoTab(2),
-    Action::GoTab(3),
-    Action::GoTab(4),
-    Action::GoTab(5),
-    Action::GoTab(6),
-    Action::GoTab(7),
-    Action::Up,
-    Action::Down,
-    Action::PageUp,
-    Action::PageDown,
-    Action::Top,
-    Action::Bottom,
-    Action::Left,
-    Action::Right,
-    Action::BigLeft,
-    Action::BigRight,
-    Action::FocusNext,
-    Action::FocusPrev,
-    Action::LimitDown,
-    Action::LimitUp,
-    Action::LimitType,
-    Action::LimitNone,
-    Action::Reload,
-];
+/// Whether the root answers `a` (the rest belong to components): quitting,
+/// tabs, moving, focus, the limit, reloading.
+pub fn is_root(a: Action) -> bool {
+    matches!(
+        a,
+        Action::Quit
+            | Action::NextTab
+            | Action::PrevTab
+            | Action::GoTab(_)
+            | Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+            | Action::Left
+            | Action::Right
+            | Action::BigLeft
+            | Action::BigRight
+            | Action::FocusNext
+            | Action::FocusPrev
+            | Action::LimitDown
+            | Action::LimitUp
+            | Action::LimitType
+            | Action::LimitNone
+            | Action::Reload
+    )
+}
 
 /// Go to tab `t`: its component sets itself up first (it sees the tab the
 /// person comes from).

@@ -17,7 +17,7 @@ use super::sweep::update::sweep_ready;
 use super::{Effect, Event};
 use keys::{key, mouse, quit};
 
-pub use keys::ROOT_ACTIONS;
+pub use keys::is_root;
 
 /// The default max-token limit that `-`/`+` start from when there is none.
 pub const DEFAULT_LIMIT: u32 = 256;
