@@ -3,13 +3,14 @@
 //! popup, a key's job — and the one message that moves between them.
 //!
 //! Each part is a [`Component`]: a unit struct in its folder, listed once
-//! in [`super::registry::COMPONENTS`]. The root (`update`, `view`,
-//! `status`) never names a feature: it asks the registry which component
-//! is on show, which owns an action or a typing mode, and what sits under
-//! a body. A component that needs another (open this run in Compare, show
-//! these runs, sweep what is on show) returns a [`Nav`] in its effects;
-//! the root routes it to the component that answers it before anything
-//! reaches the runner.
+//! in the `components!` list of `tui/mod.rs` ([`super::COMPONENTS`]). The
+//! root's keys, frame and status line (`update/keys.rs`, `view`, `status`)
+//! name no feature: they ask the registry which component is on show,
+//! which owns an action, a key or a mode, and what sits under a body. A
+//! component that needs another (compare the pair again, open this
+//! prompt, sweep what is on show) returns a [`Nav`] in its effects; the
+//! root routes it to the component that answers it before anything reaches
+//! the runner. Components never import each other.
 
 use std::borrow::Cow;
 
@@ -93,6 +94,18 @@ pub trait Component: Sync {
     /// and the root hands each to [`Component::action`].
     fn actions(&self) -> &'static [Action] {
         &[]
+    }
+
+    /// Work to start with the workbench (its jobs, [`Effect::Job`]); the
+    /// event loop hands them to the runner once, before the first frame.
+    fn init(&self, _s: &State) -> Vec<Effect> {
+        Vec::new()
+    }
+
+    /// What it keeps as the workbench quits (what it remembers for the
+    /// next start), after the live runs are stopped.
+    fn on_quit(&self, _s: &State) -> Vec<Effect> {
+        Vec::new()
     }
 
     /// Keys of its own, beyond the built-in actions: the root binds them

@@ -316,6 +316,12 @@ async fn event_loop(
     runner.apply(Effect::LoadSessions);
     runner.apply(Effect::LoadProviders);
     runner.apply(Effect::LoadRemembered);
+    // Each component's own work at start (its jobs).
+    for c in super::COMPONENTS {
+        for e in c.init(&state) {
+            runner.apply(e);
+        }
+    }
     terminal.draw(|f| view::draw(f, &state))?;
     test_panic_hook();
     let result = loop {

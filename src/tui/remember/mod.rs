@@ -55,6 +55,10 @@ impl Component for Remember {
         Place::Job
     }
 
+    fn on_quit(&self, s: &State) -> Vec<Effect> {
+        vec![update::on_quit(s)]
+    }
+
     fn navigate(&self, s: &mut State, nav: &Nav) -> Option<Vec<Effect>> {
         matches!(nav, Nav::Resume).then(|| update::resume(s))
     }

@@ -17,7 +17,9 @@ use crate::tui::state::{Confirm, Mode, OutPane, State, Tab};
 pub(super) fn quit(s: &mut State) -> Vec<Effect> {
     s.quit = true;
     let mut out = s.cancel_live();
-    out.push(crate::tui::remember::update::on_quit(s));
+    for c in registry::COMPONENTS {
+        out.extend(c.on_quit(s));
+    }
     out.push(Effect::Quit);
     out
 }
