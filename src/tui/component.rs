@@ -19,10 +19,10 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use super::Effect;
 use super::keymap::{Action, OwnKey};
 pub use super::state::Id;
 use super::state::{Mode, State, Tab};
+use super::{Effect, Event};
 use crate::prompt::PromptConfig;
 
 /// Where a component shows.
@@ -202,6 +202,12 @@ pub trait Component: Sync {
     /// The status line's words while one of its modes holds the keys.
     fn mode_hint(&self, _s: &State) -> Option<Cow<'static, str>> {
         None
+    }
+
+    /// An event of its own (what its effects' work sent back); any other
+    /// is handed back for the next component.
+    fn event(&self, _s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        Err(ev)
     }
 
     /// The answer of one of its jobs ([`crate::tui::work::Job`]): its own

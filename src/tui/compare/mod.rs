@@ -22,7 +22,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
@@ -48,6 +48,13 @@ impl Component for Compare {
     fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
         update::pin(s);
         Vec::new()
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::GoldLoaded { ids, result } => Ok(update::gold_loaded(s, &ids, result)),
+            other => Err(other),
+        }
     }
 
     fn enter(&self, s: &mut State) -> Vec<Effect> {

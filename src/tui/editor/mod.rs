@@ -27,7 +27,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui_textarea::{CursorMove, Input, Key as TaKey};
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State, Tab};
@@ -84,6 +84,14 @@ impl Component for Edit {
                 }
                 Vec::new()
             }
+        }
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::Saved(r) => Ok(update::saved(s, r)),
+            Event::EditedExternally { field, result } => Ok(external_update::edited(s, field, result)),
+            other => Err(other),
         }
     }
 

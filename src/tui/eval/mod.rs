@@ -107,7 +107,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::component::{Component, Id, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State, Tab};
@@ -136,6 +136,13 @@ impl Component for Eval {
 
     fn take(&self, s: &mut State, a: Action) -> Option<Vec<Effect>> {
         update::action(s, a)
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::Eval { id, msg } => Ok(update::msg(s, id, msg)),
+            other => Err(other),
+        }
     }
 
     fn owns_mode(&self, mode: &Mode) -> bool {

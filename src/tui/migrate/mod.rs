@@ -24,7 +24,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
@@ -58,6 +58,13 @@ impl Component for Migrate {
 
     fn take(&self, s: &mut State, a: Action) -> Option<Vec<Effect>> {
         (a == Action::Twins).then(|| update::migrate_twins(s))
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::MigrateWritten(w) => Ok(update::migrate_written(s, w)),
+            other => Err(other),
+        }
     }
 
     fn enter(&self, s: &mut State) -> Vec<Effect> {

@@ -20,7 +20,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State, Tab};
@@ -62,6 +62,17 @@ impl Component for Prompts {
             return Some(Vec::new());
         }
         Some(vec![Effect::Nav(Nav::OpenSelected), Effect::Nav(Nav::Act(a))])
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::PromptsLoaded {
+                prompts,
+                errors,
+                warnings,
+            } => Ok(update::loaded(s, prompts, errors, &warnings)),
+            other => Err(other),
+        }
     }
 
     fn owns_mode(&self, mode: &Mode) -> bool {

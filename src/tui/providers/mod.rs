@@ -25,7 +25,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::component::{Component, Id, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State};
@@ -49,6 +49,17 @@ impl Component for Providers {
 
     fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
         update::open_picker(s)
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::ProvidersLoaded(r) => {
+                update::providers_loaded(s, r);
+                Ok(Vec::new())
+            }
+            Event::ModelSaved(r) => Ok(save_model::saved(s, r)),
+            other => Err(other),
+        }
     }
 
     fn owns_mode(&self, mode: &Mode) -> bool {

@@ -37,7 +37,7 @@ pub struct Remembered {
     pub shown: Vec<String>,
 }
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::State;
 use crate::tui::component::{Component, Id, Nav, Place};
 
@@ -53,6 +53,13 @@ impl Component for Remember {
 
     fn place(&self) -> Place {
         Place::Job
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::Remembered(r) => Ok(update::loaded(s, r)),
+            other => Err(other),
+        }
     }
 
     fn on_quit(&self, s: &State) -> Vec<Effect> {

@@ -55,13 +55,6 @@ pub(in crate::tui) fn loaded(s: &mut State, r: Remembered) -> Vec<Effect> {
     resume(s)
 }
 
-/// The person moved (a key, a click, a paste): the tab they are on is
-/// theirs now, so what the last session showed is not put back over it.
-/// The pin still comes back.
-pub(in crate::tui) fn moved(s: &mut State) {
-    s.restore.tab = None;
-}
-
 /// Restore what can be now: the pin and the tab's context once the
 /// prompts and sessions they name are loaded (called when either loads).
 pub(in crate::tui) fn resume(s: &mut State) -> Vec<Effect> {

@@ -11,7 +11,7 @@ pub(super) mod update;
 pub(super) use effects::spawn;
 pub use effects::{ReportError, write_report};
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::State;
 use crate::tui::component::{Component, Id, Place};
 use crate::tui::keymap::Action;
@@ -31,6 +31,13 @@ impl Component for Report {
 
     fn actions(&self) -> &'static [Action] {
         &[Action::Report]
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::ReportWritten(r) => Ok(update::written(s, r)),
+            other => Err(other),
+        }
     }
 
     fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {

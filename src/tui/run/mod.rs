@@ -17,7 +17,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
@@ -66,6 +66,14 @@ impl Component for Run {
                 s.info(rust_i18n::t!("tui.msg.cancelled"));
                 out
             }
+        }
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::Run { id, msg } => Ok(update::run_msg(s, id, msg)),
+            Event::Tick(ms) => Ok(update::tick(s, ms)),
+            other => Err(other),
         }
     }
 

@@ -18,7 +18,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::component::{Component, Id, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
@@ -41,6 +41,13 @@ impl Component for Sessions {
             update::open_recording(s);
             Vec::new()
         })
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::SessionsLoaded(sessions) => Ok(update::loaded(s, sessions)),
+            other => Err(other),
+        }
     }
 
     fn move_by(&self, s: &mut State, by: isize, _under: &[Line<'static>]) {

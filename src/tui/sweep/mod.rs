@@ -21,7 +21,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::tui::Effect;
+use crate::tui::{Effect, Event};
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{OutPane, State, Tab};
@@ -53,6 +53,16 @@ impl Component for SweepTab {
             return update::sweep_effect(s).into_iter().collect();
         }
         Vec::new()
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::SweepReady(data) => {
+                update::sweep_ready(s, *data);
+                Ok(Vec::new())
+            }
+            other => Err(other),
+        }
     }
 
     fn move_by(&self, s: &mut State, by: isize, _under: &[Line<'static>]) {
