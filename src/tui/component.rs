@@ -22,6 +22,7 @@ use ratatui::text::Line;
 use super::keymap::{Action, OwnKey};
 pub use super::state::Id;
 use super::state::{Mode, State, Tab};
+use super::work::Carry;
 use super::{Effect, Event};
 use crate::prompt::PromptConfig;
 
@@ -208,6 +209,12 @@ pub trait Component: Sync {
     /// is handed back for the next component.
     fn event(&self, _s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
         Err(ev)
+    }
+
+    /// Carry out an effect of its own (the runner lends it `cx`); any other
+    /// is handed back for the next component.
+    fn carry_out(&self, _cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        Err(e)
     }
 
     /// The answer of one of its jobs ([`crate::tui::work::Job`]): its own

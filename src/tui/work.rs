@@ -5,13 +5,16 @@
 //! other.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::AbortHandle;
 
 use super::Event;
-use super::component::Id;
+use super::state::Id;
 
 use crate::llm::config::ProvidersFileError;
 use crate::llm::registry::Registry;
@@ -72,5 +75,62 @@ impl JobContext {
     /// Send `msg` back to the component that asked.
     pub fn answer<M: Any + Send>(&self, msg: M) {
         let _ = self.tx.send(Event::Answer(Answer::new(self.to, msg)));
+    }
+}
+
+/// What a component carries its effects out with, lent by the runner for
+/// one effect: the channel, the directories, the registry and session in
+/// force, and the runner's books of tasks (so `Esc` and quitting reach
+/// what a component started).
+pub struct Carry<'r> {
+    /// The reducer's channel.
+    pub(in crate::tui) tx: &'r UnboundedSender<Event>,
+    /// The prompts directory as the workspace it is read as.
+    pub(in crate::tui) workspace: &'r crate::store::Workspace,
+    /// The sessions directory.
+    pub(in crate::tui) sessions_dir: &'r PathBuf,
+    /// The registry in force and the session.
+    pub(in crate::tui) run: RunContext,
+    /// The providers slot the picker's reload refills.
+    pub(in crate::tui) registry: &'r Arc<Mutex<Arc<Result<Registry, ProvidersFileError>>>>,
+    /// When the workbench started (runs time themselves from it).
+    pub(in crate::tui) start: Instant,
+    /// Tasks by id, for `Effect::Cancel` and quitting.
+    pub(in crate::tui) tasks: &'r mut HashMap<u64, AbortHandle>,
+    /// The stop switch of each run, by id (`runs::Stop`).
+    pub(in crate::tui) stops: &'r mut HashMap<u64, tokio::sync::watch::Sender<bool>>,
+}
+
+impl Carry<'_> {
+    /// A sender for events.
+    pub(in crate::tui) fn tx(&self) -> UnboundedSender<Event> {
+        self.tx.clone()
+    }
+
+    /// The prompts directory.
+    pub(in crate::tui) fn prompts_dir(&self) -> PathBuf {
+        self.workspace.dir.clone()
+    }
+
+    /// What a job of component `to` starts with.
+    pub(in crate::tui) fn job_context(&self, to: Id) -> JobContext {
+        JobContext {
+            to,
+            tx: self.tx(),
+            run: self.run.clone(),
+            prompts_dir: self.prompts_dir(),
+            sessions_dir: self.sessions_dir.clone(),
+        }
+    }
+
+    /// Keep `task` under `id` (finished ones are dropped first), with the
+    /// switch that stops it gently when it has one.
+    pub(in crate::tui) fn track(&mut self, id: u64, task: AbortHandle, stop: Option<tokio::sync::watch::Sender<bool>>) {
+        self.tasks.retain(|_, h| !h.is_finished());
+        self.stops.retain(|id, _| self.tasks.contains_key(id));
+        self.tasks.insert(id, task);
+        if let Some(stop) = stop {
+            self.stops.insert(id, stop);
+        }
     }
 }

@@ -23,6 +23,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use crate::tui::{Effect, Event};
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
@@ -48,6 +49,12 @@ impl Component for Compare {
     fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
         update::pin(s);
         Vec::new()
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        let Effect::LoadGold(ids) = e else { return Err(e) };
+        spawn_load_gold(cx.tx(), cx.prompts_dir().join("gold"), ids);
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {

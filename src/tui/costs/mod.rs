@@ -83,6 +83,7 @@ use ratatui::text::Line;
 
 use crate::tui::Effect;
 use crate::tui::State;
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 
@@ -105,6 +106,12 @@ impl Component for CostsTable {
 
     fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
         update::start(s)
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        let Effect::Costs(job) = e else { return Err(e) };
+        crate::tui::work::Job::start(job, cx.job_context(self.id()));
+        Ok(())
     }
 
     fn answer(&self, s: &mut State, msg: Box<dyn std::any::Any + Send>) -> Vec<Effect> {

@@ -28,6 +28,7 @@ use ratatui::text::Line;
 use ratatui_textarea::{CursorMove, Input, Key as TaKey};
 
 use crate::tui::{Effect, Event};
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State, Tab};
@@ -85,6 +86,22 @@ impl Component for Edit {
                 Vec::new()
             }
         }
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        match e {
+            Effect::Save(p) => spawn_save(cx.tx(), cx.prompts_dir(), p),
+            // The event loop runs the editor with the terminal suspended;
+            // a runner without a terminal (tests) cannot.
+            Effect::EditExternally { field, .. } => {
+                let _ = cx.tx.send(Event::EditedExternally {
+                    field,
+                    result: Err(external::ExternalError::NoTerminal),
+                });
+            }
+            other => return Err(other),
+        }
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {

@@ -108,6 +108,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use crate::tui::{Effect, Event};
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State, Tab};
@@ -136,6 +137,14 @@ impl Component for Eval {
 
     fn take(&self, s: &mut State, a: Action) -> Option<Vec<Effect>> {
         update::action(s, a)
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        let Effect::Eval(job) = e else { return Err(e) };
+        let id = job.id;
+        let task = spawn(cx.tx(), cx.run.clone(), cx.prompts_dir().join("gold"), *job);
+        cx.track(id, task, None);
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {

@@ -25,6 +25,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use crate::tui::{Effect, Event};
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
@@ -58,6 +59,14 @@ impl Component for Migrate {
 
     fn take(&self, s: &mut State, a: Action) -> Option<Vec<Effect>> {
         (a == Action::Twins).then(|| update::migrate_twins(s))
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        let Effect::WriteMigrated { config, overwrite } = e else {
+            return Err(e);
+        };
+        spawn_write(cx.tx(), cx.prompts_dir(), config, overwrite);
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {

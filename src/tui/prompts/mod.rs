@@ -21,6 +21,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use crate::tui::{Effect, Event};
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State, Tab};
@@ -62,6 +63,14 @@ impl Component for Prompts {
             return Some(Vec::new());
         }
         Some(vec![Effect::Nav(Nav::OpenSelected), Effect::Nav(Nav::Act(a))])
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        match e {
+            Effect::LoadPrompts => spawn_load(cx.tx(), cx.workspace.clone()),
+            other => return Err(other),
+        }
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {

@@ -26,6 +26,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use crate::tui::{Effect, Event};
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{Mode, State};
@@ -49,6 +50,22 @@ impl Component for Providers {
 
     fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
         update::open_picker(s)
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        match e {
+            Effect::LoadProviders => spawn_load(cx.tx(), cx.registry.clone()),
+            Effect::SaveModel(job) => {
+                let tx = cx.tx();
+                tokio::task::spawn_blocking(move || {
+                    let r = save_model(&job);
+                    tracing::info!("save model {} for {}: {r:?}", job.model, job.provider);
+                    let _ = tx.send(Event::ModelSaved(r));
+                });
+            }
+            other => return Err(other),
+        }
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {

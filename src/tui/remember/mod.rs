@@ -39,6 +39,7 @@ pub struct Remembered {
 
 use crate::tui::{Effect, Event};
 use crate::tui::State;
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Nav, Place};
 
 /// What the workbench keeps between starts: written at quit, put back as
@@ -53,6 +54,23 @@ impl Component for Remember {
 
     fn place(&self) -> Place {
         Place::Job
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        match e {
+            // Written at once: it comes just before the workbench exits.
+            Effect::Remember(r) => effects::remember(cx.sessions_dir, &r),
+            Effect::LoadRemembered => {
+                let (tx, dir) = (cx.tx(), cx.sessions_dir.clone());
+                tokio::task::spawn_blocking(move || {
+                    if let Some(r) = effects::remembered(&dir) {
+                        let _ = tx.send(Event::Remembered(r));
+                    }
+                });
+            }
+            other => return Err(other),
+        }
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {

@@ -13,6 +13,7 @@ pub use effects::{ReportError, write_report};
 
 use crate::tui::{Effect, Event};
 use crate::tui::State;
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Place};
 use crate::tui::keymap::Action;
 
@@ -31,6 +32,14 @@ impl Component for Report {
 
     fn actions(&self) -> &'static [Action] {
         &[Action::Report]
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        let Effect::WriteReport { session, runs, py } = e else {
+            return Err(e);
+        };
+        spawn(cx.tx(), cx.sessions_dir.clone(), cx.prompts_dir(), session, runs, py);
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {

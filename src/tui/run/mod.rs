@@ -18,6 +18,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use crate::tui::{Effect, Event};
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
@@ -67,6 +68,14 @@ impl Component for Run {
                 out
             }
         }
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        let Effect::Start(job) = e else { return Err(e) };
+        let id = job.id;
+        let (task, stop) = crate::tui::runs::spawn(cx.tx(), cx.run.clone(), cx.start, *job);
+        cx.track(id, task, Some(stop));
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {

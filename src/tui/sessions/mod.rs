@@ -19,6 +19,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use crate::tui::{Effect, Event};
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{State, Tab};
@@ -41,6 +42,14 @@ impl Component for Sessions {
             update::open_recording(s);
             Vec::new()
         })
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        match e {
+            Effect::LoadSessions => spawn_load(cx.tx(), cx.sessions_dir.clone()),
+            other => return Err(other),
+        }
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {

@@ -22,6 +22,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use crate::tui::{Effect, Event};
+use crate::tui::work::Carry;
 use crate::tui::component::{Component, Id, Nav, Place};
 use crate::tui::keymap::Action;
 use crate::tui::state::{OutPane, State, Tab};
@@ -53,6 +54,12 @@ impl Component for SweepTab {
             return update::sweep_effect(s).into_iter().collect();
         }
         Vec::new()
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        let Effect::Sweep(job) = e else { return Err(e) };
+        spawn(cx.tx(), job);
+        Ok(())
     }
 
     fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
