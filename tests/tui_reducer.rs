@@ -5,6 +5,7 @@ mod tui_support;
 use std::fmt::Write as _;
 
 use cutline::llm::FinishReason;
+use cutline::tui::component::Id;
 use cutline::tui::editor::Field;
 use cutline::tui::event::{Effect, Event, ProviderChoice, RunMsg, Source};
 use cutline::tui::keymap::Keymap;
@@ -1757,15 +1758,15 @@ fn eval_job(fx: &[Effect]) -> &cutline::tui::event::EvalJob {
 fn e_shows_the_eval_view_over_compare_and_back() {
     let mut s = eval_view();
     assert_eq!(s.tab, Tab::Compare);
-    assert!(s.eval.open);
+    assert!(s.overlay == Some(Id("eval")));
     assert_eq!(s.editor.as_ref().unwrap().base.id, "extract-definitions");
     // `E` again: the pair's report, as `7` shows it.
     send(&mut s, [ch('E')]);
     assert_eq!(s.tab, Tab::Compare);
-    assert!(!s.eval.open);
+    assert!(s.overlay != Some(Id("eval")));
     // From another tab it comes back.
     send(&mut s, [ch('1'), ch('E')]);
-    assert!(s.eval.open && s.tab == Tab::Compare);
+    assert!(s.overlay == Some(Id("eval")) && s.tab == Tab::Compare);
 }
 
 #[test]
@@ -1774,7 +1775,7 @@ fn r_on_the_eval_view_asks_for_the_prompt_and_twin_at_the_limits() {
     let mut s = state();
     // Nothing open yet (the list is empty after a filter): it says why.
     s.tab = Tab::Compare;
-    s.eval.open = true;
+    s.overlay = Some(Id("eval"));
     assert!(send(&mut s, [ch('r')]).is_empty());
     assert!(s.message.as_ref().unwrap().error, "{:?}", s.message);
     let mut s = eval_view();

@@ -491,17 +491,13 @@ async fn the_compare_tab_runs_each_strategy_as_eval_does() {
     })
     .await;
     let fx = send(&mut s, [ch('S')]);
-    assert!(
-        matches!(s.compare.costs, Costs::Running((1, 2))),
-        "{:?}",
-        s.compare.costs
-    );
+    assert!(matches!(s.costs, Costs::Running((1, 2))), "{:?}", s.costs);
     drive(&mut s, &mut runner, &mut rx, fx, |s| {
-        matches!(s.compare.costs, Costs::Ready { .. } | Costs::Failed { .. })
+        matches!(s.costs, Costs::Ready { .. } | Costs::Failed { .. })
     })
     .await;
-    let Costs::Ready { rows, headline, .. } = &s.compare.costs else {
-        panic!("{:?}", s.compare.costs);
+    let Costs::Ready { rows, headline, .. } = &s.costs else {
+        panic!("{:?}", s.costs);
     };
     // The command on the same input.
     let inputs = dir.path().join("inputs.jsonl");

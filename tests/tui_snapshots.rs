@@ -318,10 +318,10 @@ fn compare_states() {
     }
     let fx = send(&mut s, [ch('S')]);
     assert!(matches!(fx.as_slice(), [Effect::Costs(_)]));
-    assert!(matches!(s.compare.costs, cutline::tui::costs::Costs::Running(_)));
+    assert!(matches!(s.costs, cutline::tui::costs::Costs::Running(_)));
     s.compare.top = 12;
     assert_snapshot!("compare_costs_running", screen(&s, 110, 16));
-    s.compare.costs = cutline::tui::costs::Costs::Ready {
+    s.costs = cutline::tui::costs::Costs::Ready {
         ids: (1, 2),
         rows: vec![
             cost_row("extract-definitions", "json", Strategy::Single, (0, 1, 880, 2_400, 0.0, false)),

@@ -108,7 +108,7 @@ pub fn pane_at(state: &State, col: u16, row: u16) -> Option<(OutPane, Rect)> {
     let hit = |r: Rect| r.contains(ratatui::layout::Position { x: col, y: row });
     match state.tab {
         Tab::Run => {
-            let twins = state.shown.as_ref().is_some_and(super::run::Shown::twins);
+            let twins = matches!(&state.shown, Some(x) if x.twins());
             let a = run_areas(body, twins);
             let mut panes = vec![
                 (OutPane::Response, a.response),
@@ -141,7 +141,7 @@ pub fn pane_rect_in(state: &State, body: Rect, pane: OutPane) -> Rect {
         let a = sweep_areas(body);
         return if pane == OutPane::Jsonl { a.jsonl } else { a.json };
     }
-    let twins = state.shown.as_ref().is_some_and(super::run::Shown::twins);
+    let twins = matches!(&state.shown, Some(x) if x.twins());
     let a = run_areas(body, twins);
     match pane {
         OutPane::Response => a.response,

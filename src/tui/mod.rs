@@ -3,71 +3,84 @@
 //! parse recover — line by line, with schema errors — plus the sweep of items
 //! recovered against the limit.
 //!
-//! Shape (as in ratatui's component template, gitui, television): one
-//! [`Event`] enum in, a pure reducer [`update`] that changes [`State`] and
-//! returns [`Effect`]s, an effects runner ([`runner::Runner`]) owning the
-//! tokio tasks, and views drawing from state. Each feature (a tab, a popup,
-//! a key's job) is one folder holding its state, its part of the reducer,
-//! its view and its effects; the shell (this file, `state`, `event`,
-//! `update`, `runner`, `view`, layout, theme, keymap, text) dispatches to
-//! them.
-//! The terminal is restored on every exit path: quit, error, panic (hook),
-//! Ctrl-C, SIGINT, SIGTERM and SIGHUP.
+//! Shape (as in ratatui's component template, gitui, helix's command
+//! registry): one [`Event`] enum in, a pure reducer [`update`] that changes
+//! [`State`] and returns [`Effect`]s, an effects runner
+//! ([`runner::Runner`]) owning the tokio tasks, and views drawing from
+//! state. Each tab, view, popup or key's job is a
+//! [`component::Component`] in its own folder, listed once in
+//! [`registry::COMPONENTS`]; components never import each other and ask
+//! for one another with a [`component::Nav`] the root routes. This file
+//! is the root: the state every component reads and writes and the events
+//! and effects, which the components use as their parent's items; the
+//! shell modules (`update`, `view`, `status`, `runner`, `terminal`) ask the
+//! registry, and the shared modules (`runs`, `choice`, `state`, `work`,
+//! `layout`, `panes`, `keymap`, `theme`, `text`) hold what several
+//! components read.
 
 #![warn(missing_docs)]
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::time::{Duration, Instant};
 
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
-use ratatui::crossterm::event::{
-    self as ct, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-};
-use ratatui::crossterm::execute;
-use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
-
-// The shell: the root state, the events, the reducer's dispatch and keys,
-// the runner's dispatch, the frame, layout, theme, keymap and text.
+// The shell and what components share: the component trait and its
+// registry, the runs on show, the provider choice, the small state types,
+// the reducer's dispatch and keys, the runner's dispatch, the terminal,
+// the frame, layout, theme, keymap and text.
+pub mod choice;
+pub mod component;
 pub mod event;
 pub mod keymap;
 pub mod layout;
 pub mod panes;
 pub mod paste;
+pub mod registry;
 pub mod runner;
+pub mod runs;
 pub mod state;
 pub mod status;
+pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod update;
 pub mod view;
+pub mod work;
 
-// The features, one folder each (state, update, view, effects). A new
-// pane is a folder here plus its line in `view::draw` (and in `Tab` if
-// it is a tab of its own).
-pub mod compare;
-pub mod costs;
-pub mod editor;
-pub mod eval;
-pub mod help;
-pub mod migrate;
-pub mod prompts;
-pub mod providers;
-pub mod remember;
-pub mod report;
-pub mod run;
-pub mod search;
-pub mod sessions;
-pub mod sweep;
+/// Declares each component's folder as a module and lists its
+/// `Component` in [`COMPONENTS`]: one line per component.
+macro_rules! components {
+    ($($module:ident :: $component:ident),* $(,)?) => {
+        $(pub mod $module;)*
 
-pub use event::{Effect, Event, ProviderChoice};
+        /// Every component, in the order the root asks them (a view over a
+        /// tab before the tab). A new one is its folder and its line in the
+        /// `components!` list below.
+        pub const COMPONENTS: &[&dyn component::Component] = &[$(&$module::$component),*];
+    };
+}
+
+// The components, one folder each (state, update, view, effects, and its
+// `Component` in `mod.rs`): the registration.
+components! {
+    prompts::Prompts,
+    editor::Edit,
+    run::Run,
+    sweep::SweepTab,
+    sessions::Sessions,
+    migrate::Migrate,
+    eval::Eval,
+    compare::Compare,
+    costs::CostsTable,
+    providers::Providers,
+    help::Help,
+    search::SearchPanes,
+    report::Report,
+    remember::Remember,
+}
+
+pub use choice::ProviderChoice;
 pub use keymap::{Action, Keymap};
-pub use state::{State, Tab};
+pub use state::Tab;
+pub use terminal::{main, restore_terminal};
 pub use update::update;
 pub use view::draw;
 
@@ -114,351 +127,394 @@ pub fn initial_state(opts: &TuiOptions, keymap: Keymap, theme: theme::Theme, loc
     s
 }
 
-static UI_THREAD: OnceLock<std::thread::ThreadId> = OnceLock::new();
+// The root's own: the state every component reads and writes, and what
+// flows in and out of the reducer.
+use ratatui::crossterm::event::{KeyEvent, MouseEvent};
+use serde_json::Value;
 
-/// True while the terminal is in the workbench's modes (raw, alternate
-/// screen, mouse capture).
-static TERMINAL_ENTERED: AtomicBool = AtomicBool::new(false);
+use crate::llm::structured::Path as StructuredPath;
+use crate::prompt::PromptConfig;
+use crate::session::Session;
+use costs::CostJob;
+use eval::{EvalJob, EvalMsg};
+use migrate::WriteOutcome;
+use providers::{ProviderEntry, ProviderPicker, SaveModel};
+use remember::Remembered;
+use runs::{Phase, RunJob, RunMsg, RunView, Shown, Target, pair_of};
+use search::Search;
+use state::{Confirm, FirstScreen, Message, Mode, OutPane, Scroll};
+use sweep::{Sweep, SweepData, SweepJob};
+use theme::Theme;
 
-/// Exit code when a signal ended the workbench (128 + signal number).
-static SIGNAL_EXIT: AtomicI32 = AtomicI32::new(0);
-
-/// Put the terminal back: raw mode off, main screen, mouse released, cursor
-/// shown. Safe to call more than once and from a panic hook.
-pub fn restore_terminal() {
-    // Only once: leaving the alternate screen a second time (the panic
-    // hook, then the guard's drop while unwinding) restores the cursor
-    // saved on entry again, and what was printed since is overwritten.
-    if !TERMINAL_ENTERED.swap(false, Ordering::SeqCst) {
-        return;
-    }
-    let _ = disable_raw_mode();
-    let _ = execute!(
-        std::io::stdout(),
-        DisableBracketedPaste,
-        DisableMouseCapture,
-        LeaveAlternateScreen,
-        ratatui::crossterm::cursor::Show
-    );
+/// Everything the workbench shows.
+#[derive(Debug)]
+pub struct State {
+    /// Terminal size (columns, rows).
+    pub size: (u16, u16),
+    /// Styles.
+    pub theme: Theme,
+    /// Key bindings.
+    pub keymap: Keymap,
+    /// The tab on show.
+    pub tab: Tab,
+    /// Where keys go.
+    pub mode: Mode,
+    /// The search found last, while it lasts (`n`/`N`, `Esc` ends it).
+    pub search: Option<Search>,
+    /// A question the next key answers (any other key drops it).
+    pub confirm: Option<Confirm>,
+    /// Milliseconds since start.
+    pub clock_ms: u64,
+    /// Directory of prompts (for messages).
+    pub prompts_dir: PathBuf,
+    /// Directory of sessions.
+    pub sessions_dir: PathBuf,
+    /// The prompt list.
+    pub prompts: prompts::PromptList,
+    /// The prompt open for editing.
+    pub editor: Option<editor::Editor>,
+    /// What `r` runs.
+    pub target: Target,
+    /// The provider.
+    pub provider: ProviderChoice,
+    /// Whether the local model is installed (`None`: not checked yet).
+    pub local_installed: Option<bool>,
+    /// Structured output: off, or the path to ask for.
+    pub structured: Option<StructuredPath>,
+    /// Max-token limit (`None`: no limit).
+    pub max_tokens: Option<u32>,
+    /// The Python TrustGraph's service runs on (`--tg-python`): its limits
+    /// decide which responses the verdict fails whole.
+    pub tg_python: crate::output::tg::TgPython,
+    /// Step of `-` / `+`.
+    pub limit_step: u32,
+    /// The run(s) on show.
+    pub shown: Option<Shown>,
+    /// The focused output pane.
+    pub focus: OutPane,
+    /// Each scrolling pane's position, indexed by [`OutPane::index`].
+    pub scrolls: [Scroll; 4],
+    /// The sweep of the runs on show.
+    pub sweep: Sweep,
+    /// The sessions tab.
+    pub sessions: sessions::SessionsView,
+    /// The status-bar message.
+    pub message: Option<Message>,
+    /// The first screen's one-line guide, until the first key or click.
+    pub first_screen: Option<FirstScreen>,
+    /// The provider picker (open in [`Mode::Picker`]).
+    pub picker: ProviderPicker,
+    /// The Migrate tab.
+    pub migrate: Option<migrate::MigrateView>,
+    /// The Compare tab.
+    pub compare: compare::CompareView,
+    /// The eval view (`E`).
+    pub eval: eval::EvalView,
+    /// The strategy table under the Compare report (`S`).
+    pub costs: costs::Costs,
+    /// The view open over its tab's body (the eval view over Compare),
+    /// kept while the person visits other tabs.
+    pub overlay: Option<component::Id>,
+    /// The state of components without a field here (see
+    /// [`component::Parts`]).
+    pub parts: component::Parts,
+    /// A finished run pinned as compare side A (the run on show is B).
+    pub pinned: Option<Box<RunView>>,
+    /// What the last session kept and is not restored yet: the pin until
+    /// the sessions load, the tab's context until what it needs loads (or
+    /// the person moves).
+    pub restore: remember::Remembered,
+    /// Next run id.
+    pub next_id: u64,
+    /// Set once quitting.
+    pub quit: bool,
 }
 
-/// Restores the terminal when dropped (normal return and errors).
-struct TerminalGuard;
-
-impl TerminalGuard {
-    fn enter() -> std::io::Result<Self> {
-        enable_raw_mode()?;
-        TERMINAL_ENTERED.store(true, Ordering::SeqCst);
-        let guard = Self;
-        enter_modes()?;
-        Ok(guard)
-    }
-}
-
-/// Raw mode on, alternate screen, mouse and bracketed paste: on start, and
-/// again after the external editor had the terminal.
-fn enter_modes() -> std::io::Result<()> {
-    enable_raw_mode()?;
-    TERMINAL_ENTERED.store(true, Ordering::SeqCst);
-    execute!(
-        std::io::stdout(),
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        EnableBracketedPaste
-    )
-}
-
-/// Lets the event loop take the terminal from the input thread (for the
-/// external editor): while `paused` the thread reads nothing and says so in
-/// `idle`, so no key meant for the editor lands in the workbench.
-#[derive(Default)]
-struct InputGate {
-    paused: AtomicBool,
-    idle: AtomicBool,
-}
-
-/// Suspend the workbench, run the external editor on `text`, and take the
-/// terminal back (redrawn in full on the next frame).
-fn edit_externally(
-    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
-    gate: &InputGate,
-    text: &str,
-    suffix: &str,
-) -> std::io::Result<Result<String, editor::external::ExternalError>> {
-    gate.idle.store(false, Ordering::SeqCst);
-    gate.paused.store(true, Ordering::SeqCst);
-    // The input thread polls in 100 ms steps: it is idle within one.
-    let deadline = Instant::now() + Duration::from_millis(500);
-    while !gate.idle.load(Ordering::SeqCst) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    restore_terminal();
-    let editor = editor::external::command();
-    tracing::info!("external editor: {editor}");
-    let result = editor::external::edit(&editor, text, suffix);
-    let entered = enter_modes().and_then(|()| terminal.clear());
-    gate.paused.store(false, Ordering::SeqCst);
-    entered.map(|()| result)
-}
-
-impl Drop for TerminalGuard {
-    fn drop(&mut self) {
-        restore_terminal();
-    }
-}
-
-fn install_panic_hook() {
-    let _ = UI_THREAD.set(std::thread::current().id());
-    let prev = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        tracing::error!("panic: {info}");
-        // A panic in a background task is caught and reported as a failed
-        // run; only the UI thread's panic ends the workbench.
-        // Printing from another thread would garble the screen: the log has it.
-        if UI_THREAD.get() == Some(&std::thread::current().id()) {
-            restore_terminal();
-            crate::llm::local::shutdown();
-            prev(info);
-            eprintln!(
-                "cutline: the workbench panicked; log: {}",
-                crate::logging::workbench_path().display()
-            );
+impl State {
+    /// A fresh workbench.
+    pub fn new(prompts_dir: PathBuf, sessions_dir: PathBuf, keymap: Keymap, theme: Theme) -> Self {
+        Self {
+            size: (80, 24),
+            theme,
+            keymap,
+            tab: Tab::Prompts,
+            mode: Mode::Normal,
+            search: None,
+            confirm: None,
+            clock_ms: 0,
+            prompts_dir,
+            sessions_dir,
+            prompts: prompts::PromptList::default(),
+            editor: None,
+            target: Target::None,
+            provider: ProviderChoice::Replay,
+            local_installed: None,
+            structured: None,
+            max_tokens: None,
+            tg_python: crate::output::tg::TgPython::default(),
+            limit_step: 16,
+            shown: None,
+            focus: OutPane::Json,
+            scrolls: [Scroll::following(); 4],
+            sweep: Sweep::Idle,
+            sessions: sessions::SessionsView::default(),
+            message: None,
+            first_screen: None,
+            picker: ProviderPicker::default(),
+            migrate: None,
+            compare: compare::CompareView::default(),
+            eval: eval::EvalView::default(),
+            costs: costs::Costs::default(),
+            overlay: None,
+            parts: component::Parts::default(),
+            pinned: None,
+            restore: remember::Remembered::default(),
+            next_id: 1,
+            quit: false,
         }
-    }));
-}
-
-/// Run the workbench until the person quits; returns the exit code (0, or
-/// 128 + the signal that ended it, or 1 on an error). Stops the local model
-/// on the way out.
-#[allow(clippy::needless_pass_by_value, reason = "the CLI hands its options over")]
-pub fn main(opts: TuiOptions) -> i32 {
-    let _ = crate::logging::to_file(&crate::logging::workbench_path());
-    tracing::info!("start: {opts:?}");
-    let code = match run(&opts) {
-        Ok(()) => SIGNAL_EXIT.load(Ordering::Relaxed),
-        Err(e) => {
-            restore_terminal();
-            eprintln!("cutline: {e}");
-            tracing::error!("{e}");
-            1
-        }
-    };
-    crate::llm::local::shutdown();
-    tracing::info!("exit {code}");
-    code
-}
-
-fn run(opts: &TuiOptions) -> std::io::Result<()> {
-    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        return Err(std::io::Error::other(
-            "the workbench needs a terminal; for scripts use the headless subcommands (`cutline --help`)",
-        ));
     }
-    let (keymap, warnings) = Keymap::load();
-    let local = crate::llm::local::installed().is_ok();
-    let mut state = initial_state(opts, keymap, theme::Theme::from_env(), local);
-    if let Some(w) = warnings.first() {
-        state.error(w.clone());
+
+    /// Set an informational message.
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            error: false,
+            text: text.into(),
+        });
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    install_panic_hook();
-    let guard = TerminalGuard::enter()?;
-    let result = {
-        let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-        terminal.clear()?;
-        rt.block_on(event_loop(&mut terminal, state, opts))
-    };
-    drop(guard);
-    rt.shutdown_timeout(Duration::from_millis(300));
-    result
-}
 
-fn spawn_input(tx: UnboundedSender<Event>, stop: Arc<AtomicBool>, gate: Arc<InputGate>) {
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            if gate.paused.load(Ordering::SeqCst) {
-                gate.idle.store(true, Ordering::SeqCst);
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
-            }
-            match ct::poll(Duration::from_millis(100)) {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(e) => {
-                    tracing::error!("input: {e}");
-                    let _ = tx.send(Event::Terminate);
-                    return;
-                }
-            }
-            let ev = match ct::read() {
-                Ok(ct::Event::Key(k)) => Event::Key(k),
-                Ok(ct::Event::Mouse(m)) => Event::Mouse(m),
-                Ok(ct::Event::Resize(w, h)) => Event::Resize(w, h),
-                Ok(ct::Event::Paste(text)) => Event::Paste(text),
-                Ok(_) => continue,
-                Err(e) => {
-                    tracing::error!("input: {e}");
-                    let _ = tx.send(Event::Terminate);
-                    return;
-                }
-            };
-            if tx.send(ev).is_err() {
-                return;
-            }
+    /// Set an error message.
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.message = Some(Message {
+            error: true,
+            text: text.into(),
+        });
+    }
+
+    /// A pane's scroll.
+    pub fn scroll(&self, pane: OutPane) -> Scroll {
+        self.scrolls[pane.index()]
+    }
+
+    /// A pane's scroll, to change.
+    pub fn scroll_mut(&mut self, pane: OutPane) -> &mut Scroll {
+        &mut self.scrolls[pane.index()]
+    }
+
+    /// Label of the structured-output setting.
+    pub fn structured_label(&self) -> &'static str {
+        match self.structured {
+            None => "off",
+            Some(StructuredPath::Native | StructuredPath::NativeWrapped | StructuredPath::Grammar) => "native",
+            Some(StructuredPath::Prompt) => "prompt",
+            Some(StructuredPath::None) => "none",
         }
-    });
-}
+    }
 
-fn spawn_signals(tx: UnboundedSender<Event>) {
-    #[cfg(unix)]
-    tokio::spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::hangup()),
-        ) else {
-            return;
+    /// Show `shown` in place of what is on show: its sweep is to compute,
+    /// every pane follows its end.
+    pub fn show(&mut self, shown: Shown) {
+        self.shown = Some(shown);
+        self.sweep = Sweep::Idle;
+        self.scrolls = [Scroll::following(); 4];
+    }
+
+    /// Cancel the runs on show still live; the runner's cancels.
+    pub fn cancel_live(&mut self) -> Vec<Effect> {
+        let Some(shown) = &mut self.shown else {
+            return Vec::new();
         };
-        let (name, code) = tokio::select! {
-            _ = term.recv() => ("SIGTERM", 143),
-            _ = int.recv() => ("SIGINT", 130),
-            _ = hup.recv() => ("SIGHUP", 129),
-        };
-        tracing::info!("{name}");
-        SIGNAL_EXIT.store(code, Ordering::Relaxed);
-        let _ = tx.send(Event::Terminate);
-    });
-    #[cfg(not(unix))]
-    tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
-        SIGNAL_EXIT.store(130, Ordering::Relaxed);
-        let _ = tx.send(Event::Terminate);
-    });
-}
-
-/// Test-only: `CUTLINE_TEST_PANIC=after-first-frame` panics on the UI
-/// thread right after the first frame is drawn, so the e2e tests can check
-/// that a panic leaves the terminal restored (tests/tui_e2e.rs). Not a
-/// feature; nothing else reads it.
-fn test_panic_hook() {
-    assert!(
-        std::env::var_os("CUTLINE_TEST_PANIC").is_none_or(|v| v != "after-first-frame"),
-        "CUTLINE_TEST_PANIC: injected panic after the first frame"
-    );
-}
-
-/// The clock: a tick every 250 ms, so streaming runs' elapsed time moves.
-fn spawn_ticks(tx: UnboundedSender<Event>, start: Instant) {
-    tokio::spawn(async move {
-        let mut iv = tokio::time::interval(Duration::from_millis(250));
-        loop {
-            iv.tick().await;
-            let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-            if tx.send(Event::Tick(ms)).is_err() {
-                return;
+        let ids: Vec<u64> = shown.runs().iter().filter(|r| r.live()).map(|r| r.id).collect();
+        for id in &ids {
+            if let Some(r) = shown.find_mut(*id) {
+                r.phase = Phase::Cancelled;
             }
         }
-    });
-}
+        ids.into_iter().map(Effect::Cancel).collect()
+    }
 
-/// Carry out a frame's effects: the external editor here (it needs the
-/// terminal), the rest by the runner. False once one of them quits.
-fn carry_out(
-    effects: Vec<Effect>,
-    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
-    gate: &InputGate,
-    own_tx: &UnboundedSender<Event>,
-    runner: &mut runner::Runner,
-) -> std::io::Result<bool> {
-    for e in effects {
-        if let Effect::EditExternally { field, text, suffix } = e {
-            let result = edit_externally(terminal, gate, &text, suffix)?;
-            let _ = own_tx.send(Event::EditedExternally { field, result });
-            continue;
+    /// Whether a run may start on the provider chosen: not on the local
+    /// model while it is not installed (the status says how to install).
+    pub fn local_guard(&mut self) -> bool {
+        if self.provider == ProviderChoice::Local && self.local_installed == Some(false) {
+            self.error(rust_i18n::t!(
+                "tui.msg.local_missing",
+                hint = crate::llm::local::SETUP_HINT
+            ));
+            return false;
         }
-        if !runner.apply(e) {
-            return Ok(false);
+        true
+    }
+
+    /// The pair the Compare tab and the strategy table work on: the twins
+    /// on show, or the pinned run (side A) and the run on show (side B).
+    pub fn pair_on_show(&self) -> Option<(&RunView, &RunView)> {
+        pair_of(self.shown.as_ref(), self.pinned.as_deref())
+    }
+
+    /// The focused pane, within the panes the current tab has.
+    pub fn focus_in_tab(&self) -> OutPane {
+        let twins = self.shown.as_ref().is_some_and(Shown::twins);
+        match (self.tab, self.focus) {
+            (Tab::Sweep, OutPane::Response | OutPane::Response2) => OutPane::Json,
+            (_, OutPane::Response2) if !twins => OutPane::Response,
+            (_, f) => f,
         }
     }
-    Ok(true)
 }
 
-async fn event_loop(
-    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
-    mut state: State,
-    opts: &TuiOptions,
-) -> std::io::Result<()> {
-    let start = Instant::now();
-    let (tx, mut rx) = unbounded_channel();
-    // Signals have their own channel, read ahead of queued input.
-    let (sig_tx, mut sig_rx) = unbounded_channel();
-    let stop = Arc::new(AtomicBool::new(false));
-    let gate = Arc::new(InputGate::default());
-    spawn_input(tx.clone(), stop.clone(), gate.clone());
-    let own_tx = tx.clone();
-    spawn_signals(sig_tx);
-    spawn_ticks(tx.clone(), start);
-    let mut runner = runner::Runner::new(tx, opts.workspace.clone(), opts.sessions_dir.clone(), start);
-    let size = terminal.size()?;
-    state.size = (size.width, size.height);
-    runner.apply(Effect::LoadPrompts);
-    runner.apply(Effect::LoadSessions);
-    runner.apply(Effect::LoadProviders);
-    runner.apply(Effect::LoadRemembered);
-    terminal.draw(|f| view::draw(f, &state))?;
-    test_panic_hook();
-    let result = loop {
-        let ev = tokio::select! {
-            biased;
-            Some(sig) = sig_rx.recv() => sig,
-            ev = rx.recv() => match ev {
-                Some(ev) => ev,
-                None => break Ok(()),
-            },
-        };
-        // Coalesce a burst (a fast stream, typed keys) into one frame; a
-        // signal that arrives meanwhile goes ahead of the rest, and a run
-        // of typed keys is one insertion.
-        let mut effects = Vec::new();
-        let mut typed = paste::Typed::default();
-        let mut next = Some(ev);
-        let mut n = 0;
-        while let Some(ev) = next.take() {
-            if let Some(ev) = typed.take(&state, ev) {
-                if let Some(t) = typed.flush() {
-                    effects.extend(update(&mut state, t));
-                }
-                effects.extend(update(&mut state, ev));
-            }
-            n += 1;
-            if n >= 2000 || state.quit {
-                break;
-            }
-            next = match sig_rx.try_recv() {
-                Ok(sig) => Some(sig),
-                Err(_) => rx.try_recv().ok(),
-            };
-        }
-        if let Some(t) = typed.flush() {
-            effects.extend(update(&mut state, t));
-        }
-        match carry_out(effects, terminal, &gate, &own_tx, &mut runner) {
-            Ok(true) => {}
-            Ok(false) => break Ok(()),
-            Err(e) => break Err(e),
-        }
-        if state.quit {
-            break Ok(());
-        }
-        if let Err(e) = terminal.draw(|f| view::draw(f, &state)) {
-            break Err(e);
-        }
-    };
-    stop.store(true, Ordering::Relaxed);
-    runner.abort_all();
-    result
+/// Everything the reducer reacts to.
+#[derive(Debug)]
+pub enum Event {
+    /// A key was pressed.
+    Key(KeyEvent),
+    /// The mouse scrolled or clicked.
+    Mouse(MouseEvent),
+    /// Text pasted (bracketed paste): inserted in one step.
+    Paste(String),
+    /// What the last session kept.
+    Remembered(Remembered),
+    /// The report was written (what the status says), or why not.
+    ReportWritten(Result<String, report::ReportError>),
+    /// A model was saved to this file, or why not.
+    ModelSaved(Result<String, providers::SaveModelError>),
+    /// The external editor closed: the field's new text, or why not.
+    EditedExternally {
+        /// The field it was opened for.
+        field: editor::Field,
+        /// The text saved in the editor, or why there is none.
+        result: Result<String, editor::external::ExternalError>,
+    },
+    /// The terminal was resized to (columns, rows).
+    Resize(u16, u16),
+    /// Time passed: milliseconds since the workbench started.
+    Tick(u64),
+    /// The prompts directory was (re)loaded.
+    PromptsLoaded {
+        /// Prompts that loaded.
+        prompts: Vec<PromptConfig>,
+        /// Files that did not (each names file, line, column, cause).
+        errors: Vec<String>,
+        /// Warnings while loading.
+        warnings: Vec<String>,
+    },
+    /// The sessions directory was (re)loaded.
+    SessionsLoaded(Vec<Session>),
+    /// News of a run.
+    Run {
+        /// Which run.
+        id: u64,
+        /// What happened.
+        msg: RunMsg,
+    },
+    /// A save finished: the file written, or why not.
+    Saved(Result<String, crate::prompt::ConfigError>),
+    /// A sweep was computed.
+    SweepReady(Box<SweepData>),
+    /// Whether the local model is installed (checked at start).
+    LocalInstalled(bool),
+    /// The providers configured in cutline.toml, or why the config did not
+    /// load (its file, line and column).
+    ProvidersLoaded(Result<Vec<ProviderEntry>, crate::llm::config::ProvidersFileError>),
+    /// A gold set for the compared pair: the file and its items, `None`
+    /// when neither prompt has one, or why it did not load.
+    GoldLoaded {
+        /// The prompt ids it was looked up for (the pair on show).
+        ids: Vec<String>,
+        /// `(file, items)`, none, or where the gold set is malformed.
+        result: Result<Option<(String, Vec<Value>)>, crate::eval::inputs::InputsError>,
+    },
+    /// A component's job answered ([`work::Job`]): routed to the component
+    /// it is for, which reads its own message type.
+    Answer(work::Answer),
+    /// News of an eval (the eval view's `r`).
+    Eval {
+        /// Which eval.
+        id: u64,
+        /// What happened.
+        msg: EvalMsg,
+    },
+    /// The migrated prompt was written (or not).
+    MigrateWritten(WriteOutcome),
+    /// SIGTERM, SIGINT or SIGHUP: leave now.
+    Terminate,
+}
+
+/// Work for the effects runner.
+#[derive(Debug)]
+pub enum Effect {
+    /// Load the prompts directory.
+    LoadPrompts,
+    /// Load the sessions directory.
+    LoadSessions,
+    /// Start a run.
+    Start(Box<RunJob>),
+    /// Cancel a run.
+    Cancel(u64),
+    /// Save a prompt to its file (atomically).
+    Save(Box<PromptConfig>),
+    /// Compute a sweep.
+    Sweep(Box<SweepJob>),
+    /// Read the configured providers (cutline.toml) and which keys are set.
+    LoadProviders,
+    /// Look for a gold set `gold/<id>.jsonl` under the prompts directory,
+    /// trying `ids` in order.
+    LoadGold(Vec<String>),
+    /// Run each strategy on the pair on show (`S` in the Compare tab).
+    Costs(Box<CostJob>),
+    /// Run an eval of the prompt on show and its twin (the eval view's
+    /// `r`); [`Effect::Cancel`] with its id stops it.
+    Eval(Box<EvalJob>),
+    /// Write a migrated prompt to `origin.file` atomically; unless
+    /// `overwrite`, an existing file is left alone and reported.
+    WriteMigrated {
+        /// The migrated prompt, its origin set to the new file.
+        config: Box<PromptConfig>,
+        /// The author confirmed replacing an existing file.
+        overwrite: bool,
+    },
+    /// Put text on the terminal's clipboard (OSC 52: works over SSH and
+    /// through tmux with `set-clipboard on`).
+    Copy(String),
+    /// Write the HTML report of runs of one session beside the sessions
+    /// ([`Event::ReportWritten`]).
+    WriteReport {
+        /// The session's id.
+        session: String,
+        /// The runs' numbers (`session#N`).
+        runs: Vec<usize>,
+        /// The Python whose limits the report's verdicts follow.
+        py: crate::output::tg::TgPython,
+    },
+    /// Read what the last session kept ([`Event::Remembered`]).
+    LoadRemembered,
+    /// Keep this for the next session (written before the workbench exits).
+    Remember(Remembered),
+    /// Write a model typed in the picker into the provider's config file
+    /// (atomically, every other byte kept); the answer is
+    /// [`Event::ModelSaved`].
+    SaveModel(SaveModel),
+    /// Hand a field to `$VISUAL`/`$EDITOR` with the workbench suspended;
+    /// the result comes back as [`Event::EditedExternally`].
+    EditExternally {
+        /// The field.
+        field: editor::Field,
+        /// Its text now.
+        text: String,
+        /// File name suffix, so the editor picks its syntax (`.json`).
+        suffix: &'static str,
+    },
+    /// A component asks for another (open this in Compare, sweep what is
+    /// on show): routed by the reducer before the effects leave it, so the
+    /// runner never gets one.
+    Nav(component::Nav),
+    /// A component's own work ([`work::Job`]); its answer comes back as
+    /// [`Event::Answer`] to the component `to`.
+    Job {
+        /// The component that asks.
+        to: component::Id,
+        /// The work.
+        job: Box<dyn work::Job>,
+    },
+    /// Leave the workbench.
+    Quit,
 }

@@ -116,3 +116,23 @@ pub fn clip_line(l: &Line<'static>, w: usize) -> Line<'static> {
     }
     Line::from(spans).style(l.style)
 }
+
+/// A list position `v` moved by `by` rows within `len` rows, saturating.
+pub fn step(v: usize, by: isize, len: usize) -> usize {
+    let max = len.saturating_sub(1);
+    let next = if by < 0 {
+        v.saturating_sub(by.unsigned_abs())
+    } else {
+        v.saturating_add(by.unsigned_abs())
+    };
+    next.min(max)
+}
+
+/// Focus the next (`dir` 1) or previous pane of `order` after the one
+/// focused now.
+pub fn focus_in(s: &mut super::state::State, order: &[super::state::OutPane], dir: isize) {
+    let cur = order.iter().position(|p| *p == s.focus_in_tab()).unwrap_or(0);
+    let n = order.len();
+    let next = if dir < 0 { (cur + n - 1) % n } else { (cur + 1) % n };
+    s.focus = order[next];
+}

@@ -8,9 +8,9 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEventKind, KeyModifiers};
 
-use super::event::{Effect, Event};
 use super::keymap::Action;
 use super::state::{Mode, State};
+use super::{Effect, Event};
 
 /// Longest paste kept in a one-line field (a filter, a model name).
 const FIELD_MAX: usize = 200;
@@ -57,7 +57,8 @@ pub fn paste(s: &mut State, text: &str) -> Vec<Effect> {
         | Mode::EvalLimits(_)
         | Mode::Normal
         | Mode::Picker
-        | Mode::Help => {
+        | Mode::Help
+        | Mode::Own(_) => {
             s.info(rust_i18n::t!("tui.msg.paste_where"));
         }
     }

@@ -1,6 +1,8 @@
 //! The effects runner: owns the tokio tasks that do IO (runs, saves, loading
-//! directories, sweeps) and feeds their results back as [`Event`]s. It only
-//! dispatches: each effect is carried out by its feature's `effects.rs`.
+//! directories, sweeps) and feeds their results back as [`Event`]s. It
+//! carries out the root's effects (quit, cancel, the clipboard, a
+//! component's job) and lends every other to the component whose it is
+//! (`Component::carry_out`, with a [`Carry`]); it names no component.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,8 +16,9 @@ use crate::llm::config::ProvidersFileError;
 use crate::llm::registry::Registry;
 use crate::session::Recorder;
 
-use super::event::{Effect, Event};
-use super::remember::effects as remember;
+use super::component::Id;
+use super::work::{Carry, JobContext, RunContext};
+use super::{Effect, Event};
 
 /// Runs effects; results come back on the channel it was given.
 pub struct Runner {
@@ -25,7 +28,7 @@ pub struct Runner {
     sessions_dir: PathBuf,
     tasks: HashMap<u64, AbortHandle>,
     /// The stop switch of each run (not evals), by id.
-    stops: HashMap<u64, super::run::Stop>,
+    stops: HashMap<u64, super::runs::Stop>,
     recorder: Arc<Mutex<Option<Recorder>>>,
     /// The providers of cutline.toml, read at start and again each time the
     /// provider picker opens (the one explicit reload).
@@ -77,34 +80,25 @@ impl Runner {
         }
     }
 
-    /// Run `f` (given the sessions directory) on the blocking pool and send
-    /// the event it returns.
-    fn spawn_blocking(&self, f: impl FnOnce(PathBuf) -> Option<Event> + Send + 'static) {
-        let tx = self.tx.clone();
-        let dir = self.sessions_dir.clone();
-        tokio::task::spawn_blocking(move || {
-            if let Some(ev) = f(dir) {
-                let _ = tx.send(ev);
-            }
-        });
+    /// What a component's job starts with.
+    fn job_context(&self, to: Id) -> JobContext {
+        JobContext {
+            to,
+            tx: self.tx.clone(),
+            run: self.context(),
+            prompts_dir: self.prompts_dir.clone(),
+            sessions_dir: self.sessions_dir.clone(),
+        }
     }
 
-    /// Carry out one effect. Returns false for [`Effect::Quit`].
+    /// Carry out one effect: the root's own (quitting, cancelling, the
+    /// clipboard, a component's job), or the component's whose it is.
+    /// Returns false for [`Effect::Quit`].
     pub fn apply(&mut self, e: Effect) -> bool {
         match e {
             Effect::Quit => {
                 self.abort_all();
                 return false;
-            }
-            Effect::LoadPrompts => super::prompts::spawn_load(self.tx.clone(), self.workspace.clone()),
-            Effect::LoadSessions => super::sessions::spawn_load(self.tx.clone(), self.sessions_dir.clone()),
-            Effect::Start(job) => {
-                self.tasks.retain(|_, h| !h.is_finished());
-                self.stops.retain(|id, _| self.tasks.contains_key(id));
-                let id = job.id;
-                let (h, stop) = super::run::spawn(self.tx.clone(), self.context(), self.start, *job);
-                self.tasks.insert(id, h);
-                self.stops.insert(id, stop);
             }
             Effect::Cancel(id) => {
                 // A run ends its stream and records what arrived; an eval
@@ -117,44 +111,30 @@ impl Runner {
                     h.abort();
                 }
             }
-            Effect::Save(p) => super::editor::spawn_save(self.tx.clone(), self.prompts_dir.clone(), p),
             Effect::Copy(text) => osc52(&text),
-            // The event loop runs the editor with the terminal suspended;
-            // a runner without a terminal (tests) cannot.
-            Effect::EditExternally { field, .. } => {
-                let _ = self.tx.send(Event::EditedExternally {
-                    field,
-                    result: Err(super::editor::external::ExternalError::NoTerminal),
-                });
+            Effect::Job { to, job } => job.start(self.job_context(to)),
+            // Routed by the reducer; one that got here has no one to go to.
+            Effect::Nav(nav) => tracing::warn!("unrouted {nav:?}"),
+            mut e => {
+                let run = self.context();
+                let mut cx = Carry {
+                    tx: &self.tx,
+                    workspace: &self.workspace,
+                    sessions_dir: &self.sessions_dir,
+                    run,
+                    registry: &self.registry,
+                    start: self.start,
+                    tasks: &mut self.tasks,
+                    stops: &mut self.stops,
+                };
+                for c in super::COMPONENTS {
+                    match c.carry_out(&mut cx, e) {
+                        Ok(()) => return true,
+                        Err(back) => e = back,
+                    }
+                }
+                tracing::warn!("no component carries out {e:?}");
             }
-            Effect::LoadProviders => super::providers::spawn_load(self.tx.clone(), self.registry.clone()),
-            Effect::LoadGold(ids) => {
-                super::compare::spawn_load_gold(self.tx.clone(), self.prompts_dir.join("gold"), ids);
-            }
-            Effect::WriteMigrated { config, overwrite } => {
-                super::migrate::spawn_write(self.tx.clone(), self.prompts_dir.clone(), config, overwrite);
-            }
-            // Written at once: it comes just before the workbench exits.
-            Effect::Remember(r) => remember::remember(&self.sessions_dir, &r),
-            Effect::LoadRemembered => self.spawn_blocking(move |dir| remember::remembered(&dir).map(Event::Remembered)),
-            Effect::WriteReport { session, runs, py } => {
-                let dirs = (self.sessions_dir.clone(), self.prompts_dir.clone());
-                super::report::spawn(self.tx.clone(), dirs.0, dirs.1, session, runs, py);
-            }
-            Effect::SaveModel(job) => self.spawn_blocking(move |_| {
-                let r = super::providers::save_model(&job);
-                tracing::info!("save model {} for {}: {r:?}", job.model, job.provider);
-                Some(Event::ModelSaved(r))
-            }),
-            Effect::Costs(job) => super::costs::spawn(self.tx.clone(), self.context(), *job),
-            Effect::Eval(job) => {
-                self.tasks.retain(|_, h| !h.is_finished());
-                let id = job.id;
-                let gold = self.prompts_dir.join("gold");
-                let h = super::eval::spawn(self.tx.clone(), self.context(), gold, *job);
-                self.tasks.insert(id, h);
-            }
-            Effect::Sweep(job) => super::sweep::spawn(self.tx.clone(), job),
         }
         true
     }
@@ -174,13 +154,6 @@ impl Runner {
             h.abort();
         }
     }
-}
-
-/// What every run task shares: the registry in force and the session.
-#[derive(Clone)]
-pub(super) struct RunContext {
-    pub(super) registry: Arc<Result<Registry, ProvidersFileError>>,
-    pub(super) recorder: Arc<Mutex<Option<Recorder>>>,
 }
 
 /// Ask the terminal to put `text` on the clipboard: OSC 52 with the text in

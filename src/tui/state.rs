@@ -1,17 +1,23 @@
-//! The workbench's state: everything drawn comes from here, and only the
-//! reducer ([`super::update`]) changes it. This root holds what every tab
-//! shares (tab, mode, focus, scrolls, message, limit, provider) and one
-//! field per feature state; the features' types live in their folders.
+//! The small types of the workbench's state that every component reads:
+//! the tabs, the modes keys go to, the scroll of a pane, the status-line
+//! message. The root [`State`] itself (what every tab shares, and one field
+//! per component's state) is defined at the root, `tui`, and re-exported
+//! here; only the reducer ([`super::update`]) changes it.
 
-use std::path::PathBuf;
+pub use super::State;
 
-use super::keymap::Keymap;
-use super::providers::{ProviderChoice, ProviderPicker};
-use super::run::{RunView, Shown, Target};
-use super::search::Search;
-use super::sweep::Sweep;
-use super::theme::Theme;
-use crate::llm::structured::Path as StructuredPath;
+/// Which component, by name: the registry's key, and what a `component::Nav`, an
+/// `work::Answer`, `Place::Under` or `State::overlay`
+/// names. A name, not a closed enum, so a new component needs no variant
+/// here.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Id(pub &'static str);
+
+impl std::fmt::Debug for Id {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
 
 /// The tabs, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -88,6 +94,9 @@ pub enum Mode {
     /// Typing a search in the focused pane (`/` on the Run and Sweep
     /// tabs): the pane and the text so far.
     Search(OutPane, String),
+    /// Keys go to this component (a question it asks, a popup of its
+    /// own): its `Component::key` reads them, its state says what for.
+    Own(Id),
 }
 
 /// A question asked in the status bar that the next key answers.
@@ -155,168 +164,4 @@ pub enum FirstScreen {
     Replay,
     /// Nothing recorded either: install the model.
     Install,
-}
-
-/// Everything the workbench shows.
-#[derive(Debug)]
-pub struct State {
-    /// Terminal size (columns, rows).
-    pub size: (u16, u16),
-    /// Styles.
-    pub theme: Theme,
-    /// Key bindings.
-    pub keymap: Keymap,
-    /// The tab on show.
-    pub tab: Tab,
-    /// Where keys go.
-    pub mode: Mode,
-    /// The search found last, while it lasts (`n`/`N`, `Esc` ends it).
-    pub search: Option<Search>,
-    /// A question the next key answers (any other key drops it).
-    pub confirm: Option<Confirm>,
-    /// Milliseconds since start.
-    pub clock_ms: u64,
-    /// Directory of prompts (for messages).
-    pub prompts_dir: PathBuf,
-    /// Directory of sessions.
-    pub sessions_dir: PathBuf,
-    /// The prompt list.
-    pub prompts: super::prompts::PromptList,
-    /// The prompt open for editing.
-    pub editor: Option<super::editor::Editor>,
-    /// What `r` runs.
-    pub target: Target,
-    /// The provider.
-    pub provider: ProviderChoice,
-    /// Whether the local model is installed (`None`: not checked yet).
-    pub local_installed: Option<bool>,
-    /// Structured output: off, or the path to ask for.
-    pub structured: Option<StructuredPath>,
-    /// Max-token limit (`None`: no limit).
-    pub max_tokens: Option<u32>,
-    /// The Python TrustGraph's service runs on (`--tg-python`): its limits
-    /// decide which responses the verdict fails whole.
-    pub tg_python: crate::output::tg::TgPython,
-    /// Step of `-` / `+`.
-    pub limit_step: u32,
-    /// The run(s) on show.
-    pub shown: Option<Shown>,
-    /// The focused output pane.
-    pub focus: OutPane,
-    /// Each scrolling pane's position, indexed by [`OutPane::index`].
-    pub scrolls: [Scroll; 4],
-    /// The sweep of the runs on show.
-    pub sweep: Sweep,
-    /// The sessions tab.
-    pub sessions: super::sessions::SessionsView,
-    /// The status-bar message.
-    pub message: Option<Message>,
-    /// The first screen's one-line guide, until the first key or click.
-    pub first_screen: Option<FirstScreen>,
-    /// The provider picker (open in [`Mode::Picker`]).
-    pub picker: ProviderPicker,
-    /// The Migrate tab.
-    pub migrate: Option<super::migrate::MigrateView>,
-    /// The Compare tab.
-    pub compare: super::compare::CompareView,
-    /// The eval view over the Compare tab (`E`).
-    pub eval: super::eval::EvalView,
-    /// A finished run pinned as compare side A (the run on show is B).
-    pub pinned: Option<Box<RunView>>,
-    /// What the last session kept and is not restored yet: the pin until
-    /// the sessions load, the tab's context until what it needs loads (or
-    /// the person moves).
-    pub restore: super::remember::Remembered,
-    /// Next run id.
-    pub next_id: u64,
-    /// Set once quitting.
-    pub quit: bool,
-}
-
-impl State {
-    /// A fresh workbench.
-    pub fn new(prompts_dir: PathBuf, sessions_dir: PathBuf, keymap: Keymap, theme: Theme) -> Self {
-        Self {
-            size: (80, 24),
-            theme,
-            keymap,
-            tab: Tab::Prompts,
-            mode: Mode::Normal,
-            search: None,
-            confirm: None,
-            clock_ms: 0,
-            prompts_dir,
-            sessions_dir,
-            prompts: super::prompts::PromptList::default(),
-            editor: None,
-            target: Target::None,
-            provider: ProviderChoice::Replay,
-            local_installed: None,
-            structured: None,
-            max_tokens: None,
-            tg_python: crate::output::tg::TgPython::default(),
-            limit_step: 16,
-            shown: None,
-            focus: OutPane::Json,
-            scrolls: [Scroll::following(); 4],
-            sweep: Sweep::Idle,
-            sessions: super::sessions::SessionsView::default(),
-            message: None,
-            first_screen: None,
-            picker: ProviderPicker::default(),
-            migrate: None,
-            compare: super::compare::CompareView::default(),
-            eval: super::eval::EvalView::default(),
-            pinned: None,
-            restore: super::remember::Remembered::default(),
-            next_id: 1,
-            quit: false,
-        }
-    }
-
-    /// Set an informational message.
-    pub fn info(&mut self, text: impl Into<String>) {
-        self.message = Some(Message {
-            error: false,
-            text: text.into(),
-        });
-    }
-
-    /// Set an error message.
-    pub fn error(&mut self, text: impl Into<String>) {
-        self.message = Some(Message {
-            error: true,
-            text: text.into(),
-        });
-    }
-
-    /// A pane's scroll.
-    pub fn scroll(&self, pane: OutPane) -> Scroll {
-        self.scrolls[pane.index()]
-    }
-
-    /// A pane's scroll, to change.
-    pub fn scroll_mut(&mut self, pane: OutPane) -> &mut Scroll {
-        &mut self.scrolls[pane.index()]
-    }
-
-    /// Label of the structured-output setting.
-    pub fn structured_label(&self) -> &'static str {
-        match self.structured {
-            None => "off",
-            Some(StructuredPath::Native | StructuredPath::NativeWrapped | StructuredPath::Grammar) => "native",
-            Some(StructuredPath::Prompt) => "prompt",
-            Some(StructuredPath::None) => "none",
-        }
-    }
-
-    /// The focused pane, within the panes the current tab has.
-    pub fn focus_in_tab(&self) -> OutPane {
-        let twins = self.shown.as_ref().is_some_and(Shown::twins);
-        match (self.tab, self.focus) {
-            (Tab::Sweep, OutPane::Response | OutPane::Response2) => OutPane::Json,
-            (_, OutPane::Response2) if !twins => OutPane::Response,
-            (_, f) => f,
-        }
-    }
 }

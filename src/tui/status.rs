@@ -1,6 +1,7 @@
-//! The status bar: provider, limit, structured output, and the run's finish
-//! reason, tokens, time and structured-output path; below, the message or
-//! the key hints for the current mode.
+//! The status bar: provider, limit and structured output, then each
+//! component's own words (the Run tab's: each run's finish reason, tokens,
+//! time and structured-output path); below, the message or the key hints
+//! of the mode's owner or the body on show.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,36 +9,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use rust_i18n::t;
 
-use super::editor::Field;
 use super::keymap::Action;
-use super::run::{Phase, RunView, Shown};
+use super::registry;
 use super::state::{FirstScreen, Mode, State};
-
-fn run_part(r: &RunView, label: Option<&str>) -> String {
-    let phase = match &r.phase {
-        Phase::Starting => t!("tui.status.starting"),
-        Phase::Streaming => t!("tui.status.streaming"),
-        Phase::Done => t!("tui.status.finish", reason = r.finish.map_or("?", |f| f.as_str())),
-        Phase::Cancelled => t!("tui.status.cancelled"),
-        Phase::Failed(_) => t!("tui.status.failed", reason = r.finish.map_or("error", |f| f.as_str())),
-    };
-    let secs = format!("{}.{}", r.elapsed_ms / 1000, (r.elapsed_ms % 1000) / 100);
-    let label = label.map(|l| format!("{l}: ")).unwrap_or_default();
-    let body = t!(
-        "tui.status.run",
-        phase = phase,
-        tokens = r.tokens(),
-        secs = secs,
-        path = r.structured_path.as_str()
-    );
-    format!("{label}{body}")
-}
 
 /// The first line, as text.
 pub fn line1(s: &State) -> String {
-    let missing = s.local_installed == Some(false) && s.provider == crate::tui::providers::ProviderChoice::Local;
+    let missing = s.local_installed == Some(false) && s.provider == crate::tui::choice::ProviderChoice::Local;
     let model = match &s.provider {
-        crate::tui::providers::ProviderChoice::Configured { model, .. } => {
+        crate::tui::choice::ProviderChoice::Configured { model, .. } => {
             format!(
                 " {}",
                 model
@@ -63,19 +43,8 @@ pub fn line1(s: &State) -> String {
         t!("tui.status.limit", n = limit).into_owned(),
         t!("tui.status.structured", mode = s.structured_label()).into_owned(),
     ];
-    match &s.shown {
-        Some(Shown::Single(r)) => {
-            parts.push(run_part(r, None));
-            if let Some(note) = &r.note {
-                parts.push(note.clone());
-            }
-        }
-        Some(Shown::Twins { json, jsonl }) => {
-            parts.push(run_part(json, Some("json")));
-            parts.push(run_part(jsonl, Some("jsonl")));
-        }
-        None => {}
-    }
+    // Then each component's own words, in registry order.
+    parts.extend(registry::COMPONENTS.iter().flat_map(|c| c.status(s)));
     format!(" {}", parts.join(" │ "))
 }
 
@@ -97,59 +66,33 @@ pub fn line2(s: &State) -> (String, bool) {
     (format!(" {hint}"), false)
 }
 
-/// The key hints of `mode`.
+/// The key hints of `mode`: its owner's words, or (in normal mode, and
+/// under the help) the hints of the body on show, else the common ones.
 fn mode_hint(s: &State, mode: &Mode) -> std::borrow::Cow<'static, str> {
     let k = |a| s.keymap.key_for(a);
-    match mode {
-        Mode::Filter => t!("tui.status.filter", text = s.prompts.filter),
-        Mode::LimitInput(text) => t!("tui.status.limit_input", text = text),
-        Mode::EvalLimits(text) => t!("tui.eval.limits_input", text = text),
-        Mode::Insert => t!(
-            "tui.status.editing",
-            field = s.editor.as_ref().map_or(Field::Template, |e| e.field).title()
-        ),
-        Mode::Picker => t!("tui.status.picker"),
-        // Under the help, the keys of the tab it covers.
-        Mode::Help => mode_hint(s, &Mode::Normal),
-        Mode::ModelInput(text) => t!("tui.status.model_input", text = text),
-        Mode::Search(_, text) => t!("tui.status.search_input", text = text),
-        Mode::Normal if s.tab == crate::tui::state::Tab::Migrate => t!(
-            "tui.status.migrate",
-            migrate = k(Action::Migrate),
-            write = k(Action::MigrateWrite),
-            twins = k(Action::Twins),
-            provider = k(Action::Provider),
-            help = k(Action::Help)
-        ),
-        Mode::Normal if crate::tui::eval::update::on_show(s) => t!(
-            "tui.eval.hint",
-            run = k(Action::Run),
-            limits = k(Action::LimitType),
-            cancel = k(Action::Cancel),
-            back = k(Action::Eval),
-            provider = k(Action::Provider),
-            help = k(Action::Help)
-        ),
-        Mode::Normal if s.tab == crate::tui::state::Tab::Compare => t!(
-            "tui.status.compare",
-            twins = k(Action::Twins),
-            pin = k(Action::Pin),
-            provider = k(Action::Provider),
-            help = k(Action::Help)
-        ),
-        Mode::Normal => t!(
-            "tui.status.normal",
-            help = k(Action::Help),
-            run = k(Action::Run),
-            twins = k(Action::Twins),
-            sweep = k(Action::Sweep),
-            down = k(Action::LimitDown),
-            up = k(Action::LimitUp),
-            typed = k(Action::LimitType),
-            provider = k(Action::Provider),
-            quit = k(Action::Quit)
-        ),
+    let own = match mode {
+        Mode::LimitInput(text) => Some(t!("tui.status.limit_input", text = text)),
+        Mode::Normal => None,
+        mode => registry::mode_owner(mode).and_then(|c| c.mode_hint(s)),
+    };
+    if let Some(words) = own {
+        return words;
     }
+    if let Some(words) = registry::body(s).and_then(|c| c.hint(s)) {
+        return words;
+    }
+    t!(
+        "tui.status.normal",
+        help = k(Action::Help),
+        run = k(Action::Run),
+        twins = k(Action::Twins),
+        sweep = k(Action::Sweep),
+        down = k(Action::LimitDown),
+        up = k(Action::LimitUp),
+        typed = k(Action::LimitType),
+        provider = k(Action::Provider),
+        quit = k(Action::Quit)
+    )
 }
 
 /// Draw both lines in `area`.

@@ -1,11 +1,16 @@
-//! Draw the whole workbench from state: the tab bar, the active tab's panes,
-//! the status bar and, on top, the help.
+//! Draw the whole workbench from state: the tab bar, the body on show (the
+//! open view over the tab, else the tab's component, with the sections
+//! under it), the marks over it, the status bar and, on top, the popup
+//! whose mode holds the keys. Which component draws what is the registry's
+//! answer; this file names none.
 
 use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::component::Place;
 use super::layout;
+use super::registry;
 use super::state::{State, Tab};
 
 /// Draw one frame.
@@ -13,25 +18,16 @@ pub fn draw(f: &mut Frame<'_>, s: &State) {
     let area = f.area();
     let sc = layout::screen(area);
     draw_tabs(f, sc.tabs, s);
-    match s.tab {
-        Tab::Prompts => super::prompts::view::draw(f, sc.body, s),
-        Tab::Edit => super::editor::view::draw(f, sc.body, s),
-        Tab::Run => super::run::view::draw(f, sc.body, s),
-        Tab::Sweep => super::sweep::view::draw(f, sc.body, s),
-        Tab::Sessions => super::sessions::view::draw(f, sc.body, s),
-        Tab::Migrate => super::migrate::view::draw(f, sc.body, s),
-        Tab::Compare if s.eval.open => super::eval::view::draw(f, sc.body, s),
-        Tab::Compare => super::compare::view::draw(f, sc.body, s),
+    if let Some(c) = registry::body(s) {
+        let under = registry::under(s, c.id());
+        c.draw(f, sc.body, s, &under);
     }
-    if matches!(s.tab, Tab::Run | Tab::Sweep) {
-        super::search::view::mark_hit(f, sc.body, s);
+    for c in registry::on_show(s).filter(|c| matches!(c.place(), Place::Marks(_))) {
+        c.draw(f, sc.body, s, &[]);
     }
     super::status::draw(f, sc.status, s);
-    if matches!(s.mode, super::state::Mode::Picker | super::state::Mode::ModelInput(_)) {
-        super::providers::view::draw(f, sc.body, s);
-    }
-    if s.mode == super::state::Mode::Help {
-        super::help::view::draw(f, sc.body, &s.keymap, s.theme);
+    for c in registry::on_show(s).filter(|c| c.place() == Place::Popup) {
+        c.draw(f, sc.body, s, &[]);
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::eval::inputs::InputsError;
-use crate::tui::event::Event;
+use crate::tui::Event;
 
 /// Look for the gold set of `ids` under `dir` off the UI task and send
 /// [`Event::GoldLoaded`].

@@ -1,5 +1,5 @@
-//! What the Compare tab holds: the report on the pair on show, its gold
-//! set, and the strategy table.
+//! What the Compare tab holds: the report on the pair on show and its gold
+//! set.
 
 use serde_json::Value;
 
@@ -25,8 +25,6 @@ pub struct CompareView {
     /// With a gold set: why each side missed the gold items it missed
     /// (computed with the report, not per frame).
     pub loss: Option<[crate::compare::loss::Loss; 2]>,
-    /// What getting every item costs, strategy by strategy (`S`).
-    pub costs: crate::tui::costs::Costs,
     /// First visible row.
     pub top: usize,
 }

@@ -2,10 +2,11 @@
 
 use crate::llm::FinishReason;
 use crate::prompt::ResponseType;
-use crate::tui::event::Effect;
+use crate::tui::Effect;
+use crate::tui::State;
+use crate::tui::component::Nav;
 use crate::tui::keymap::Action;
-use crate::tui::run::{RunView, Shown, limit_label};
-use crate::tui::state::State;
+use crate::tui::runs::{RunView, Shown, limit_label, pair_of};
 
 pub(in crate::tui) fn gold_loaded(
     s: &mut State,
@@ -91,20 +92,6 @@ fn losses(
     Some([one(0), one(1)])
 }
 
-/// The pair the Compare tab compares: the twins on show, or the pinned run
-/// (side A) and the run on show (side B).
-pub(in crate::tui) fn pair_on_show(s: &State) -> Option<(&RunView, &RunView)> {
-    pair_of(s.shown.as_ref(), s.pinned.as_deref())
-}
-
-fn pair_of<'a>(shown: Option<&'a Shown>, pinned: Option<&'a RunView>) -> Option<(&'a RunView, &'a RunView)> {
-    match shown {
-        Some(Shown::Twins { json, jsonl }) => Some((json, jsonl)),
-        Some(Shown::Single(r)) => pinned.filter(|p| p.id != r.id).map(|p| (p, &**r)),
-        None => None,
-    }
-}
-
 /// Recompute the Compare tab's report for the pair on show (twins, or the
 /// pinned run against the run on show); ask for its gold set when the pair
 /// changed.
@@ -150,7 +137,7 @@ pub(in crate::tui) fn refresh_compare(s: &mut State) -> Vec<Effect> {
     c.labels = [label(json), label(jsonl)];
     if c.ids != Some((json.id, jsonl.id)) {
         c.top = 0;
-        c.costs = crate::tui::costs::Costs::Idle;
+        out.push(Effect::Nav(Nav::PairChanged));
     }
     c.ids = Some((json.id, jsonl.id));
     c.report = Some(match (side_of(json), side_of(jsonl)) {

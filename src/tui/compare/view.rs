@@ -10,8 +10,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::compare::{Report, Score, Side};
+use crate::tui::State;
 use crate::tui::keymap::Action;
-use crate::tui::state::State;
 use crate::tui::theme::Theme;
 use crate::tui::{panes, text};
 
@@ -188,8 +188,9 @@ pub fn lines(r: &Report, labels: &[String; 2], gold: Option<&str>, theme: Theme)
 }
 
 /// The tab's lines as drawn: the report (or why there is none), the loss,
-/// the strategy table, and the gold set's error.
-fn body(s: &State) -> Vec<Line<'static>> {
+/// the sections under the report (`under`: the strategy table), and the
+/// gold set's error.
+fn body(s: &State, under: &[Line<'static>]) -> Vec<Line<'static>> {
     let theme = s.theme;
     let c = &s.compare;
     let mut body: Vec<Line<'static>> = match &c.report {
@@ -198,11 +199,7 @@ fn body(s: &State) -> Vec<Line<'static>> {
             if let Some(l) = &c.loss {
                 v.extend(loss_lines(l, theme));
             }
-            v.extend(crate::tui::costs::view::lines(
-                &c.costs,
-                &s.keymap.key_for(Action::Costs),
-                theme,
-            ));
+            v.extend_from_slice(under);
             v
         }
         Some(Err(e)) => e.lines().map(|l| Line::styled(l.to_owned(), theme.warn())).collect(),
@@ -221,12 +218,12 @@ fn body(s: &State) -> Vec<Line<'static>> {
 
 /// Rows the Compare tab has: what the reducer scrolls over and the view
 /// draws from.
-pub fn rows(s: &State) -> usize {
-    body(s).len()
+pub fn rows(s: &State, under: &[Line<'static>]) -> usize {
+    body(s, under).len()
 }
 
 /// Draw the Compare tab.
-pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
+pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State, under: &[Line<'static>]) {
     let title = rust_i18n::t!("tui.pane.compare_title").into_owned();
-    panes::draw_scrolled(f, area, title, body(s), s.compare.top, s.theme);
+    panes::draw_scrolled(f, area, title, body(s, under), s.compare.top, s.theme);
 }

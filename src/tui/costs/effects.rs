@@ -4,15 +4,14 @@
 
 use std::sync::Arc;
 
-use tokio::sync::mpsc::UnboundedSender;
-
 use super::CostJob;
 use crate::eval::cell::{Cell, Shared, run_cell};
 use crate::eval::strategy::StrategyRun;
 use crate::eval::{Gold, Input};
-use crate::tui::event::{Event, Origin, ProviderChoice, Source};
-use crate::tui::run::{RunError, record, target_of};
-use crate::tui::runner::RunContext;
+use crate::tui::choice::ProviderChoice;
+use crate::tui::runs::{Origin, Source};
+use crate::tui::runs::{RunError, record, target_of};
+use crate::tui::work::{Job, JobContext, RunContext};
 
 /// `retry-double`'s retries and `continue`'s further calls: the defaults of
 /// `eval --strategy`.
@@ -30,21 +29,34 @@ pub enum CostsError {
     Panicked,
 }
 
-/// Run the strategies of `S` on the pair and send [`Event::CostsDone`]; a
+/// The strategies ran on the pair with these run ids: the table's own
+/// message, answered to it ([`crate::tui::work::Answer`]).
+#[derive(Debug)]
+pub struct CostsDone {
+    /// The pair's run ids (JSON side, JSONL side).
+    pub ids: (u64, u64),
+    /// Each side's strategy runs, or why they could not run.
+    pub result: Result<Vec<StrategyRun>, CostsError>,
+}
+
+/// Run the strategies of `S` on the pair and answer [`CostsDone`]; a
 /// panic is reported as a failure.
-pub(in crate::tui) fn spawn(tx: UnboundedSender<Event>, ctx: RunContext, job: CostJob) {
-    tokio::spawn(async move {
-        let ids = job.ids;
-        tracing::info!("strategies on runs {ids:?}: start");
-        let work = std::panic::AssertUnwindSafe(run(job, ctx));
-        let result = futures_util::FutureExt::catch_unwind(work)
-            .await
-            .unwrap_or(Err(CostsError::Panicked));
-        if let Err(e) = &result {
-            tracing::warn!("strategies on runs {ids:?}: {e}");
-        }
-        let _ = tx.send(Event::CostsDone { ids, result });
-    });
+impl Job for CostJob {
+    fn start(self: Box<Self>, cx: JobContext) {
+        tokio::spawn(async move {
+            let job = *self;
+            let ids = job.ids;
+            tracing::info!("strategies on runs {ids:?}: start");
+            let work = std::panic::AssertUnwindSafe(run(job, cx.run.clone()));
+            let result = futures_util::FutureExt::catch_unwind(work)
+                .await
+                .unwrap_or(Err(CostsError::Panicked));
+            if let Err(e) = &result {
+                tracing::warn!("strategies on runs {ids:?}: {e}");
+            }
+            cx.answer(CostsDone { ids, result });
+        });
+    }
 }
 
 /// Both sides' strategy runs, side A's first.

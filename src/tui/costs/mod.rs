@@ -2,10 +2,12 @@
 //! pair on show costs, strategy by strategy. The same cells and rows as
 //! `cutline eval --strategy`, for one input: the pair's own.
 //!
-//! The feature in one folder: its state ([`Costs`], in `compare.costs`),
-//! the reducer's part (`update`: ask, take the answer), the lines the
-//! Compare tab draws under its report (`view`) and the runner's part
-//! (`effects`: each side through `eval::cell::run_cell`).
+//! The feature in one folder: its state ([`Costs`], in `State::costs`),
+//! the reducer's part (`update`: ask, take the answer), its lines at the
+//! foot of the Compare report (`view`; [`Place::Under`] the Compare tab)
+//! and the runner's part (`effects`: each side through
+//! `eval::cell::run_cell`). A new pair on show drops the old pair's table
+//! ([`Nav::PairChanged`]).
 
 mod effects;
 mod state;
@@ -19,10 +21,9 @@ use serde_json::Value;
 
 use crate::eval::strategy::{self, Strategy, StrategyRow, StrategyRun};
 use crate::prompt::ResponseType;
-use crate::tui::event::Origin;
+use crate::tui::runs::Origin;
 
-pub use effects::CostsError;
-pub(super) use effects::spawn;
+pub use effects::{CostsDone, CostsError};
 pub use state::Costs;
 
 /// The strategies to run on the pair on show: the JSON side by `single`
@@ -76,4 +77,58 @@ pub fn table(sides: [SideOf<'_>; 2], runs: &[StrategyRun]) -> (Vec<StrategyRow>,
     }
     let headline = strategy::headlines(&rows).first().map(strategy::Headline::sentence);
     (rows, headline)
+}
+
+use ratatui::text::Line;
+
+use crate::tui::Effect;
+use crate::tui::State;
+use crate::tui::work::Carry;
+use crate::tui::component::{Component, Id, Nav, Place};
+use crate::tui::keymap::Action;
+
+/// The strategy table, under the Compare report.
+#[derive(Debug, Clone, Copy)]
+pub struct CostsTable;
+
+impl Component for CostsTable {
+    fn id(&self) -> Id {
+        Id("costs")
+    }
+
+    fn place(&self) -> Place {
+        Place::Under(Id("compare"))
+    }
+
+    fn actions(&self) -> &'static [Action] {
+        &[Action::Costs]
+    }
+
+    fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
+        update::start(s)
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        let Effect::Costs(job) = e else { return Err(e) };
+        crate::tui::work::Job::start(job, cx.job_context(self.id()));
+        Ok(())
+    }
+
+    fn answer(&self, s: &mut State, msg: Box<dyn std::any::Any + Send>) -> Vec<Effect> {
+        match msg.downcast::<CostsDone>() {
+            Ok(done) => update::done(s, done.ids, done.result),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    fn lines(&self, s: &State) -> Vec<Line<'static>> {
+        view::lines(&s.costs, &s.keymap.key_for(Action::Costs), s.theme)
+    }
+
+    fn navigate(&self, s: &mut State, nav: &Nav) -> Option<Vec<Effect>> {
+        matches!(nav, Nav::PairChanged).then(|| {
+            s.costs = Costs::Idle;
+            Vec::new()
+        })
+    }
 }

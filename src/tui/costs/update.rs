@@ -2,16 +2,15 @@
 //! the strategy runs into the table.
 
 use super::{CostJob, Costs, SideOf};
-use crate::tui::compare::update::pair_on_show;
-use crate::tui::event::Effect;
+use crate::tui::Effect;
+use crate::tui::State;
 use crate::tui::keymap::Action;
-use crate::tui::run::RunView;
-use crate::tui::state::State;
+use crate::tui::runs::RunView;
 
 /// Start the strategies on the pair on show, or say why not.
 pub(in crate::tui) fn start(s: &mut State) -> Vec<Effect> {
     let key = s.keymap.key_for(Action::Costs);
-    let Some((a, b)) = pair_on_show(s) else {
+    let Some((a, b)) = s.pair_on_show() else {
         s.info(rust_i18n::t!(
             "tui.msg.costs_needs_pair",
             key = key,
@@ -35,7 +34,7 @@ pub(in crate::tui) fn start(s: &mut State) -> Vec<Effect> {
         gold: s.compare.gold.clone(),
         sessions_dir: s.sessions_dir.clone(),
     };
-    s.compare.costs = Costs::Running(ids);
+    s.costs = Costs::Running(ids);
     s.info(rust_i18n::t!("tui.msg.costs_running"));
     vec![Effect::Costs(Box::new(job))]
 }
@@ -46,14 +45,14 @@ pub(in crate::tui) fn done(
     ids: (u64, u64),
     result: Result<Vec<crate::eval::strategy::StrategyRun>, super::CostsError>,
 ) -> Vec<Effect> {
-    if s.compare.costs != Costs::Running(ids) {
+    if s.costs != Costs::Running(ids) {
         return Vec::new();
     }
-    let table = pair_on_show(s).map(|(a, b)| match &result {
+    let table = s.pair_on_show().map(|(a, b)| match &result {
         Ok(runs) => Some(super::table([side(a), side(b)], runs)),
         Err(_) => None,
     });
-    s.compare.costs = match (table, result) {
+    s.costs = match (table, result) {
         (Some(Some((rows, headline))), _) => {
             s.info(rust_i18n::t!("tui.msg.costs_done"));
             Costs::Ready { ids, rows, headline }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::prompt::PromptConfig;
-use crate::tui::event::Event;
+use crate::tui::Event;
 
 /// Save `p` off the UI task and send [`Event::Saved`].
 pub(in crate::tui) fn spawn_save(tx: UnboundedSender<Event>, dir: PathBuf, p: Box<PromptConfig>) {

@@ -4,7 +4,7 @@
 //! terminal and runs the editor (`tui::external`).
 
 use super::Field;
-use crate::tui::event::Effect;
+use crate::tui::Effect;
 use crate::tui::state::{Mode, State};
 
 /// Open the focused field in the external editor.

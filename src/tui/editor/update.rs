@@ -5,9 +5,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::Input;
 
 use super::Editor;
-use crate::tui::event::Effect;
+use crate::tui::Effect;
 use crate::tui::keymap::Action;
-use crate::tui::run::Target;
+use crate::tui::runs::Target;
 use crate::tui::state::{Mode, State, Tab};
 
 pub(in crate::tui) fn open_prompt(s: &mut State) -> bool {
@@ -26,15 +26,14 @@ pub(in crate::tui) fn open_prompt(s: &mut State) -> bool {
     true
 }
 
-/// Enter: open the selected prompt, start typing, or open a recording.
+/// Enter: open the selected prompt, or start typing (the Sessions tab
+/// takes Enter for its recordings).
 pub(in crate::tui) fn open(s: &mut State) -> Vec<Effect> {
     let tab = s.tab;
     if tab == Tab::Prompts && open_prompt(s) {
         s.tab = Tab::Edit;
     } else if tab == Tab::Edit {
         edit(s);
-    } else if tab == Tab::Sessions {
-        crate::tui::sessions::update::open_recording(s);
     }
     Vec::new()
 }

@@ -18,10 +18,10 @@ use crate::llm::config::ProvidersFileError;
 use crate::llm::params::Layer;
 use crate::llm::registry::{Choice, Registry, Target};
 use crate::prompt::PromptConfig;
-use crate::tui::event::Event;
-use crate::tui::providers::ProviderChoice;
-use crate::tui::providers::registry_choice;
-use crate::tui::runner::RunContext;
+use crate::tui::Event;
+use crate::tui::choice::ProviderChoice;
+use crate::tui::choice::registry_choice;
+use crate::tui::work::RunContext;
 
 /// Start eval `job` (gold sets from `gold_dir`); its news comes back as
 /// [`Event::Eval`]. Aborting the handle cancels it.

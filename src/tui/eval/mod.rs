@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use crate::eval::{RunSummary, TablePrompt};
 use crate::llm::params::Structured;
 use crate::prompt::PromptConfig;
-use crate::tui::providers::ProviderChoice;
+use crate::tui::choice::ProviderChoice;
 
 pub(super) use effects::spawn;
 pub use error::EvalError;
@@ -98,4 +98,96 @@ pub enum EvalMsg {
     Done(EvalEnd),
     /// The eval could not start or go on.
     Failed(EvalError),
+}
+
+use std::borrow::Cow;
+
+use ratatui::Frame;
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+use crate::tui::{Effect, Event};
+use crate::tui::work::Carry;
+use crate::tui::component::{Component, Id, Place};
+use crate::tui::keymap::Action;
+use crate::tui::state::{Mode, State, Tab};
+
+/// The eval view, over the Compare tab while open (`E`): it takes `r`, `m`
+/// and `Esc` there.
+#[derive(Debug, Clone, Copy)]
+pub struct Eval;
+
+impl Component for Eval {
+    fn id(&self) -> Id {
+        Id("eval")
+    }
+
+    fn place(&self) -> Place {
+        Place::Over(Tab::Compare)
+    }
+
+    fn actions(&self) -> &'static [Action] {
+        &[Action::Eval]
+    }
+
+    fn action(&self, s: &mut State, _a: Action) -> Vec<Effect> {
+        update::toggle(s)
+    }
+
+    fn take(&self, s: &mut State, a: Action) -> Option<Vec<Effect>> {
+        update::action(s, a)
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        let Effect::Eval(job) = e else { return Err(e) };
+        let id = job.id;
+        let task = spawn(cx.tx(), cx.run.clone(), cx.prompts_dir().join("gold"), *job);
+        cx.track(id, task, None);
+        Ok(())
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::Eval { id, msg } => Ok(update::msg(s, id, msg)),
+            other => Err(other),
+        }
+    }
+
+    fn owns_mode(&self, mode: &Mode) -> bool {
+        matches!(mode, Mode::EvalLimits(_))
+    }
+
+    fn key(&self, s: &mut State, k: KeyEvent) -> Vec<Effect> {
+        update::limits_key(s, k)
+    }
+
+    fn move_by(&self, s: &mut State, by: isize, _under: &[Line<'static>]) {
+        let n = view::rows(s);
+        s.eval.top = crate::tui::panes::step(s.eval.top, by, n);
+    }
+
+    fn draw(&self, f: &mut Frame<'_>, area: Rect, s: &State, _under: &[Line<'static>]) {
+        view::draw(f, area, s);
+    }
+
+    fn hint(&self, s: &State) -> Option<Cow<'static, str>> {
+        let k = |a| s.keymap.key_for(a);
+        Some(rust_i18n::t!(
+            "tui.eval.hint",
+            run = k(Action::Run),
+            limits = k(Action::LimitType),
+            cancel = k(Action::Cancel),
+            back = k(Action::Eval),
+            provider = k(Action::Provider),
+            help = k(Action::Help)
+        ))
+    }
+
+    fn mode_hint(&self, s: &State) -> Option<Cow<'static, str>> {
+        match &s.mode {
+            Mode::EvalLimits(text) => Some(rust_i18n::t!("tui.eval.limits_input", text = text)),
+            _ => None,
+        }
+    }
 }

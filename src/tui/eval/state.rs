@@ -1,5 +1,6 @@
-//! What the eval view holds: whether it is on show, the limits, and the
-//! eval from asking to its table.
+//! What the eval view holds: the limits, where it is scrolled, and the
+//! eval from asking to its table. Whether it is on show is the root's
+//! `State::overlay`.
 
 use std::collections::BTreeMap;
 
@@ -8,8 +9,6 @@ use crate::eval::{Row, RunSummary, TablePrompt, TwinRow};
 /// The eval view.
 #[derive(Debug)]
 pub struct EvalView {
-    /// The Compare tab shows the eval view instead of the pair.
-    pub open: bool,
     /// The limits the next eval runs at.
     pub limits: Vec<Option<u32>>,
     /// First visible row.
@@ -21,7 +20,6 @@ pub struct EvalView {
 impl Default for EvalView {
     fn default() -> Self {
         Self {
-            open: false,
             limits: crate::eval::parse_limits(super::DEFAULT_LIMITS).unwrap_or_default(),
             top: 0,
             run: EvalRun::Idle,

@@ -8,29 +8,25 @@ use super::{Ending, EvalEnd, EvalJob, EvalMsg, EvalPlan, EvalRun, Progress};
 use crate::llm::params::Structured;
 use crate::llm::structured::Path as StructuredPath;
 use crate::prompt::PromptConfig;
-use crate::tui::compare::update::refresh_compare;
-use crate::tui::editor::update::open_prompt;
-use crate::tui::event::Effect;
+use crate::tui::Effect;
+use crate::tui::component::{Id, Nav};
 use crate::tui::keymap::Action;
-use crate::tui::run::update::local_guard;
 use crate::tui::state::{Mode, State, Tab};
 
 /// Whether the eval view is on show.
 pub(in crate::tui) fn on_show(s: &State) -> bool {
-    s.tab == Tab::Compare && s.eval.open
+    s.tab == Tab::Compare && s.overlay == Some(Id("eval"))
 }
 
-/// `E`: show the eval view over the Compare tab (the Prompts tab's
-/// selection becomes the prompt on show), or, on it, go back to the pair.
+/// `E`: show the eval view over the Compare tab (on the Prompts tab, the
+/// Prompts component opened the selection first), or, on it, go back to
+/// the pair.
 pub(in crate::tui) fn toggle(s: &mut State) -> Vec<Effect> {
     if on_show(s) {
-        s.eval.open = false;
-        return refresh_compare(s);
+        s.overlay = None;
+        return vec![Effect::Nav(Nav::Compare)];
     }
-    if s.tab == Tab::Prompts && s.prompts.selected_prompt().is_some() {
-        open_prompt(s);
-    }
-    s.eval.open = true;
+    s.overlay = Some(Id("eval"));
     s.tab = Tab::Compare;
     Vec::new()
 }
@@ -87,7 +83,7 @@ pub(in crate::tui) fn start(s: &mut State) -> Vec<Effect> {
         ));
         return Vec::new();
     }
-    if !local_guard(s) {
+    if !s.local_guard() {
         return Vec::new();
     }
     let (prompts, notes) = match prompts_on_show(s) {

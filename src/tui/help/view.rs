@@ -26,6 +26,18 @@ pub fn entries(keymap: &Keymap) -> Vec<(String, String)> {
             )
         })
         .collect();
+    // The components' own keys, after the built-in actions.
+    for k in keymap.own() {
+        let keys = keymap.keys_for(Action::Own(k.name));
+        v.push((
+            if keys.is_empty() {
+                t!("tui.help.unbound").into_owned()
+            } else {
+                keys.join(" ")
+            },
+            t!(k.help).into_owned(),
+        ));
+    }
     for k in [
         "ctrl_c", "filter", "search", "limit", "picker", "migrate", "editing", "undo", "wheel", "click", "any",
     ] {

@@ -6,7 +6,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::WriteOutcome;
 use crate::prompt::PromptConfig;
-use crate::tui::event::Event;
+use crate::tui::Event;
 
 /// Write `config` off the UI task and send [`Event::MigrateWritten`].
 pub(in crate::tui) fn spawn_write(

@@ -2,9 +2,9 @@
 
 use super::{MigrateView, WriteOutcome};
 use crate::prompt::PromptConfig;
-use crate::tui::event::Effect;
+use crate::tui::Effect;
+use crate::tui::component::Nav;
 use crate::tui::keymap::Action;
-use crate::tui::run::update::run_pair;
 use crate::tui::state::{State, Tab};
 
 /// The prompt the Migrate tab acts on: the selection on the prompt list, or
@@ -131,5 +131,9 @@ pub(in crate::tui) fn migrate_twins(s: &mut State) -> Vec<Effect> {
         Some(e) if e.base.id == src.id => e.config().map(|(_, v)| v).unwrap_or_default(),
         _ => src.inputs.first().map(|i| i.vars.clone()).unwrap_or_default(),
     };
-    run_pair(s, &src, &migrated, vars)
+    vec![Effect::Nav(Nav::RunPair {
+        array: Box::new(src),
+        lines: Box::new(migrated),
+        vars,
+    })]
 }

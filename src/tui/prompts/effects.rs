@@ -2,7 +2,7 @@
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::tui::event::Event;
+use crate::tui::Event;
 
 /// Load every prompt file of the workspace off the UI task (a bad file does
 /// not hide the others) and send [`Event::PromptsLoaded`].

@@ -4,7 +4,8 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::prompt::PromptConfig;
-use crate::tui::event::Effect;
+use crate::tui::Effect;
+use crate::tui::component::Nav;
 use crate::tui::state::{Mode, State};
 
 /// The prompts directory was (re)loaded: the list, the files that did not
@@ -32,7 +33,7 @@ pub(in crate::tui) fn loaded(
         s.info(rust_i18n::t!("tui.msg.no_prompts", dir = s.prompts_dir.display()));
     }
     // The last session's Edit or Migrate tab waits for its prompt.
-    crate::tui::remember::update::resume(s)
+    vec![Effect::Nav(Nav::Resume)]
 }
 
 /// A key while typing the filter.

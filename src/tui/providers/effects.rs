@@ -7,30 +7,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::{ProviderEntry, SaveModel};
 use crate::llm::config::{ProvidersFileError, WithModelError};
-use crate::llm::registry::{Choice, Registry};
-use crate::tui::event::Event;
-use crate::tui::providers::ProviderChoice;
-
-/// What a run on `pick` asks the registry for: its choice and the model
-/// chosen in the workbench, and the registry to ask. A providers file
-/// that does not load stops only a configured provider (its error is the
-/// run's); replay and local run on the defaults.
-pub(in crate::tui) fn registry_choice(
-    pick: &ProviderChoice,
-    loaded: &Result<Registry, ProvidersFileError>,
-) -> Result<(Registry, Choice, Option<String>), ProvidersFileError> {
-    let (choice, model) = match pick {
-        ProviderChoice::Replay => (Choice::Replay, None),
-        ProviderChoice::Local => (Choice::Local, None),
-        ProviderChoice::Configured { name, model } => (Choice::Named(name.clone()), model.clone()),
-    };
-    let registry = match (&choice, loaded) {
-        (Choice::Named(_), Err(e)) => return Err(e.clone()),
-        (_, Ok(r)) => r.clone(),
-        (_, Err(_)) => Registry::default(),
-    };
-    Ok((registry, choice, model))
-}
+use crate::llm::registry::Registry;
+use crate::tui::Event;
 
 /// Read the providers again (the one explicit reload: the picker opening),
 /// keep the registry in `slot` for the runs that follow, and send

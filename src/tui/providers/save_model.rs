@@ -3,22 +3,9 @@
 //! writes, any other key keeps the model for this session only); the runner
 //! writes atomically with every other byte kept (`llm::config::with_model`).
 
-use std::path::PathBuf;
-
-use super::PickerRow;
-use crate::tui::event::Effect;
-use crate::tui::state::State;
-
-/// A model to save for a configured provider.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SaveModel {
-    /// The provider's name.
-    pub provider: String,
-    /// The model typed.
-    pub model: String,
-    /// The config file that defines the provider.
-    pub file: PathBuf,
-}
+use super::{PickerRow, SaveModel};
+use crate::tui::Effect;
+use crate::tui::State;
 
 /// `w`: ask to save the typed model of the provider under the cursor, or,
 /// asked already, save it.

@@ -1,37 +1,7 @@
 //! Who answers: the provider chosen, and the picker that chooses it.
 
-use super::SaveModel;
 use crate::llm::config::ProviderConfig;
-
-/// Which provider runs prompts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProviderChoice {
-    /// Recorded runs from the sessions directory, cut at the limit.
-    Replay,
-    /// The managed llama-server with Gemma 3 270M.
-    Local,
-    /// A provider configured in cutline.toml, by name, with the model chosen
-    /// in the workbench (`None`: the configured one). The runner reads the
-    /// config and builds it per run, so an edited config or a missing key
-    /// is a failed run with its message, never a crash.
-    Configured {
-        /// The provider's name in cutline.toml.
-        name: String,
-        /// The model chosen in the workbench.
-        model: Option<String>,
-    },
-}
-
-impl ProviderChoice {
-    /// Its name.
-    pub fn label(&self) -> &str {
-        match self {
-            Self::Replay => "replay",
-            Self::Local => "local",
-            Self::Configured { name, .. } => name,
-        }
-    }
-}
+use crate::tui::choice::ProviderChoice;
 
 /// A configured provider as the picker shows it. Holds whether its key
 /// variable is set, never the key.
@@ -116,4 +86,15 @@ pub enum PickerRow<'a> {
     Local,
     /// A provider from cutline.toml.
     Configured(&'a ProviderEntry),
+}
+
+/// A model to save for a configured provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaveModel {
+    /// The provider's name.
+    pub provider: String,
+    /// The model typed.
+    pub model: String,
+    /// The config file that defines the provider.
+    pub file: std::path::PathBuf,
 }

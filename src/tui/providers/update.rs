@@ -3,10 +3,10 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{PickerRow, ProviderChoice, ProviderEntry, save_model};
-use crate::tui::event::Effect;
+use crate::tui::Effect;
 use crate::tui::keymap::Action;
+use crate::tui::panes::step;
 use crate::tui::state::{Mode, State};
-use crate::tui::update::step;
 
 pub(in crate::tui) fn open_picker(s: &mut State) -> Vec<Effect> {
     s.mode = Mode::Picker;

@@ -36,3 +36,55 @@ pub struct Remembered {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shown: Vec<String>,
 }
+
+use crate::tui::{Effect, Event};
+use crate::tui::State;
+use crate::tui::work::Carry;
+use crate::tui::component::{Component, Id, Nav, Place};
+
+/// What the workbench keeps between starts: written at quit, put back as
+/// the prompts and sessions it names load ([`Nav::Resume`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Remember;
+
+impl Component for Remember {
+    fn id(&self) -> Id {
+        Id("remember")
+    }
+
+    fn place(&self) -> Place {
+        Place::Job
+    }
+
+    fn carry_out(&self, cx: &mut Carry<'_>, e: Effect) -> Result<(), Effect> {
+        match e {
+            // Written at once: it comes just before the workbench exits.
+            Effect::Remember(r) => effects::remember(cx.sessions_dir, &r),
+            Effect::LoadRemembered => {
+                let (tx, dir) = (cx.tx(), cx.sessions_dir.clone());
+                tokio::task::spawn_blocking(move || {
+                    if let Some(r) = effects::remembered(&dir) {
+                        let _ = tx.send(Event::Remembered(r));
+                    }
+                });
+            }
+            other => return Err(other),
+        }
+        Ok(())
+    }
+
+    fn event(&self, s: &mut State, ev: Event) -> Result<Vec<Effect>, Event> {
+        match ev {
+            Event::Remembered(r) => Ok(update::loaded(s, r)),
+            other => Err(other),
+        }
+    }
+
+    fn on_quit(&self, s: &State) -> Vec<Effect> {
+        vec![update::on_quit(s)]
+    }
+
+    fn navigate(&self, s: &mut State, nav: &Nav) -> Option<Vec<Effect>> {
+        matches!(nav, Nav::Resume).then(|| update::resume(s))
+    }
+}

@@ -6,9 +6,9 @@
 //! and when that is gone the workbench opens on Prompts instead, saying so.
 
 use super::Remembered;
-use crate::tui::editor::Editor;
-use crate::tui::event::Effect;
-use crate::tui::run::{RunView, Shown, Target};
+use crate::tui::Effect;
+use crate::tui::component::Nav;
+use crate::tui::runs::{RunView, Shown, view_of_record};
 use crate::tui::state::{State, Tab};
 
 /// What to keep, as the workbench quits: the tab, what it showed, the pin.
@@ -55,13 +55,6 @@ pub(in crate::tui) fn loaded(s: &mut State, r: Remembered) -> Vec<Effect> {
     resume(s)
 }
 
-/// The person moved (a key, a click, a paste): the tab they are on is
-/// theirs now, so what the last session showed is not put back over it.
-/// The pin still comes back.
-pub(in crate::tui) fn moved(s: &mut State) {
-    s.restore.tab = None;
-}
-
 /// Restore what can be now: the pin and the tab's context once the
 /// prompts and sessions they name are loaded (called when either loads).
 pub(in crate::tui) fn resume(s: &mut State) -> Vec<Effect> {
@@ -95,7 +88,7 @@ fn recording(s: &mut State, reference: &str) -> Option<RunView> {
             .find(|&ri| x.reference(ri) == reference)
             .map(|ri| (si, ri))
     })?;
-    Some(crate::tui::sessions::update::view_of_record(s, si, ri))
+    Some(view_of_record(s, si, ri))
 }
 
 /// Put back what the remembered tab showed, once what it needs has
@@ -107,7 +100,8 @@ fn restore_context(s: &mut State) -> Vec<Effect> {
     let ready = match tab {
         Tab::Edit | Tab::Migrate => s.prompts.loaded,
         Tab::Run | Tab::Sweep | Tab::Compare => s.sessions.loaded && s.restore.pin.is_none(),
-        Tab::Prompts | Tab::Sessions => true,
+        // A tab that shows no context of its own comes back as it is.
+        _ => true,
     };
     if !ready {
         return Vec::new();
@@ -120,7 +114,7 @@ fn restore_context(s: &mut State) -> Vec<Effect> {
     match tab {
         Tab::Edit | Tab::Migrate => reopen_prompt(s, tab, r.prompt.as_deref()),
         Tab::Run | Tab::Sweep | Tab::Compare => reshow(s, tab, &r.shown),
-        Tab::Prompts | Tab::Sessions => Vec::new(),
+        _ => Vec::new(),
     }
 }
 
@@ -133,15 +127,14 @@ fn reopen_prompt(s: &mut State, tab: Tab, id: Option<&str>) -> Vec<Effect> {
     };
     s.prompts.filter.clear();
     s.prompts.selected = s.prompts.filtered().iter().position(|&k| k == i).unwrap_or(0);
-    let p = s.prompts.prompts[i].clone();
-    if tab == Tab::Edit {
-        s.editor = Some(Editor::new(&p, s.theme));
-        s.target = Target::Prompt;
+    let p = Box::new(s.prompts.prompts[i].clone());
+    let open = if tab == Tab::Edit {
+        Nav::OpenPrompt(p)
     } else {
-        crate::tui::migrate::update::migrate_selected_from(s, Some(p));
-    }
-    s.info(rust_i18n::t!("tui.status.context_restored", what = id).into_owned());
-    Vec::new()
+        Nav::Migrate(Some(p))
+    };
+    let said = rust_i18n::t!("tui.status.context_restored", what = id).into_owned();
+    vec![Effect::Nav(open), Effect::Nav(Nav::Say(said))]
 }
 
 /// Run, Sweep or Compare: the recorded runs on show again (for Run and
@@ -166,11 +159,11 @@ fn reshow(s: &mut State, tab: Tab, refs: &[String]) -> Vec<Effect> {
         },
         _ => return gone(s, &refs.join(" + ")),
     };
-    crate::tui::run::update::show(s, shown);
+    s.show(shown);
     s.info(rust_i18n::t!("tui.status.context_restored", what = refs.join(" + ")).into_owned());
     match tab {
-        Tab::Compare => crate::tui::compare::update::refresh_compare(s),
-        Tab::Sweep => crate::tui::sweep::update::sweep_effect(s).into_iter().collect(),
+        Tab::Compare => vec![Effect::Nav(Nav::Compare)],
+        Tab::Sweep => vec![Effect::Nav(Nav::Sweep)],
         _ => Vec::new(),
     }
 }

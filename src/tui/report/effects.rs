@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::tui::event::Event;
+use crate::tui::Event;
 
 /// Write the report of `runs` of `session` off the UI task and send
 /// [`Event::ReportWritten`].

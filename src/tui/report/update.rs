@@ -3,8 +3,8 @@
 //! recorded runs, so it needs the runs on show to be recordings; the runner
 //! writes it beside the sessions and the status says where.
 
-use crate::tui::event::Effect;
-use crate::tui::state::State;
+use crate::tui::Effect;
+use crate::tui::State;
 
 /// `x`: ask the runner for the report of the runs on show.
 pub(in crate::tui) fn write(s: &mut State) -> Vec<Effect> {

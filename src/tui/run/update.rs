@@ -8,38 +8,11 @@ use crate::llm::params::Structured;
 use crate::llm::structured::Path as StructuredPath;
 use crate::prompt::{PromptConfig, ResponseType};
 use crate::run::Spec;
-use crate::tui::compare::update::refresh_compare;
-use crate::tui::editor::update::open_prompt;
-use crate::tui::event::Effect;
-use crate::tui::providers::ProviderChoice;
-use crate::tui::sessions::update::{prompt_of_record, reference};
-use crate::tui::state::{OutPane, Scroll, State, Tab};
-use crate::tui::sweep::Sweep;
-use crate::tui::sweep::update::sweep_effect;
-
-/// A limit as people read it.
-pub fn limit_label(l: Option<u32>) -> String {
-    l.map_or_else(|| "no limit".into(), |n| format!("{n} tokens"))
-}
-
-pub(in crate::tui) fn show(s: &mut State, shown: Shown) {
-    s.shown = Some(shown);
-    s.sweep = Sweep::Idle;
-    s.scrolls = [Scroll::following(); 4];
-}
-
-pub(in crate::tui) fn cancel_live(s: &mut State) -> Vec<Effect> {
-    let Some(shown) = &mut s.shown else {
-        return Vec::new();
-    };
-    let ids: Vec<u64> = shown.runs().iter().filter(|r| r.live()).map(|r| r.id).collect();
-    for id in &ids {
-        if let Some(r) = shown.find_mut(*id) {
-            r.phase = Phase::Cancelled;
-        }
-    }
-    ids.into_iter().map(Effect::Cancel).collect()
-}
+use crate::tui::Effect;
+use crate::tui::choice::ProviderChoice;
+use crate::tui::component::Nav;
+use crate::tui::runs::{prompt_of_record, reference};
+use crate::tui::state::{OutPane, State, Tab};
 
 pub(in crate::tui) fn new_job(s: &mut State, prompt: &PromptConfig, source: Source) -> (RunView, Effect) {
     let schemas = Arc::new(super::schemas_for(prompt));
@@ -122,36 +95,24 @@ pub(in crate::tui) fn continue_run(s: &mut State) -> Vec<Effect> {
         }
         Some(_) => {
             s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
-            return cancel_live(s);
+            return s.cancel_live();
         }
         None => {}
     }
     out
 }
 
-pub(in crate::tui) fn local_guard(s: &mut State) -> bool {
-    if s.provider == ProviderChoice::Local && s.local_installed == Some(false) {
-        s.error(rust_i18n::t!(
-            "tui.msg.local_missing",
-            hint = crate::llm::local::SETUP_HINT
-        ));
-        return false;
-    }
-    true
-}
-
 /// Start one run of `prompt` from `source` in place of what is on show.
 fn start_single(s: &mut State, prompt: &PromptConfig, source: Source, out: &mut Vec<Effect>) {
     let (view, eff) = new_job(s, prompt, source);
-    out.extend(cancel_live(s));
-    show(s, Shown::Single(Box::new(view)));
+    out.extend(s.cancel_live());
+    s.show(Shown::Single(Box::new(view)));
     out.push(eff);
 }
 
+/// `r`: run what is chosen (on the Prompts tab the Prompts component
+/// opened the selection first).
 pub(in crate::tui) fn run(s: &mut State) -> Vec<Effect> {
-    if s.tab == Tab::Prompts && !open_prompt(s) {
-        return Vec::new();
-    }
     if s.tab == Tab::Sessions
         && let Some((si, Some(ri))) = s.sessions.selected_row()
     {
@@ -164,7 +125,7 @@ pub(in crate::tui) fn run(s: &mut State) -> Vec<Effect> {
             return out;
         }
         Target::Prompt => {
-            if !local_guard(s) {
+            if !s.local_guard() {
                 return out;
             }
             let Some(e) = &s.editor else { return out };
@@ -198,10 +159,8 @@ pub(in crate::tui) fn run(s: &mut State) -> Vec<Effect> {
     out
 }
 
+/// `t`: run the prompt open and its twin as a pair.
 pub(in crate::tui) fn twins(s: &mut State) -> Vec<Effect> {
-    if s.tab == Tab::Prompts && !open_prompt(s) {
-        return Vec::new();
-    }
     let Some(e) = &s.editor else {
         s.info(rust_i18n::t!("tui.msg.twin_first"));
         return Vec::new();
@@ -242,7 +201,7 @@ pub(in crate::tui) fn run_pair(
     lines_prompt: &PromptConfig,
     vars: serde_json::Map<String, serde_json::Value>,
 ) -> Vec<Effect> {
-    if !local_guard(s) {
+    if !s.local_guard() {
         return Vec::new();
     }
     s.compare.line_schema = match lines_prompt.response_type {
@@ -262,14 +221,11 @@ pub(in crate::tui) fn run_pair(
         lines_prompt,
         Source::Prompt(Box::new(spec(s, lines_prompt.clone(), vars))),
     );
-    let mut out = cancel_live(s);
-    show(
-        s,
-        Shown::Twins {
-            json: Box::new(va),
-            jsonl: Box::new(vb),
-        },
-    );
+    let mut out = s.cancel_live();
+    s.show(Shown::Twins {
+        json: Box::new(va),
+        jsonl: Box::new(vb),
+    });
     s.target = Target::Prompt;
     if s.tab != Tab::Sweep {
         s.tab = Tab::Run;
@@ -346,11 +302,11 @@ fn done(s: &mut State, id: u64, end: RunEnd) -> Vec<Effect> {
     let mut out = Vec::new();
     if s.shown.as_ref().is_some_and(|x| !x.live()) && (s.pinned.is_some() || s.shown.as_ref().is_some_and(Shown::twins))
     {
-        out.extend(refresh_compare(s));
+        out.push(Effect::Nav(Nav::Compare));
     }
     say_ended(s, failure, recorded, continues, finish, &notes, &mut out);
     if s.shown.as_ref().is_some_and(|x| !x.live()) && s.tab == Tab::Sweep {
-        out.extend(sweep_effect(s));
+        out.push(Effect::Nav(Nav::Sweep));
     }
     out
 }

@@ -1,10 +1,14 @@
 //! The Run tab: the raw response(s) as they stream, the JSON-array parse
-//! and the JSONL parse side by side.
+//! and the JSONL parse side by side, and the runs' words on the status
+//! line.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+use rust_i18n::t;
+
+use super::{Phase, RunView, Shown};
 use crate::tui::keymap::Action;
 use crate::tui::state::{OutPane, State, Tab};
 use crate::tui::{layout, panes};
@@ -86,7 +90,7 @@ fn draw_nothing(f: &mut Frame<'_>, body: Rect, s: &State) {
                     "tui.pane.run_how",
                     run = s.keymap.key_for(Action::Run),
                     provider = s.provider.label(),
-                    limit = super::update::limit_label(s.max_tokens),
+                    limit = super::limit_label(s.max_tokens),
                     down = s.keymap.key_for(Action::LimitDown),
                     up = s.keymap.key_for(Action::LimitUp),
                     twins = s.keymap.key_for(Action::Twins)
@@ -97,4 +101,44 @@ fn draw_nothing(f: &mut Frame<'_>, body: Rect, s: &State) {
         ],
         theme,
     );
+}
+
+/// One run's words in the status line.
+fn run_part(r: &RunView, label: Option<&str>) -> String {
+    let phase = match &r.phase {
+        Phase::Starting => t!("tui.status.starting"),
+        Phase::Streaming => t!("tui.status.streaming"),
+        Phase::Done => t!("tui.status.finish", reason = r.finish.map_or("?", |f| f.as_str())),
+        Phase::Cancelled => t!("tui.status.cancelled"),
+        Phase::Failed(_) => t!("tui.status.failed", reason = r.finish.map_or("error", |f| f.as_str())),
+    };
+    let secs = format!("{}.{}", r.elapsed_ms / 1000, (r.elapsed_ms % 1000) / 100);
+    let label = label.map(|l| format!("{l}: ")).unwrap_or_default();
+    let body = t!(
+        "tui.status.run",
+        phase = phase,
+        tokens = r.tokens(),
+        secs = secs,
+        path = r.structured_path.as_str()
+    );
+    format!("{label}{body}")
+}
+
+/// The status line's words of the runs on show.
+pub fn status(s: &State) -> Vec<String> {
+    let mut parts = Vec::new();
+    match &s.shown {
+        Some(Shown::Single(r)) => {
+            parts.push(run_part(r, None));
+            if let Some(note) = &r.note {
+                parts.push(note.clone());
+            }
+        }
+        Some(Shown::Twins { json, jsonl }) => {
+            parts.push(run_part(json, Some("json")));
+            parts.push(run_part(jsonl, Some("jsonl")));
+        }
+        None => {}
+    }
+    parts
 }

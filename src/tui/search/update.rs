@@ -6,9 +6,9 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::Search;
-use crate::tui::event::Effect;
+use crate::tui::Effect;
 use crate::tui::layout;
-use crate::tui::run::{row_text, rows};
+use crate::tui::runs::{row_text, rows};
 use crate::tui::state::{Mode, OutPane, State, Tab};
 
 /// Longest query typed.

@@ -3,8 +3,8 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
+use crate::tui::State;
 use crate::tui::layout;
-use crate::tui::state::State;
 
 /// Show the current search hit (`/`) in reverse video across its row.
 pub fn mark_hit(f: &mut Frame<'_>, body: Rect, s: &State) {
@@ -14,7 +14,7 @@ pub fn mark_hit(f: &mut Frame<'_>, body: Rect, s: &State) {
     }
     let area = layout::pane_rect_in(s, body, x.pane);
     let height = layout::inner_height(area);
-    let rows = crate::tui::run::rows(s, x.pane);
+    let rows = crate::tui::runs::rows(s, x.pane);
     let top = s.scroll(x.pane).top_for(rows, height);
     if x.row < top || x.row >= top + height {
         return;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::tui::event::Event;
+use crate::tui::Event;
 
 /// Read every session under `dir` off the UI task (a session that does not
 /// load is logged and left out) and send [`Event::SessionsLoaded`].

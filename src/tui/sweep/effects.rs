@@ -6,7 +6,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::{SweepData, SweepInput, SweepJob};
 use crate::output::sweep::{SweepPoint, sweep};
 use crate::output::tokens::{Tokenizer, boundaries};
-use crate::tui::event::Event;
+use crate::tui::Event;
 
 /// Compute `job` on the blocking pool and send [`Event::SweepReady`]; a
 /// panic is logged and leaves the tab waiting.

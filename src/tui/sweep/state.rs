@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::output::sweep::{SweepPoint, SweepSchemas};
-use crate::tui::run::Cut;
+use crate::tui::runs::Cut;
 
 /// The sweep of the runs on show.
 #[derive(Debug, Default)]

@@ -2,9 +2,9 @@
 
 use super::{Sweep, SweepData, SweepInput, SweepJob, SweepView};
 use crate::llm::FinishReason;
-use crate::tui::event::Effect;
+use crate::tui::Effect;
 use crate::tui::keymap::Action;
-use crate::tui::run::{self, RunView};
+use crate::tui::runs::{self as run, RunView};
 use crate::tui::state::{OutPane, Scroll, State, Tab};
 
 fn sweep_input(r: &RunView) -> SweepInput {

@@ -13,7 +13,7 @@ use super::SweepView;
 use crate::tui::keymap::Action;
 use crate::tui::layout;
 use crate::tui::panes;
-use crate::tui::run::Shown;
+use crate::tui::runs::Shown;
 use crate::tui::state::{OutPane, State, Tab};
 use crate::tui::text::f64_of;
 use crate::tui::theme::Theme;
@@ -217,8 +217,8 @@ pub fn draw(f: &mut Frame<'_>, body: Rect, s: &State) {
     draw_summary(f, a.summary, sw, theme);
     let focus = s.focus_in_tab();
     let k = sw.cursor;
-    if let Some(d) = crate::tui::run::json_source(s) {
-        crate::tui::run::json::draw(
+    if let Some(d) = crate::tui::runs::json_source(s) {
+        crate::tui::runs::json::draw(
             f,
             a.json,
             &d,
@@ -228,8 +228,8 @@ pub fn draw(f: &mut Frame<'_>, body: Rect, s: &State) {
             &rust_i18n::t!("tui.pane.json_at", k = k),
         );
     }
-    if let Some(d) = crate::tui::run::jsonl_source(s) {
-        crate::tui::run::jsonl::draw(
+    if let Some(d) = crate::tui::runs::jsonl_source(s) {
+        crate::tui::runs::jsonl::draw(
             f,
             a.jsonl,
             &d,

@@ -11,7 +11,7 @@ use crate::output::loops;
 use super::super::state::Scroll;
 use super::super::text;
 use super::super::theme::Theme;
-use crate::tui::run::{Phase, RunView};
+use super::{Phase, RunView};
 
 /// Draw `run`'s text in `area`.
 pub fn draw(f: &mut Frame<'_>, area: Rect, run: &RunView, scroll: Scroll, focused: bool, theme: Theme) {

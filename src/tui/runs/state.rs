@@ -78,3 +78,13 @@ pub enum Target {
     /// A recorded run: (session index, run index).
     Recording(usize, usize),
 }
+
+/// The pair of `shown` and `pinned` (see `State::pair_on_show`), from the
+/// fields, so a reducer can hold it while it changes other fields.
+pub fn pair_of<'a>(shown: Option<&'a Shown>, pinned: Option<&'a RunView>) -> Option<(&'a RunView, &'a RunView)> {
+    match shown {
+        Some(Shown::Twins { json, jsonl }) => Some((json, jsonl)),
+        Some(Shown::Single(r)) => pinned.filter(|p| p.id != r.id).map(|p| (p, &**r)),
+        None => None,
+    }
+}

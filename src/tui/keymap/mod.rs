@@ -13,10 +13,13 @@
 //! `end`, `pageup`, `pagedown`, `delete`, `f1`…`f12`, with `ctrl-`, `alt-`
 //! and `shift-` prefixes.
 
-use std::fmt::Write as _;
+mod key;
+
 use std::path::PathBuf;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+pub use key::Key;
 
 /// Something a key does in normal mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,6 +111,21 @@ pub enum Action {
     /// Show the eval view (the prompt and its twin over its sample inputs
     /// at several limits), or go back to the pair.
     Eval,
+    /// A component's own action, by its config name
+    /// (`Component::keys`): a component added later brings its keys.
+    Own(&'static str),
+}
+
+/// A component's own key: its action's config name (`[keys]` rebinds it),
+/// its default keys, and the i18n key of its line in the help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnKey {
+    /// The action's config name.
+    pub name: &'static str,
+    /// Its default keys (key names, as in `[keys]`).
+    pub keys: &'static [&'static str],
+    /// The i18n key of what it does, for the help.
+    pub help: &'static str,
 }
 
 impl Action {
@@ -170,6 +188,9 @@ impl Action {
 
     /// The config name of an action.
     pub fn name(self) -> &'static str {
+        if let Action::Own(name) = self {
+            return name;
+        }
         Self::ALL.iter().find(|(a, _, _)| *a == self).map_or("?", |(_, n, _)| n)
     }
 
@@ -184,158 +205,12 @@ impl Action {
     }
 }
 
-/// A key with its modifiers, as bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Key {
-    /// The key.
-    pub code: KeyCode,
-    /// Ctrl, Alt and (for non-character keys) Shift.
-    pub mods: KeyModifiers,
-}
-
-impl Key {
-    /// A key without modifiers.
-    pub const fn plain(code: KeyCode) -> Self {
-        Self {
-            code,
-            mods: KeyModifiers::NONE,
-        }
-    }
-
-    /// A character key.
-    pub const fn ch(c: char) -> Self {
-        Self::plain(KeyCode::Char(c))
-    }
-
-    /// Ctrl + a character.
-    pub const fn ctrl(c: char) -> Self {
-        Self {
-            code: KeyCode::Char(c),
-            mods: KeyModifiers::CONTROL,
-        }
-    }
-
-    /// The bindable key of a terminal key event. Shift is part of a
-    /// character (`?`, `G`), so it is dropped for characters.
-    pub fn of(ev: &KeyEvent) -> Self {
-        let mut mods = ev.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
-        let code = match ev.code {
-            KeyCode::Char(c) => {
-                mods.remove(KeyModifiers::SHIFT);
-                KeyCode::Char(if mods.contains(KeyModifiers::CONTROL) {
-                    c.to_ascii_lowercase()
-                } else {
-                    c
-                })
-            }
-            other => other,
-        };
-        Self { code, mods }
-    }
-
-    /// Parse a key name such as `ctrl-s`, `F5`, `shift-left`, `?`.
-    pub fn parse(name: &str) -> Option<Self> {
-        let mut mods = KeyModifiers::NONE;
-        let mut rest = name;
-        loop {
-            let lower = rest.to_ascii_lowercase();
-            let (m, len) = if lower.starts_with("ctrl-") || lower.starts_with("ctrl+") {
-                (KeyModifiers::CONTROL, 5)
-            } else if lower.starts_with("alt-") || lower.starts_with("alt+") {
-                (KeyModifiers::ALT, 4)
-            } else if lower.starts_with("shift-") || lower.starts_with("shift+") {
-                (KeyModifiers::SHIFT, 6)
-            } else {
-                break;
-            };
-            if rest.len() == len {
-                break;
-            }
-            mods |= m;
-            rest = &rest[len..];
-        }
-        let mut chars = rest.chars();
-        let code = match (chars.next(), chars.next()) {
-            (Some(c), None) => KeyCode::Char(if mods.contains(KeyModifiers::CONTROL) {
-                c.to_ascii_lowercase()
-            } else {
-                c
-            }),
-            _ => match rest.to_ascii_lowercase().as_str() {
-                "enter" | "return" => KeyCode::Enter,
-                "esc" | "escape" => KeyCode::Esc,
-                "tab" => KeyCode::Tab,
-                "backtab" => KeyCode::BackTab,
-                "backspace" => KeyCode::Backspace,
-                "space" => KeyCode::Char(' '),
-                "up" => KeyCode::Up,
-                "down" => KeyCode::Down,
-                "left" => KeyCode::Left,
-                "right" => KeyCode::Right,
-                "home" => KeyCode::Home,
-                "end" => KeyCode::End,
-                "pageup" | "pgup" => KeyCode::PageUp,
-                "pagedown" | "pgdn" => KeyCode::PageDown,
-                "delete" | "del" => KeyCode::Delete,
-                "insert" | "ins" => KeyCode::Insert,
-                f if f.starts_with('f') => KeyCode::F(f[1..].parse().ok().filter(|n| (1..=24).contains(n))?),
-                _ => return None,
-            },
-        };
-        if matches!(code, KeyCode::Char(_)) {
-            mods.remove(KeyModifiers::SHIFT);
-        }
-        Some(Self { code, mods })
-    }
-
-    /// The key as a person reads it: `Ctrl-S`, `←`, `PgDn`, `?`.
-    pub fn label(self) -> String {
-        let mut s = String::new();
-        if self.mods.contains(KeyModifiers::CONTROL) {
-            s.push_str("Ctrl-");
-        }
-        if self.mods.contains(KeyModifiers::ALT) {
-            s.push_str("Alt-");
-        }
-        if self.mods.contains(KeyModifiers::SHIFT) && self.code != KeyCode::BackTab {
-            s.push_str("Shift-");
-        }
-        let ctrl = self.mods.contains(KeyModifiers::CONTROL);
-        match self.code {
-            KeyCode::Char(' ') => s.push_str("Space"),
-            KeyCode::Char(c) if ctrl => s.push(c.to_ascii_uppercase()),
-            KeyCode::Char(c) => s.push(c),
-            KeyCode::Enter => s.push_str("Enter"),
-            KeyCode::Esc => s.push_str("Esc"),
-            KeyCode::Tab => s.push_str("Tab"),
-            KeyCode::BackTab => s.push_str("Shift-Tab"),
-            KeyCode::Backspace => s.push_str("Backspace"),
-            KeyCode::Up => s.push('↑'),
-            KeyCode::Down => s.push('↓'),
-            KeyCode::Left => s.push('←'),
-            KeyCode::Right => s.push('→'),
-            KeyCode::Home => s.push_str("Home"),
-            KeyCode::End => s.push_str("End"),
-            KeyCode::PageUp => s.push_str("PgUp"),
-            KeyCode::PageDown => s.push_str("PgDn"),
-            KeyCode::Delete => s.push_str("Del"),
-            KeyCode::Insert => s.push_str("Ins"),
-            KeyCode::F(n) => {
-                s.push('F');
-                s.push_str(&n.to_string());
-            }
-            other => {
-                let _ = write!(s, "{other:?}");
-            }
-        }
-        s
-    }
-}
-
 /// Keys → actions for normal mode. Ctrl-C always quits, whatever the map.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Keymap {
     bindings: Vec<(Key, Action)>,
+    /// The components' own keys bound here (`with_own`).
+    own: Vec<OwnKey>,
 }
 
 impl Default for Keymap {
@@ -410,10 +285,34 @@ impl Keymap {
             (c('S'), Action::Costs),
             (c('E'), Action::Eval),
         ];
-        for n in 1..=7u8 {
+        // A number key per tab, in the tab bar's order.
+        for n in (1..=super::state::Tab::ALL.len()).filter_map(|n| u8::try_from(n).ok()) {
             b.push((c(char::from(b'0' + n)), Action::GoTab(n)));
         }
-        Self { bindings: b }
+        Self {
+            bindings: b,
+            own: Vec::new(),
+        }
+    }
+
+    /// These bindings plus the components' own keys, each at its default
+    /// keys (a default key never takes one already bound).
+    #[must_use]
+    pub fn with_own(mut self, own: &[OwnKey]) -> Self {
+        for k in own {
+            for key in k.keys.iter().filter_map(|n| Key::parse(n)) {
+                if !self.bindings.iter().any(|(b, _)| *b == key) {
+                    self.bindings.push((key, Action::Own(k.name)));
+                }
+            }
+            self.own.push(*k);
+        }
+        self
+    }
+
+    /// The components' own keys bound here, in the order they came.
+    pub fn own(&self) -> &[OwnKey] {
+        &self.own
     }
 
     /// The action bound to a key event, if any.
@@ -453,7 +352,8 @@ impl Keymap {
     pub fn apply_table(&mut self, table: &toml::Table) -> Vec<String> {
         let mut warnings = Vec::new();
         for (name, value) in table {
-            let Some(action) = Action::by_name(name) else {
+            let own = self.own.iter().find(|k| k.name == name).map(|k| Action::Own(k.name));
+            let Some(action) = Action::by_name(name).or(own) else {
                 warnings.push(format!("[keys] {name}: no such action"));
                 continue;
             };
@@ -485,7 +385,13 @@ impl Keymap {
     /// user's config directory, then `./cutline.toml` (later files win).
     /// Missing files are fine.
     pub fn load() -> (Self, Vec<String>) {
-        let mut map = Self::defaults();
+        Self::load_with(&[])
+    }
+
+    /// [`Keymap::load`] with the components' own keys bound first, so the
+    /// config files can rebind them too.
+    pub fn load_with(own: &[OwnKey]) -> (Self, Vec<String>) {
+        let mut map = Self::defaults().with_own(own);
         let mut warnings = Vec::new();
         for path in config_paths() {
             if !path.is_file() {

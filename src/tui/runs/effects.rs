@@ -20,10 +20,10 @@ use crate::output::schema::CompiledSchema;
 use crate::output::sweep::SweepSchemas;
 use crate::run::target::{Recording, Resolved};
 use crate::session::Recorder;
-use crate::tui::event::Event;
-use crate::tui::providers::ProviderChoice;
-use crate::tui::providers::registry_choice;
-use crate::tui::runner::RunContext;
+use crate::tui::Event;
+use crate::tui::choice::ProviderChoice;
+use crate::tui::choice::registry_choice;
+use crate::tui::work::RunContext;
 
 /// Start `job` on the runtime; its news comes back as [`Event::Run`]. A
 /// panic in a run is reported as a failed run, never left to take the

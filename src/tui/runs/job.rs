@@ -13,7 +13,7 @@ use crate::output::jsonl::{JsonlAnalysis, LineOutcome};
 use crate::output::sweep::SweepSchemas;
 use crate::run::Spec;
 use crate::session::RunRecord;
-use crate::tui::providers::ProviderChoice;
+use crate::tui::choice::ProviderChoice;
 
 /// News of one run, from the effects runner.
 #[derive(Debug)]

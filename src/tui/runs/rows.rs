@@ -74,3 +74,28 @@ pub fn jsonl_source(s: &State) -> Option<JsonlData<'_>> {
         ignored: r.ignored.as_deref(),
     })
 }
+
+/// Scroll `pane` by `by` rows; scrolling to the end follows new rows.
+pub fn scroll_pane(s: &mut State, pane: OutPane, by: isize) {
+    let rows = rows(s, pane);
+    let height = crate::tui::layout::inner_height(crate::tui::layout::pane_rect(s, pane));
+    let max = rows.saturating_sub(height);
+    let sc = s.scroll_mut(pane);
+    let cur = sc.top_for(rows, height);
+    let next = if by < 0 {
+        cur.saturating_sub(by.unsigned_abs())
+    } else {
+        cur.saturating_add(by.unsigned_abs()).min(max)
+    };
+    sc.top = next;
+    sc.follow = next >= max && by > 0;
+}
+
+/// The Run tab's panes in focus order (the twin's response too for twins).
+pub fn pane_order(s: &State) -> &'static [OutPane] {
+    if s.shown.as_ref().is_some_and(super::Shown::twins) {
+        &[OutPane::Response, OutPane::Response2, OutPane::Json, OutPane::Jsonl]
+    } else {
+        &[OutPane::Response, OutPane::Json, OutPane::Jsonl]
+    }
+}
