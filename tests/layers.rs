@@ -508,14 +508,7 @@ fn a_super_inside_a_group_climbs_from_the_group() {
 /// circle fails; breaking a listed one fails too, until the list says so.
 #[test]
 fn no_new_import_circles_at_any_module() {
-    let known: &[(&str, &[&[&str]])] = &[
-        // Seen since the check reads re-exports (issue 36): `load` re-exports
-        // `toml_out::to_toml` while `toml_out`'s tests name
-        // `crate::prompt::load_toml`, and `tg_reload` names `DEFAULT_SYSTEM`,
-        // which `prompt` re-exports from `tg_load`, while `tg_load` calls
-        // `tg_reload`. Outside the workbench; left to the prompt floor.
-        ("prompt", &[&["load", "toml_out"], &["tg_load", "tg_reload"]]),
-    ];
+    let known: &[(&str, &[&[&str]])] = &[];
     let expected: std::collections::BTreeMap<String, Vec<Vec<String>>> = known
         .iter()
         .map(|(m, cs)| {

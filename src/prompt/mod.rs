@@ -25,10 +25,11 @@ pub mod trustgraph;
 
 pub use error::{ConfigError, Warning};
 pub use ibis::{IbisError, ibis_check};
-pub use load::{load_bytes, load_bytes_for, load_toml, to_toml};
+pub use load::{load_bytes, load_bytes_for, load_toml};
 pub use migrate::{Flag, Migration, Unconvertible, migrate};
 pub use render::{Rendered, Undefined, input_vars, render, render_with};
 pub use tg_load::{DEFAULT_SYSTEM, TgLoader};
+pub use toml_out::to_toml;
 pub use trustgraph::{to_trustgraph_bundle, to_trustgraph_prompt};
 
 pub use crate::output::ResponseType;

@@ -25,8 +25,12 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::check_id;
 use super::ibis::ibis_check;
-use super::{DEFAULT_SYSTEM, check_id};
+
+/// The system prompt TrustGraph's `PromptManager` uses when the bundle has
+/// none (or one it cannot decode).
+pub const DEFAULT_SYSTEM: &str = "Be helpful.";
 use crate::output::schema::kind_of;
 
 /// The config type TrustGraph's prompt service reads.

@@ -23,7 +23,6 @@ pub(crate) use check::{check_bytes, check_text};
 pub use keys::TOML_KEYS;
 use keys::load_toml_checked;
 
-pub use super::toml_out::to_toml;
 use super::{ConfigError, PromptConfig, Warning};
 
 /// Load every prompt in a file's bytes (a bundle holds many).
