@@ -90,6 +90,10 @@ pub struct CliError {
     pub message: String,
     /// Extra machine-readable detail.
     pub detail: Option<Value>,
+    /// The typed error it came from, kept for whoever walks the chain (a
+    /// library caller, the log); the edge prints `message`, which already
+    /// says it.
+    pub cause: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl CliError {
@@ -99,7 +103,27 @@ impl CliError {
             category,
             message: message.into(),
             detail: None,
+            cause: None,
         }
+    }
+
+    /// An error of `category` from the typed error `e`, kept as its source.
+    pub fn caused(category: Category, e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self {
+            cause: Some(std::sync::Arc::new(e)),
+            ..Self::new(category, String::new())
+        }
+        .said()
+    }
+
+    /// `message` from the cause, when none was given.
+    fn said(mut self) -> Self {
+        if self.message.is_empty()
+            && let Some(c) = &self.cause
+        {
+            self.message = c.to_string();
+        }
+        self
     }
 }
 
@@ -109,10 +133,16 @@ impl std::fmt::Display for CliError {
     }
 }
 
+impl std::error::Error for CliError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
+
 /// A session reference that could not be followed is the input's fault.
 impl From<crate::session::SessionError> for CliError {
     fn from(e: crate::session::SessionError) -> Self {
-        Self::new(Category::InputError, e.to_string())
+        Self::caused(Category::InputError, e)
     }
 }
 
@@ -120,41 +150,41 @@ impl From<crate::session::SessionError> for CliError {
 /// invalid.
 impl From<crate::session::SnapshotError> for CliError {
     fn from(e: crate::session::SnapshotError) -> Self {
-        Self::new(Category::ConfigInvalid, e.to_string())
+        Self::caused(Category::ConfigInvalid, e)
     }
 }
 
 impl From<crate::eval::inputs::InputsError> for CliError {
     fn from(e: crate::eval::inputs::InputsError) -> Self {
-        Self::new(Category::InputError, e.to_string())
+        Self::caused(Category::InputError, e)
     }
 }
 
 /// A providers file (`cutline.toml`) that does not load.
 impl From<crate::llm::config::ProvidersFileError> for CliError {
     fn from(e: crate::llm::config::ProvidersFileError) -> Self {
-        Self::new(Category::ConfigInvalid, e.to_string())
+        Self::caused(Category::ConfigInvalid, e)
     }
 }
 
 /// A prompt that does not load or render (`file:line:col: cause`).
 impl From<crate::prompt::ConfigError> for CliError {
     fn from(e: crate::prompt::ConfigError) -> Self {
-        Self::new(Category::ConfigInvalid, e.to_string())
+        Self::caused(Category::ConfigInvalid, e)
     }
 }
 
 /// A run that could not start: its prompt does not render.
 impl From<crate::run::StartError> for CliError {
     fn from(e: crate::run::StartError) -> Self {
-        Self::new(Category::ConfigInvalid, e.to_string())
+        Self::caused(Category::ConfigInvalid, e)
     }
 }
 
 /// An eval whose prompts do not render on an input.
 impl From<crate::eval::engine::PlanError> for CliError {
     fn from(e: crate::eval::engine::PlanError) -> Self {
-        Self::new(Category::ConfigInvalid, e.to_string())
+        Self::caused(Category::ConfigInvalid, e)
     }
 }
 
@@ -219,14 +249,14 @@ impl From<crate::llm::LlmError> for CliError {
 /// A batch manifest beside a session that does not read or write.
 impl From<crate::eval::batch::ManifestError> for CliError {
     fn from(e: crate::eval::batch::ManifestError) -> Self {
-        Self::new(Category::InputError, e.to_string())
+        Self::caused(Category::InputError, e)
     }
 }
 
 /// The batch answers file beside a session that does not read or write.
 impl From<crate::eval::batch::AnswersError> for CliError {
     fn from(e: crate::eval::batch::AnswersError) -> Self {
-        Self::new(Category::InputError, e.to_string())
+        Self::caused(Category::InputError, e)
     }
 }
 
