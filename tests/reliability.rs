@@ -880,7 +880,7 @@ async fn a_signal_during_run_records_the_partial_run_as_cut_by_the_user() {
         assert_eq!(last["category"], "interrupted");
         assert_eq!(
             last["message"],
-            format!("Cancelled: cut by the user (SIG{signal}) (what arrived is kept and recorded)")
+            format!("cut by the user (SIG{signal}) (what arrived is kept and recorded)")
         );
         let detail = &last["detail"];
         assert_eq!(

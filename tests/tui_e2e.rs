@@ -166,6 +166,9 @@ fn fixture(dir: &Path) {
         .collect();
     let array = format!("[\n{}\n]", lines.join(",\n"));
     let jsonl = format!("{}\n", lines.join("\n"));
+    // Each recording answers the request the workbench makes of its prompt
+    // (replay plays a recording for no other).
+    let rendered = format!("Define the terms in:\n{INPUT}\nOutput:\n");
     let run = |n: usize, id: &str, rt: &str, text: &str| {
         let chars: Vec<char> = text.chars().collect();
         let pieces: Vec<serde_json::Value> = chars
@@ -175,9 +178,9 @@ fn fixture(dir: &Path) {
             .collect();
         json!({
             "type": "run", "run_id": format!("demo#{n}"), "started_ms": n, "prompt_id": id, "response_type": rt,
-            "prompt": {}, "system": "", "rendered": "Define the terms", "variables": {"text": INPUT},
+            "prompt": {}, "system": "", "rendered": rendered, "variables": {"text": INPUT},
             "provider": {"name": "local", "kind": "llama-server", "model": "gemma-3-270m"},
-            "params": {"max_tokens": null, "stop": []}, "text": text, "finish": "stop",
+            "params": {"max_tokens": null, "temperature": 0.0, "stop": []}, "text": text, "finish": "stop",
             "usage": {"completion_tokens": pieces.len()}, "pieces": pieces, "total_ms": 100,
             "structured_path": "none", "analysis": {}
         })
@@ -469,6 +472,7 @@ fn migrate_write_run_the_pair_and_compare() {
     let Some(t) = Tmux::new("migrate") else { return }; // skip: tmux is not installed (Tmux::new said so)
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path());
+    recorded_migration(dir.path());
     launch(&t, dir.path());
     started(&t);
     t.wait_for("extract-definitions-jsonl");
@@ -500,6 +504,24 @@ fn migrate_write_run_the_pair_and_compare() {
     t.keys(&["q"]);
     let s = t.wait_for("STTY_DONE");
     assert!(s.contains("EXIT=0"), "{s}");
+}
+
+/// A recording of the migration's own request (as `W` writes it, in place
+/// of the twin): replay plays the twin's recording for no other request.
+fn recorded_migration(dir: &Path) {
+    let src = std::fs::read_to_string(dir.join("prompts/extract-definitions.toml")).unwrap();
+    let (p, _) = cutline::prompt::load_toml("extract-definitions.toml", &src).unwrap();
+    let m = cutline::prompt::migrate(&p, None).unwrap().config;
+    let r = cutline::prompt::render(&m, &serde_json::Map::new(), &p.inputs[0].vars).unwrap();
+    let path = dir.join("sessions/demo.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let last = text.lines().last().unwrap();
+    let mut run: serde_json::Value = serde_json::from_str(last).unwrap();
+    run["run_id"] = json!("demo#3");
+    run["started_ms"] = json!(3);
+    run["rendered"] = json!(r.prompt);
+    run["system"] = json!(r.system);
+    std::fs::write(&path, format!("{text}{run}\n")).unwrap();
 }
 
 /// The pid of cutline, the child of the pane's shell.

@@ -169,6 +169,23 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         };
         let points = sweep(t.text.as_bytes(), &cuts, &schemas);
         let b = budget::of_input(&input.id, &points, jsonl, args.target, t.usage.reasoning_tokens);
+        if b.items_uncut == 0 {
+            // Any limit keeps a share of nothing: no limit (least of all 0)
+            // is what this input needs.
+            out.warn(format!(
+                "input {:?} left out: its uncut answer ({} tokens) gives the consumer no items ({}), so no limit \
+                 keeps a share of them",
+                input.id,
+                b.tokens_uncut,
+                if jsonl {
+                    "no valid JSONL line"
+                } else {
+                    "strict JSON keeps nothing"
+                }
+            ))
+            .map_err(|e| io_err(&e))?;
+            continue;
+        }
         let mut rec = serde_json::to_value(&b).unwrap_or(Value::Null);
         if let Value::Object(m) = &mut rec {
             m.insert("type".into(), "input".into());

@@ -231,7 +231,10 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         crate::prompt::check_id(id).map_err(|e| CliError::new(Category::Usage, format!("--id: {e}")))?;
     }
     let (prompts, _, _) = ws.load();
-    let id = args.id.clone().unwrap_or_else(|| free_id(&src.id, &prompts));
+    let id = args
+        .id
+        .clone()
+        .unwrap_or_else(|| crate::prompt::migrate::free_id(&src.id, |id| prompts.iter().any(|p| p.id == id)));
     let m = crate::prompt::migrate(&src, Some(&id)).map_err(|e| CliError::new(Category::Usage, e.to_string()))?;
     if !args.force {
         refuse_unconvertible(&src, &m)?;
@@ -297,23 +300,6 @@ fn report_parts<W: Write>(m: &crate::prompt::migrate::Migration, out: &mut Out<W
         }
     }
     Ok(())
-}
-
-/// The default id of a migration of `src_id`: the first of `<id>-jsonl`,
-/// `<id>-jsonl-2`, … that no prompt of the workspace has. `<id>-jsonl` is
-/// what a hand-written twin is called (the bundled ones are): a default
-/// that named it would replace the twin in every export and write.
-fn free_id(src_id: &str, prompts: &[PromptConfig]) -> String {
-    let taken = |id: &str| prompts.iter().any(|p| p.id == id);
-    let first = format!("{src_id}-jsonl");
-    if !taken(&first) {
-        return first;
-    }
-    // Among one more candidate than there are prompts, one is free.
-    (2..=prompts.len() + 2)
-        .map(|n| format!("{first}-{n}"))
-        .find(|id| !taken(id))
-        .unwrap_or(first)
 }
 
 /// What a write replaces: the file at the path, when there is one, and a

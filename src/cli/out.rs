@@ -227,7 +227,9 @@ impl From<crate::run::target::ReplayError> for CliError {
 }
 
 /// A provider failure: `setup_required` when the local model is missing,
-/// `interrupted` when a signal cut the run, else `provider_error`.
+/// `interrupted` when a signal cut the run, else `provider_error`. The
+/// message is the error's own words and HTTP status; its kind is the
+/// category's business, not a label in the text (`BadRequest:`).
 impl From<&crate::llm::LlmError> for CliError {
     fn from(e: &crate::llm::LlmError) -> Self {
         use crate::llm::ErrorKind;
@@ -236,7 +238,11 @@ impl From<&crate::llm::LlmError> for CliError {
             ErrorKind::Cancelled => Category::Interrupted,
             _ => Category::ProviderError,
         };
-        Self::new(category, e.to_string())
+        let message = match e.status {
+            Some(status) => format!("HTTP {status}: {}", e.message),
+            None => e.message.clone(),
+        };
+        Self::new(category, message)
     }
 }
 

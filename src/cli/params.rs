@@ -103,6 +103,36 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
 /// The providers of `cutline.toml` and the user config, read on first use
 /// and kept for the rest of the process.
 pub fn registry() -> Result<&'static Registry, CliError> {
+    registry_loaded()
+}
+
+/// `--provider WORD` as a choice: `local`, `replay`, or a provider
+/// `cutline.toml` configures. A name none configures is a usage error
+/// (exit 2) naming the ones that are, not a provider that failed.
+pub fn choice(word: &str) -> Result<crate::llm::registry::Choice, CliError> {
+    use crate::llm::registry::Choice;
+    let choice = Choice::parse(word);
+    if let Choice::Named(name) = &choice {
+        let config = registry()?.config();
+        if config.get(name).is_none() {
+            let known: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
+            return Err(CliError::new(
+                super::out::Category::Usage,
+                format!(
+                    "unknown provider {name:?}: use `local`, `replay` or one configured in cutline.toml (configured: {})",
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(choice)
+}
+
+fn registry_loaded() -> Result<&'static Registry, CliError> {
     static REGISTRY: OnceLock<Result<Registry, crate::llm::config::ProvidersFileError>> = OnceLock::new();
     REGISTRY
         .get_or_init(Registry::load)

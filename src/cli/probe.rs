@@ -24,7 +24,7 @@ pub struct Args {
 
 /// Run `probe`.
 pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
-    let choice = Choice::parse(&args.provider);
+    let choice = super::params::choice(&args.provider)?;
     if !matches!(choice, Choice::Named(_)) {
         return Err(CliError::new(
             Category::Usage,

@@ -93,7 +93,7 @@ impl StructuredArg {
 /// The target for `--provider WORD` on `spec` (a replay finds the
 /// recording of exactly the request `spec` makes in `sessions`).
 pub fn target_for(word: &str, spec: &Spec, sessions: &std::path::Path) -> Result<Target, CliError> {
-    let choice = Choice::parse(word);
+    let choice = super::params::choice(word)?;
     if choice == Choice::Replay {
         return crate::run::target::replay_for(spec, sessions).map_err(CliError::from);
     }

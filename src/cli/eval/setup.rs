@@ -59,7 +59,7 @@ pub(super) struct Who {
 }
 
 pub(super) fn who(args: &Args) -> Result<Who, CliError> {
-    let choice = Choice::parse(&args.provider);
+    let choice = crate::cli::params::choice(&args.provider)?;
     let replay = choice == Choice::Replay;
     let shared: Option<Target> = if replay {
         None

@@ -144,8 +144,27 @@ pub struct NotJson {
     pub response_type: ResponseType,
 }
 
+/// The id a migration of `src_id` takes when none is given: the first of
+/// `<id>-jsonl`, `<id>-jsonl-2`, … that `taken` says no prompt has.
+/// `<id>-jsonl` is what a hand-written twin is called (the bundled ones
+/// are): a default that named it would replace the twin on every write.
+pub fn free_id(src_id: &str, taken: impl Fn(&str) -> bool) -> String {
+    let first = format!("{src_id}-jsonl");
+    if !taken(&first) {
+        return first;
+    }
+    let mut n: u64 = 2;
+    loop {
+        let id = format!("{first}-{n}");
+        if !taken(&id) {
+            return id;
+        }
+        n += 1;
+    }
+}
+
 /// Migrate a `json` prompt to `jsonl`. `id` overrides the new id (default:
-/// the source id with `-jsonl`). Errors when the prompt is not a `json` prompt.
+/// the source id with `-jsonl`; [`free_id`] picks one no prompt has). Errors when the prompt is not a `json` prompt.
 pub fn migrate(src: &PromptConfig, id: Option<&str>) -> Result<Migration, NotJson> {
     if src.response_type != ResponseType::Json {
         return Err(NotJson {
