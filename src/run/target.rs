@@ -84,6 +84,12 @@ pub fn replay_of(rec: &RunRecord, source: String) -> Target {
 /// plans it), whatever prompt id it was recorded under; or why there is
 /// none, naming the nearest recording and what differs.
 pub fn replay_for(spec: &crate::run::Spec, sessions: &Path) -> Result<Target, ReplayError> {
+    replay_found(spec, sessions).map(|r| r.target)
+}
+
+/// [`replay_for`], with a note naming the recording played
+/// (`replay of SESSION#N`), for the workbench's status line.
+pub fn replay_found(spec: &crate::run::Spec, sessions: &Path) -> Result<Resolved, ReplayError> {
     let probe = Target::replay(Replay {
         source: String::new(),
         transcript: crate::llm::Transcript::default(),
@@ -104,7 +110,10 @@ pub fn replay_for(spec: &crate::run::Spec, sessions: &Path) -> Result<Target, Re
         vars: &spec.vars,
     };
     let (rec, source) = super::recorded::find(sessions, wanted)?;
-    Ok(replay_of(&rec, source))
+    Ok(Resolved {
+        note: Some(format!("replay of {source}")),
+        target: replay_of(&rec, source),
+    })
 }
 
 /// Why [`replay_for`] has no target.

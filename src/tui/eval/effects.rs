@@ -122,19 +122,18 @@ fn who(provider: &ProviderChoice, registry: &Result<Registry, ProvidersFileError
     })
 }
 
-/// The recording replay plays for `cfg` on `input`, or a note saying
-/// there is none (that input is left out).
+/// The recording replay plays for `cfg` on `input`: one of exactly the
+/// request it makes (as `cutline eval --provider replay` finds it), or a
+/// note saying why there is none and what differs (that input is left out).
 fn recording(dir: &Path, cfg: &PromptConfig, input: &Input, notes: &mut Vec<String>) -> Option<Target> {
-    let found = crate::session::find_recording(dir, &cfg.id, Some(&input.vars));
-    if found.is_none() {
-        notes.push(format!(
-            "replay: no recorded run of prompt {:?} with input {:?} in {}; left out (run it on a model first)",
-            cfg.id,
-            input.id,
-            dir.display()
-        ));
+    let spec = crate::run::Spec::new(cfg.clone(), input.vars.clone());
+    match crate::run::target::replay_for(&spec, dir) {
+        Ok(target) => Some(target),
+        Err(e) => {
+            notes.push(format!("replay: input {:?}: {e}; left out", input.id));
+            None
+        }
     }
-    found.map(|(rec, source)| crate::run::target::replay_of(&rec, source))
 }
 
 /// Each prompt with its sample inputs, gold set and (replay) recordings.

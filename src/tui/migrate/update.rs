@@ -39,7 +39,10 @@ pub(in crate::tui) fn migrate_selected_from(s: &mut State, src: Option<PromptCon
         s.info(rust_i18n::t!("tui.msg.migrate_none_selected"));
         return;
     };
-    let mut result = crate::prompt::migrate::migrate(&src, None);
+    // The first id no loaded prompt has (`<id>-jsonl`, `<id>-jsonl-2`, …),
+    // as `cutline migrate` picks it: never the bundled twin's file.
+    let id = crate::prompt::migrate::free_id(&src.id, |id| s.prompts.prompts.iter().any(|p| p.id == id));
+    let mut result = crate::prompt::migrate::migrate(&src, Some(&id));
     let target = match &mut result {
         Ok(m) => {
             let t = migrate_target(&src, &m.config.id);

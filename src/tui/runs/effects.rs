@@ -79,6 +79,14 @@ pub(in crate::tui) async fn target_of(
             target: crate::run::target::replay_of(record, reference.clone()),
             note: Some(format!("replay of {reference}")),
         }),
+        // A replay plays the recording of exactly this request (whatever
+        // prompt id it was recorded under), or says what differs.
+        (Source::Prompt(spec), ProviderChoice::Replay) => {
+            let (spec, dir) = (spec.clone(), sessions_dir.to_path_buf());
+            tokio::task::spawn_blocking(move || crate::run::target::replay_found(&spec, &dir))
+                .await?
+                .map_err(|e| RunError::Replay(Box::new(e)))
+        }
         (Source::Prompt(spec), pick) => {
             let (registry, choice, model) = registry_choice(pick, registry).map_err(RunError::Config)?;
             let (dir, id, vars) = (sessions_dir.to_path_buf(), spec.prompt.id.clone(), spec.vars.clone());

@@ -12,6 +12,10 @@ pub enum RunError {
     /// load (its file, line and column).
     #[error("provider config: {0}")]
     Config(ProvidersFileError),
+    /// Replay has no recording of this exact request (what differs from
+    /// the nearest one is in the message).
+    #[error("{0}; switch to the local model (p)")]
+    Replay(#[source] Box<crate::run::target::ReplayError>),
     /// Replay found no recording to play.
     #[error("{}; switch to the local model (p)", .0.message)]
     NoRecording(LlmError),
