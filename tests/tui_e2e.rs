@@ -479,19 +479,24 @@ fn migrate_write_run_the_pair_and_compare() {
     t.keys(&["/", "d", "e", "f", "i", "n", "Enter"]);
     t.wait_for("/defin");
     t.keys(&["j", "M"]);
-    let s = t.wait_for("Migrate extract-definitions → extract-definitions-jsonl");
+    // The migration takes the first free id: the bundled twin's file is
+    // never written over.
+    let s = t.wait_for("Migrate extract-definitions → extract-definitions-jsonl-2");
     assert!(s.contains("── schema ──"), "{s}");
     assert!(s.contains("-  \"type\": \"array\","), "{s}");
     let twin = dir.path().join("prompts").join("extract-definitions-jsonl.toml");
     let before = std::fs::read_to_string(&twin).unwrap();
+    let written = dir.path().join("prompts").join("extract-definitions-jsonl-2.toml");
+    t.keys(&["W"]);
+    t.wait_for("✓ written to prompts/extract-definitions-jsonl-2.toml");
+    let first = std::fs::read_to_string(&written).unwrap();
+    assert!(first.contains("twin = \"extract-definitions\""), "{first}");
+    // Writing again asks first, then replaces; the twin is untouched.
     t.keys(&["W"]);
     t.wait_for("exists: W again overwrites");
-    assert_eq!(std::fs::read_to_string(&twin).unwrap(), before);
     t.keys(&["W"]);
-    t.wait_for("✓ written to");
-    let after = std::fs::read_to_string(&twin).unwrap();
-    assert_ne!(after, before);
-    assert!(after.contains("twin = \"extract-definitions\""), "{after}");
+    t.wait_for("✓ written to prompts/extract-definitions-jsonl-2.toml");
+    assert_eq!(std::fs::read_to_string(&twin).unwrap(), before);
     t.keys(&["t"]);
     t.wait_for("jsonl: finish stop");
     t.keys(&["7"]);
@@ -506,8 +511,8 @@ fn migrate_write_run_the_pair_and_compare() {
     assert!(s.contains("EXIT=0"), "{s}");
 }
 
-/// A recording of the migration's own request (as `W` writes it, in place
-/// of the twin): replay plays the twin's recording for no other request.
+/// A recording of the migration's own request (as `W` writes it, beside
+/// the twin): replay plays the twin's recording for no other request.
 fn recorded_migration(dir: &Path) {
     let src = std::fs::read_to_string(dir.join("prompts/extract-definitions.toml")).unwrap();
     let (p, _) = cutline::prompt::load_toml("extract-definitions.toml", &src).unwrap();

@@ -682,14 +682,15 @@ fn migrate_writes_with_confirm_and_runs_the_pair() {
     send(&mut s, [ch('M')]);
     assert_eq!(s.tab, Tab::Migrate);
     let m = s.migrate.as_ref().unwrap();
-    assert_eq!(m.target, "prompts/extract-definitions-jsonl.toml");
+    // The first free id: the loaded twin has `extract-definitions-jsonl`.
+    assert_eq!(m.target, "prompts/extract-definitions-jsonl-2.toml");
     assert!(m.result.is_ok());
     let fx = send(&mut s, [ch('W')]);
     match fx.as_slice() {
         [Effect::WriteMigrated { config, overwrite }] => {
             assert!(!overwrite);
-            assert_eq!(config.id, "extract-definitions-jsonl");
-            assert_eq!(config.origin.file, "prompts/extract-definitions-jsonl.toml");
+            assert_eq!(config.id, "extract-definitions-jsonl-2");
+            assert_eq!(config.origin.file, "prompts/extract-definitions-jsonl-2.toml");
             assert_eq!(config.twin.as_deref(), Some("extract-definitions"));
         }
         other => panic!("{other:?}"),
@@ -698,7 +699,7 @@ fn migrate_writes_with_confirm_and_runs_the_pair() {
     let fx = send(
         &mut s,
         [Event::MigrateWritten(WriteOutcome::Exists(
-            "prompts/extract-definitions-jsonl.toml".into(),
+            "prompts/extract-definitions-jsonl-2.toml".into(),
         ))],
     );
     assert!(fx.is_empty());
@@ -708,7 +709,7 @@ fn migrate_writes_with_confirm_and_runs_the_pair() {
     let fx = send(
         &mut s,
         [Event::MigrateWritten(WriteOutcome::Written(
-            "prompts/extract-definitions-jsonl.toml".into(),
+            "prompts/extract-definitions-jsonl-2.toml".into(),
         ))],
     );
     assert!(matches!(fx.as_slice(), [Effect::LoadPrompts]));
@@ -729,7 +730,10 @@ fn migrate_writes_with_confirm_and_runs_the_pair() {
         ids,
         [
             ("extract-definitions".into(), cutline::prompt::ResponseType::Json),
-            ("extract-definitions-jsonl".into(), cutline::prompt::ResponseType::Jsonl)
+            (
+                "extract-definitions-jsonl-2".into(),
+                cutline::prompt::ResponseType::Jsonl
+            )
         ]
     );
     assert!(s.shown.as_ref().unwrap().twins());

@@ -109,12 +109,12 @@ pub enum NoRecording {
 /// what differs, with where it is (file index, run number, prompt id).
 type Near = ((bool, bool, u64), Difference, (usize, u64, String));
 
-/// The best match so far: (uncut, pieces when cut, start), the run, (file
-/// index, number).
-type Best = ((bool, usize, u64), RunRecord, (usize, u64));
+/// The best match so far: (same prompt id, uncut, pieces when cut,
+/// start), the run, (file index, number).
+type Best = ((bool, bool, usize, u64), RunRecord, (usize, u64));
 
 /// The recording that answers `w`, among every session in `dir`: the
-/// latest whose request equals it and that was not cut by its own limit
+/// one recorded under the same prompt id first, then the latest whose request equals it and that was not cut by its own limit
 /// (it replays at every limit), else the longest cut one. Read run by run; only the best so far is
 /// held. Returns the run and its `session#N`.
 pub fn find(dir: &Path, w: Wanted<'_>) -> Result<(RunRecord, String), Box<NoRecording>> {
@@ -139,12 +139,15 @@ pub fn find(dir: &Path, w: Wanted<'_>) -> Result<(RunRecord, String), Box<NoReco
             });
             match difference {
                 None => {
-                    // Uncut first (the latest); among cut ones the longest,
-                    // which replays at every limit a shorter one does and
-                    // more (a replay recorded at 64 tokens never hides the
-                    // recording made at 768).
+                    // The prompt's own recording first (two prompts may
+                    // send the same request: twins whose schema is not
+                    // sent); then uncut first (the latest); among cut ones
+                    // the longest, which replays at every limit a shorter
+                    // one does and more (a replay recorded at 64 tokens
+                    // never hides the recording made at 768).
                     let full = r.finish != FinishReason::Length && r.finish != FinishReason::Error;
-                    let rank = (full, if full { 0 } else { r.pieces.len() }, r.started_ms);
+                    let own = r.prompt_id == w.prompt_id;
+                    let rank = (own, full, if full { 0 } else { r.pieces.len() }, r.started_ms);
                     if best.as_ref().is_none_or(|(b, ..)| rank > *b) {
                         best = Some((rank, r, (file, number)));
                     }
