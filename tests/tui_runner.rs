@@ -196,7 +196,7 @@ async fn no_recording_fails_the_run_with_a_hint() {
     .await;
     let r = s.shown.as_ref().unwrap().json_side();
     assert!(
-        matches!(&r.phase, Phase::Failed(m) if m.contains("no recorded run")),
+        matches!(&r.phase, Phase::Failed(m) if m.contains("no recording in") && m.ends_with("switch to the local model (p)")),
         "{:?}",
         r.phase
     );
