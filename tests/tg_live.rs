@@ -20,6 +20,8 @@
 //! (CI sets it).
 
 mod support;
+mod tg_workbench;
+mod tui_support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -306,6 +308,7 @@ fn pull_migrate_push_serve_refuse_and_undo_against_trustgraphs_own_services() {
     migrated_and_pushed(&env, &original);
     refused(&env);
     undone(&env, &original);
+    tg_workbench::pushed_from_the_workbench(&env, &original);
     run_through_the_service(&env);
     bad_credentials(&env);
     token_never_kept(&env);

@@ -762,3 +762,55 @@ fn eval_view_when_the_eval_cannot_start() {
     );
     assert_snapshot!("eval_failed", screen(&s, 110, 14));
 }
+
+/// The TrustGraph push: the status line names the deployment pulled from;
+/// `T`'s question shows every key's change word by word; a refusal its
+/// reasons (80×24).
+#[test]
+fn trustgraph_push_states() {
+    use cutline::tui::trustgraph::state::{KeyChange, Pulled, Ready, Stage, TgState};
+    // A template over several lines: the unchanged ones away from the
+    // change fold into `…`.
+    let old = r#"{"prompt": "Find every term.\nReturn a JSON array of definitions.\n\nText:\n{{ text }}\nEnd.", "response-type": "json", "schema": {"type": "array", "items": {"type": "object"}}}"#;
+    let new = r#"{"prompt": "Find every term.\nReturn one JSON object per line.\n\nText:\n{{ text }}\nEnd.", "response-type": "jsonl", "schema": {"type": "object"}}"#;
+    let key = "template.extract-definitions";
+    let ready = Ready {
+        id: "extract-definitions".into(),
+        keys: vec![KeyChange {
+            key: key.into(),
+            action: "replace",
+            parts: cutline::tg::diff::review(key, Some(old), Some(new)),
+        }],
+        changes: Vec::new(),
+        version: 7,
+        write: Some(cutline::tui::trustgraph::state::LocalWrite {
+            path: "tg/default/default.json".into(),
+            before: Vec::new(),
+            after: Vec::new(),
+        }),
+        warnings: Vec::new(),
+        unsaved: false,
+        top: 0,
+    };
+    let mut s = state();
+    *s.parts.get_mut::<TgState>() = TgState {
+        pulled: Some(Pulled {
+            url: "http://127.0.0.1:8888/".into(),
+            workspace: "default".into(),
+            version: 7,
+        }),
+        stage: Stage::Idle,
+    };
+    assert_snapshot!("trustgraph_status", screen(&s, 80, 24));
+    s.parts.get_mut::<TgState>().stage = Stage::Ask(Box::new(ready));
+    s.mode = cutline::tui::state::Mode::Own(cutline::tui::trustgraph::ID);
+    assert_snapshot!("trustgraph_ask", screen(&s, 80, 24));
+    s.parts.get_mut::<TgState>().stage = Stage::Refused {
+        id: "zz-summary".into(),
+        lines: vec![
+            "TrustGraph's prompt service would not load the workspace this push leaves; nothing was written:".into(),
+            "template.zz-summary: ibis refuses the template (line 1: unexpected '+'): extract-definitions would serve, zz-summary would fail".into(),
+        ],
+    };
+    assert_snapshot!("trustgraph_refused", screen(&s, 80, 24));
+}

@@ -161,7 +161,7 @@ pub fn words_plain(runs: &[Words]) -> String {
 }
 
 /// One difference inside a JSON value, by pointer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PathChange {
     /// JSON pointer (`/properties/term/type`; `` for the root).
     pub path: String,
@@ -233,6 +233,77 @@ pub fn detail(key: &str, old: Option<&str>, new: Option<&str>) -> Value {
     }
 }
 
+/// One line of a change as a person reviews it: what changed (`template`,
+/// `system`, `text`, `schema /path`, a field's name) and how, word by word
+/// (a schema path or a field as one `old → new` run).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// What changed.
+    pub name: String,
+    /// The change: removed, added and kept runs.
+    pub runs: Vec<Words>,
+}
+
+/// The lines of [`detail`]'s change, in its order: the CLI prints them,
+/// the workbench colours them.
+pub fn review(key: &str, old: Option<&str>, new: Option<&str>) -> Vec<Part> {
+    let change = detail(key, old, new);
+    let Value::Object(obj) = change else { return Vec::new() };
+    let show = |x: Option<&Value>| match x {
+        None | Some(Value::Null) => "(none)".to_owned(),
+        Some(v) => v.to_string(),
+    };
+    let kept = |text: String| vec![Words { op: "=", text }];
+    let mut out = Vec::new();
+    for (part, v) in obj {
+        match part.as_str() {
+            "template" | "system" | "text" => {
+                let runs = serde_json::from_value::<Vec<WordRun>>(v).unwrap_or_default();
+                out.push(Part {
+                    name: part,
+                    runs: runs.into_iter().map(WordRun::into_words).collect(),
+                });
+            }
+            "schema" => {
+                for p in serde_json::from_value::<Vec<PathChange>>(v).unwrap_or_default() {
+                    let path = if p.path.is_empty() { "/".to_owned() } else { p.path };
+                    out.push(Part {
+                        name: format!("schema {path}"),
+                        runs: kept(format!("{} → {}", show(p.old.as_ref()), show(p.new.as_ref()))),
+                    });
+                }
+            }
+            _ => {
+                for (name, f) in v.as_object().into_iter().flatten() {
+                    out.push(Part {
+                        name: name.clone(),
+                        runs: kept(format!("{} → {}", f["old"], f["new"])),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// [`Words`] as [`detail`] writes it, read back.
+#[derive(serde::Deserialize)]
+struct WordRun {
+    op: String,
+    text: String,
+}
+
+impl WordRun {
+    fn into_words(self) -> Words {
+        let op = match self.op.as_str() {
+            "-" => "-",
+            "+" => "+",
+            _ => "=",
+        };
+        Words { op, text: self.text }
+    }
+}
+
 fn template_detail(a: &Map<String, Value>, b: &Map<String, Value>) -> Value {
     let text = |m: &Map<String, Value>| m.get("prompt").and_then(Value::as_str).unwrap_or("").to_owned();
     let mut out = Map::new();
@@ -292,10 +363,10 @@ mod tests {
         let d = detail("template.x", Some(old), Some(new));
         assert_eq!(
             words_plain(
-                &serde_json::from_value::<Vec<WordsOwned>>(d["template"].clone())
+                &serde_json::from_value::<Vec<WordRun>>(d["template"].clone())
                     .unwrap()
                     .into_iter()
-                    .map(WordsOwned::into_words)
+                    .map(WordRun::into_words)
                     .collect::<Vec<_>>()
             ),
             "Return [-a-]{+one+} JSON [-array of terms.-]{+object per line.+}"
@@ -310,20 +381,27 @@ mod tests {
         assert_eq!(d["fields"]["response-type"], json!({"old": "json", "new": "jsonl"}));
     }
 
-    #[derive(serde::Deserialize)]
-    struct WordsOwned {
-        op: String,
-        text: String,
-    }
-
-    impl WordsOwned {
-        fn into_words(self) -> Words {
-            let op = match self.op.as_str() {
-                "-" => "-",
-                "+" => "+",
-                _ => "=",
-            };
-            Words { op, text: self.text }
-        }
+    #[test]
+    fn review_lines_read_as_the_change() {
+        let old = r#"{"prompt": "Return a JSON array.", "response-type": "json", "schema": {"type": "array"}}"#;
+        let new = r#"{"prompt": "Return JSON lines.", "response-type": "jsonl", "schema": {"type": "object"}}"#;
+        let lines: Vec<(String, String)> = review("template.x", Some(old), Some(new))
+            .into_iter()
+            .map(|p| (p.name, words_plain(&p.runs)))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (
+                    "template".to_owned(),
+                    "Return [-a JSON array.-]{+JSON lines.+}".to_owned()
+                ),
+                ("schema /type".to_owned(), "\"array\" → \"object\"".to_owned()),
+                ("response-type".to_owned(), "\"json\" → \"jsonl\"".to_owned()),
+            ]
+        );
+        let added = review("template.y", None, Some(r#"{"prompt": "Hi"}"#));
+        assert_eq!(added[0].name, "text");
+        assert_eq!(words_plain(&added[0].runs), "{+{\"prompt\": \"Hi\"}+}");
     }
 }

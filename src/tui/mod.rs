@@ -75,6 +75,7 @@ components! {
     search::SearchPanes,
     report::Report,
     remember::Remember,
+    trustgraph::TrustGraph,
 }
 
 pub use choice::ProviderChoice;

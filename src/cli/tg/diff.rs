@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::{Conn, client, ids, runtime};
 use crate::cli::out::{CliError, Out};
 use crate::cli::{Cli, io_err};
-use crate::tg::diff::{KeyDiff, Status, detail, three_way, words_plain};
+use crate::tg::diff::{KeyDiff, Status, detail, review, three_way, words_plain};
 use crate::tg::local::{covers, read_local};
 
 /// Arguments of `tg diff`.
@@ -45,7 +45,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
             continue;
         }
         let rec = record(d);
-        describe(&mut text, d, &rec);
+        describe(&mut text, d);
         out.record(&rec).map_err(|e| io_err(&e))?;
     }
     let summary = json!({
@@ -102,7 +102,7 @@ fn record(d: &KeyDiff) -> Value {
     rec
 }
 
-fn describe(text: &mut String, d: &KeyDiff, rec: &Value) {
+fn describe(text: &mut String, d: &KeyDiff) {
     let what = match d.status {
         Status::Same => "same",
         Status::Local => "changed here (a push writes it)",
@@ -115,54 +115,16 @@ fn describe(text: &mut String, d: &KeyDiff, rec: &Value) {
         _ => "",
     };
     let _ = writeln!(text, "{}: {what}{gone}", d.key);
-    for (label, change) in [
-        ("", &rec["change"]),
-        ("here ", &rec["change_here"]),
-        ("live ", &rec["change_live"]),
-    ] {
-        let Some(obj) = change.as_object() else { continue };
-        for (part, v) in obj {
-            match part.as_str() {
-                "template" | "system" | "text" => {
-                    let runs: Vec<crate::tg::diff::Words> = v
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|w| crate::tg::diff::Words {
-                            op: match w["op"].as_str() {
-                                Some("-") => "-",
-                                Some("+") => "+",
-                                _ => "=",
-                            },
-                            text: w["text"].as_str().unwrap_or("").to_owned(),
-                        })
-                        .collect();
-                    let _ = writeln!(text, "  {label}{part}: {}", words_plain(&runs));
-                }
-                "schema" => {
-                    for p in v.as_array().into_iter().flatten() {
-                        let show = |x: &Value| {
-                            if x.is_null() {
-                                "(none)".to_owned()
-                            } else {
-                                x.to_string()
-                            }
-                        };
-                        let _ = writeln!(
-                            text,
-                            "  {label}schema {}: {} → {}",
-                            p["path"].as_str().filter(|s| !s.is_empty()).unwrap_or("/"),
-                            show(&p["old"]),
-                            show(&p["new"])
-                        );
-                    }
-                }
-                _ => {
-                    for (name, f) in v.as_object().into_iter().flatten() {
-                        let _ = writeln!(text, "  {label}{name}: {} → {}", f["old"], f["new"]);
-                    }
-                }
-            }
+    let (base, local, live) = (d.base.as_deref(), d.local.as_deref(), d.live.as_deref());
+    let sides: &[(&str, Option<&str>, Option<&str>)] = match d.status {
+        Status::Same => &[],
+        Status::Local => &[("", live, local)],
+        Status::Live => &[("", base, live)],
+        Status::Conflict => &[("here ", base, local), ("live ", base, live)],
+    };
+    for (label, old, new) in sides {
+        for p in review(&d.key, *old, *new) {
+            let _ = writeln!(text, "  {label}{}: {}", p.name, words_plain(&p.runs));
         }
     }
 }
