@@ -1238,7 +1238,10 @@ fn slash_searches_the_focused_pane_and_n_moves_between_hits() {
     send(&mut s, "CHLORO".chars().map(ch).chain([key(KeyCode::Enter)]));
     assert_eq!(s.mode, Mode::Normal);
     let x = s.search.clone().expect("a hit");
-    assert_eq!((x.pane, x.query.as_str(), x.row), (OutPane::Response, "CHLORO", 60));
+    assert_eq!(
+        (x.pane, x.query.as_str(), x.row),
+        (OutPane::Response, "CHLORO", Some(60))
+    );
     assert_eq!(
         s.message.as_ref().unwrap().text,
         "/CHLORO: match 1 of 2 (row 61) · n next · N previous · Esc ends"
@@ -1247,11 +1250,11 @@ fn slash_searches_the_focused_pane_and_n_moves_between_hits() {
     let top = s.scroll(OutPane::Response).top;
     assert!(top <= 60 && 60 < top + 10, "top {top}");
     send(&mut s, [ch('n')]);
-    assert_eq!(s.search.as_ref().unwrap().row, 61);
+    assert_eq!(s.search.as_ref().unwrap().row, Some(61));
     send(&mut s, [ch('n')]);
-    assert_eq!(s.search.as_ref().unwrap().row, 60, "n wraps to the first hit");
+    assert_eq!(s.search.as_ref().unwrap().row, Some(60), "n wraps to the first hit");
     send(&mut s, [ch('N')]);
-    assert_eq!(s.search.as_ref().unwrap().row, 61, "N wraps back to the last");
+    assert_eq!(s.search.as_ref().unwrap().row, Some(61), "N wraps back to the last");
     assert!(s.message.as_ref().unwrap().text.starts_with("/CHLORO: match 2 of 2"));
     // The JSONL pane searches its own rows (the line outcomes).
     s.focus = OutPane::Jsonl;
@@ -1262,7 +1265,7 @@ fn slash_searches_the_focused_pane_and_n_moves_between_hits() {
         "a new pane starts empty"
     );
     send(&mut s, "pores".chars().map(ch).chain([key(KeyCode::Enter)]));
-    assert_eq!(s.search.as_ref().unwrap().row, 62, "row 0 is the pane's header");
+    assert_eq!(s.search.as_ref().unwrap().row, Some(62), "row 0 is the pane's header");
     // No match: said, and the search ends.
     send(&mut s, [ch('/')]);
     assert_eq!(
@@ -1278,6 +1281,13 @@ fn slash_searches_the_focused_pane_and_n_moves_between_hits() {
             .chain([key(KeyCode::Enter)]),
     );
     assert_eq!(s.message.as_ref().unwrap().text, "/porezz: no match in this pane");
+    // A search that found nothing lasts: n says so again, and never moves
+    // on to the next sample input.
+    let input = s.editor.as_ref().map(|e| e.input_name.clone());
+    send(&mut s, [ch('n')]);
+    assert_eq!(s.message.as_ref().unwrap().text, "/porezz: no match in this pane");
+    assert_eq!(s.editor.as_ref().map(|e| e.input_name.clone()), input);
+    send(&mut s, [key(KeyCode::Esc)]);
     assert!(s.search.is_none());
     // Without a search, n is the next sample input again; Esc ends a search.
     send(&mut s, "/pores".chars().map(ch).chain([key(KeyCode::Enter)]));
@@ -1976,4 +1986,68 @@ fn esc_on_the_eval_view_stops_the_eval_and_keeps_what_ran() {
     assert!(matches!(&s.eval.run, EvalRun::Failed { error, .. } if error.contains("401")));
     let m = s.message.as_ref().unwrap();
     assert!(m.error && !m.text.contains("second line"), "{m:?}");
+}
+
+/// Quitting with a run no session holds on show (a replay's): the next
+/// start opens the same tab with that prompt open, `r` runs it, and says
+/// so — never "?, on show when you left, is gone".
+#[test]
+fn a_replayed_run_on_show_comes_back_as_its_prompt() {
+    let mut s = state();
+    let p = jsonl_prompt();
+    show(&mut s, finished(1, &p, VALID_JSONL, cutline::llm::FinishReason::Stop));
+    s.tab = Tab::Run;
+    let kept = match send(&mut s, [ch('q')]).as_slice() {
+        [Effect::Remember(r), Effect::Quit] => r.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        serde_json::to_string(&kept).unwrap(),
+        format!(r#"{{"tab":"run","pin":null,"prompt":"{}"}}"#, p.id)
+    );
+    let mut s = state();
+    s.prompts.loaded = false;
+    send(&mut s, [Event::Remembered(kept)]);
+    assert_eq!(s.tab, Tab::Run);
+    send(
+        &mut s,
+        [Event::PromptsLoaded {
+            prompts: vec![json_prompt(), jsonl_prompt(), union_prompt()],
+            errors: Vec::new(),
+            warnings: Vec::new(),
+        }],
+    );
+    assert_eq!(s.tab, Tab::Run);
+    assert_eq!(s.editor.as_ref().unwrap().base.id, p.id);
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        format!(
+            "back where you left off: {} is open again (its runs were not recorded; r runs it)",
+            p.id
+        )
+    );
+}
+
+/// A run cut with no limit set here (a replay of a recording made at a
+/// limit, or a model's own stop) never blames "the max-token limit"; one
+/// cut at the limit set here does.
+#[test]
+fn a_cut_with_no_limit_set_says_so() {
+    for limit in [None, Some(30)] {
+        let mut s = state();
+        s.max_tokens = limit;
+        send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter)]);
+        let fx = send(&mut s, [ch('r')]);
+        let [Effect::Start(job)] = fx.as_slice() else {
+            panic!("{fx:?}");
+        };
+        let (_, end) = stream(&jsonl_prompt(), JSONL_WITH_ERRORS, 8, FinishReason::Length);
+        send(&mut s, [Event::Run { id: job.id, msg: end }]);
+        let text = &s.message.as_ref().unwrap().text;
+        if limit.is_none() {
+            assert!(text.starts_with("cut, with no max-token limit set here:"), "{text}");
+        } else {
+            assert!(text.starts_with("cut by the max-token limit:"), "{text}");
+        }
+    }
 }

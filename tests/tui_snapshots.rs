@@ -814,3 +814,21 @@ fn trustgraph_push_states() {
     };
     assert_snapshot!("trustgraph_refused", screen(&s, 80, 24));
 }
+
+/// A JSON side cut before its first element closed: the Compare line says
+/// the cut took everything, never "0 lost to the cut".
+#[test]
+fn compare_json_side_cut_before_any_item() {
+    let mut s = state();
+    s.max_tokens = Some(8);
+    let a = finished(1, &json_prompt(), "[\n  {\"entity\": \"photosyn", FinishReason::Length);
+    let b = finished(2, &jsonl_prompt(), JSONL_WITH_ERRORS, FinishReason::Length);
+    s.shown = Some(Shown::Twins {
+        json: Box::new(a),
+        jsonl: Box::new(b),
+    });
+    send(&mut s, [ch('7')]);
+    let shown = screen(&s, 110, 12);
+    assert!(shown.contains("truncated, all lost to the cut"), "{shown}");
+    assert_snapshot!("compare_json_cut_before_any_item", shown);
+}

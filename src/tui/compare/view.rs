@@ -38,14 +38,16 @@ fn side_line(name: &str, label: &str, s: &Side, theme: Theme) -> Line<'static> {
         ),
     ];
     if s.truncated {
-        spans.push(Span::styled(
-            rust_i18n::t!("tui.pane.side_cut", n = s.lost_to_truncation).into_owned(),
-            if s.lost_to_truncation > 0 {
-                theme.bad()
-            } else {
-                theme.warn()
-            },
-        ));
+        // Nothing kept and nothing complete to count: the cut took it all
+        // (never "0 lost").
+        let (text, style) = if s.kept == 0 && s.lost_to_truncation == 0 {
+            (rust_i18n::t!("tui.pane.side_cut_all"), theme.bad())
+        } else if s.lost_to_truncation > 0 {
+            (rust_i18n::t!("tui.pane.side_cut", n = s.lost_to_truncation), theme.bad())
+        } else {
+            (rust_i18n::t!("tui.pane.side_cut", n = s.lost_to_truncation), theme.warn())
+        };
+        spans.push(Span::styled(text.into_owned(), style));
     }
     Line::from(spans)
 }

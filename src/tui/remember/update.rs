@@ -14,14 +14,21 @@ use crate::tui::state::{State, Tab};
 /// What to keep, as the workbench quits: the tab, what it showed, the pin.
 pub(in crate::tui) fn on_quit(s: &State) -> Effect {
     let pin = s.pinned.as_ref().and_then(|p| p.recorded.clone());
-    let prompt = match s.tab {
-        Tab::Edit => s.editor.as_ref().map(|e| e.base.id.clone()),
-        Tab::Migrate => s.migrate.as_ref().map(|m| m.source.id.clone()),
-        _ => None,
-    };
     let shown = match s.tab {
         Tab::Run | Tab::Sweep | Tab::Compare => recorded_on_show(s, pin.as_deref()),
         _ => Vec::new(),
+    };
+    let prompt = match s.tab {
+        Tab::Edit => s.editor.as_ref().map(|e| e.base.id.clone()),
+        Tab::Migrate => s.migrate.as_ref().map(|m| m.source.id.clone()),
+        // Runs no session holds (a replay's): the prompt they ran, so the
+        // next start opens it and `r` runs it again.
+        Tab::Run | Tab::Sweep | Tab::Compare => s
+            .shown
+            .as_ref()
+            .filter(|x| x.runs().iter().any(|r| r.recorded.is_none()))
+            .and_then(|x| x.runs().first().map(|r| r.prompt_id.clone())),
+        _ => None,
     };
     Effect::Remember(Remembered {
         tab: Some(s.tab),
@@ -99,7 +106,9 @@ fn restore_context(s: &mut State) -> Vec<Effect> {
     };
     let ready = match tab {
         Tab::Edit | Tab::Migrate => s.prompts.loaded,
-        Tab::Run | Tab::Sweep | Tab::Compare => s.sessions.loaded && s.restore.pin.is_none(),
+        Tab::Run | Tab::Sweep | Tab::Compare => {
+            s.sessions.loaded && s.restore.pin.is_none() && (!s.restore.shown.is_empty() || s.prompts.loaded)
+        }
         // A tab that shows no context of its own comes back as it is.
         _ => true,
     };
@@ -113,6 +122,9 @@ fn restore_context(s: &mut State) -> Vec<Effect> {
     }
     match tab {
         Tab::Edit | Tab::Migrate => reopen_prompt(s, tab, r.prompt.as_deref()),
+        Tab::Run | Tab::Sweep | Tab::Compare if r.shown.is_empty() && s.pinned.is_none() => {
+            reopen_unrecorded(s, r.prompt.as_deref())
+        }
         Tab::Run | Tab::Sweep | Tab::Compare => reshow(s, tab, &r.shown),
         _ => Vec::new(),
     }
@@ -135,6 +147,20 @@ fn reopen_prompt(s: &mut State, tab: Tab, id: Option<&str>) -> Vec<Effect> {
     };
     let said = rust_i18n::t!("tui.status.context_restored", what = id).into_owned();
     vec![Effect::Nav(open), Effect::Nav(Nav::Say(said))]
+}
+
+/// Run, Sweep or Compare showed runs no session holds (a replay's), or
+/// nothing: the tab opens empty, with the prompt they ran open as what
+/// `r` runs when it is still there.
+fn reopen_unrecorded(s: &mut State, id: Option<&str>) -> Vec<Effect> {
+    let Some(p) = id.and_then(|id| s.prompts.prompts.iter().find(|p| p.id == id)) else {
+        return Vec::new();
+    };
+    let said = rust_i18n::t!("tui.status.context_rerun", what = p.id).into_owned();
+    vec![
+        Effect::Nav(Nav::OpenPrompt(Box::new(p.clone()))),
+        Effect::Nav(Nav::Say(said)),
+    ]
 }
 
 /// Run, Sweep or Compare: the recorded runs on show again (for Run and

@@ -293,7 +293,13 @@ fn done(s: &mut State, id: u64, end: RunEnd) -> Vec<Effect> {
     let recorded = end.recorded.clone();
     let continues = r.continues;
     r.recorded = end.recorded;
-    let finish = end.finish;
+    // Cut by a limit set here, or with none set (a recording cut at the
+    // limit it was made with, or the model's own).
+    let cut = match (end.finish, r.max_tokens) {
+        (FinishReason::Length, Some(_)) => Some(true),
+        (FinishReason::Length, None) => Some(false),
+        _ => None,
+    };
     let notes = if end.notes.is_empty() {
         String::new()
     } else {
@@ -304,7 +310,7 @@ fn done(s: &mut State, id: u64, end: RunEnd) -> Vec<Effect> {
     {
         out.push(Effect::Nav(Nav::Compare));
     }
-    say_ended(s, failure, recorded, continues, finish, &notes, &mut out);
+    say_ended(s, failure, recorded, continues, cut, &notes, &mut out);
     if s.shown.as_ref().is_some_and(|x| !x.live()) && s.tab == Tab::Sweep {
         out.push(Effect::Nav(Nav::Sweep));
     }
@@ -318,7 +324,7 @@ fn say_ended(
     failure: Option<String>,
     recorded: Option<String>,
     continues: bool,
-    finish: FinishReason,
+    cut: Option<bool>,
     notes: &str,
     out: &mut Vec<Effect>,
 ) {
@@ -342,8 +348,10 @@ fn say_ended(
     } else if let Some(rec) = recorded {
         s.info(rust_i18n::t!("tui.msg.recorded", notes = notes, run = rec));
         out.push(Effect::LoadSessions);
-    } else if finish == FinishReason::Length {
+    } else if cut == Some(true) {
         s.info(rust_i18n::t!("tui.msg.cut", notes = notes));
+    } else if cut == Some(false) {
+        s.info(rust_i18n::t!("tui.msg.cut_no_limit", notes = notes));
     } else if !notes.is_empty() {
         s.info(notes.trim_end_matches("; ").to_owned());
     }

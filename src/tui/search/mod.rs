@@ -17,8 +17,10 @@ pub struct Search {
     pub pane: OutPane,
     /// What was searched for (matched case-insensitively).
     pub query: String,
-    /// The row of the current hit.
-    pub row: usize,
+    /// The row of the current hit; `None` when the search found nothing
+    /// (`n`/`N` say so again, never move on to the next sample input, until
+    /// `Esc` ends it).
+    pub row: Option<usize>,
 }
 
 use std::borrow::Cow;

@@ -64,7 +64,11 @@ pub fn step(s: &mut State, forward: bool) -> bool {
     if !matches!(s.tab, Tab::Run | Tab::Sweep) {
         return false;
     }
-    let from = if forward { x.row + 1 } else { x.row };
+    let from = match x.row {
+        Some(r) if forward => r + 1,
+        Some(r) => r,
+        None => 0,
+    };
     find(s, x.pane, x.query, from, forward);
     true
 }
@@ -93,7 +97,7 @@ fn find(s: &mut State, pane: OutPane, query: String, from: usize, forward: bool)
     };
     let Some(k) = pick else {
         s.error(rust_i18n::t!("tui.status.search_none", query = query).into_owned());
-        s.search = None;
+        s.search = Some(Search { pane, query, row: None });
         return;
     };
     let row = all[k];
@@ -108,7 +112,11 @@ fn find(s: &mut State, pane: OutPane, query: String, from: usize, forward: bool)
         )
         .into_owned(),
     );
-    s.search = Some(Search { pane, query, row });
+    s.search = Some(Search {
+        pane,
+        query,
+        row: Some(row),
+    });
 }
 
 /// The first row `pane` shows now.

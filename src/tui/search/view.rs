@@ -8,7 +8,9 @@ use crate::tui::layout;
 
 /// Show the current search hit (`/`) in reverse video across its row.
 pub fn mark_hit(f: &mut Frame<'_>, body: Rect, s: &State) {
-    let Some(x) = &s.search else { return };
+    let Some((x, hit)) = s.search.as_ref().and_then(|x| x.row.map(|r| (x, r))) else {
+        return;
+    };
     if s.focus_in_tab() != x.pane {
         return;
     }
@@ -16,10 +18,10 @@ pub fn mark_hit(f: &mut Frame<'_>, body: Rect, s: &State) {
     let height = layout::inner_height(area);
     let rows = crate::tui::runs::rows(s, x.pane);
     let top = s.scroll(x.pane).top_for(rows, height);
-    if x.row < top || x.row >= top + height {
+    if hit < top || hit >= top + height {
         return;
     }
-    let Ok(dy) = u16::try_from(x.row - top) else { return };
+    let Ok(dy) = u16::try_from(hit - top) else { return };
     let row = ratatui::layout::Rect {
         x: area.x + 1,
         y: area.y + 1 + dy,
