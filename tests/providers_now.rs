@@ -1048,6 +1048,7 @@ async fn the_workbench_runs_todays_models_and_says_what_it_learned() {
         Prefill {
             text: LINES_1.to_owned(),
             token_ids: None,
+            continuation_token: None,
         },
     );
     let end = run_end(&mut rx).await;

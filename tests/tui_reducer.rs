@@ -1095,6 +1095,35 @@ fn continue_carries_the_token_ids_of_the_answer_on_show() {
     );
 }
 
+/// `c` on an answer the provider left incomplete with its continuation
+/// token (Gemini's `CONTINUATION`), whatever its type, hands the runner
+/// that token, as `run --continue` resends it; without a token such an
+/// answer is not continued.
+#[test]
+fn continue_carries_the_continuation_token_of_the_answer_on_show() {
+    let mut s = state();
+    // The JSON prompt open, as after running it.
+    send(&mut s, [key(KeyCode::Enter)]);
+    let mut left = finished(1, &json_prompt(), TRUNCATED_ARRAY, FinishReason::Incomplete);
+    show(&mut s, left.clone());
+    assert!(send(&mut s, [ch('c')]).is_empty(), "no token, nothing to resend");
+    left.continuation_token = Some("Q0hFQ0tQT0lOVC0x".into());
+    show(&mut s, left);
+    let fx = send(&mut s, [ch('c')]);
+    assert!(
+        matches!(fx.as_slice(), [Effect::Start(j)]
+            if j.prefill.text == TRUNCATED_ARRAY
+                && j.prefill.continuation_token.as_deref() == Some("Q0hFQ0tQT0lOVC0x")
+                && j.prefill.token_ids.is_none()),
+        "{fx:?} {:?}",
+        s.message
+    );
+    assert_eq!(
+        s.message.as_ref().unwrap().text,
+        "continuing the answer by the provider's continuation token, as the same request"
+    );
+}
+
 /// A continuation call the provider refuses says so in the status line,
 /// as a failed continuation with the answer before it kept, not as a run
 /// that failed (issue 24); a plain run's failure keeps its own words.

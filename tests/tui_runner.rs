@@ -1022,3 +1022,127 @@ async fn stopping_or_quitting_during_a_run_records_what_arrived() {
         );
     }
 }
+
+/// One streamed Gemini `GenerateContentResponse`: `text`, with a finish
+/// reason and a `continuationToken` on the candidate when given.
+fn gemini_chunk(text: &str, finish: Option<&str>, token: Option<&str>) -> String {
+    let mut c = serde_json::json!({"content": {"parts": [{"text": text}], "role": "model"}, "index": 0});
+    if let Some(f) = finish {
+        c["finishReason"] = serde_json::json!(f);
+    }
+    if let Some(t) = token {
+        c["continuationToken"] = serde_json::json!(t);
+    }
+    serde_json::json!({"candidates": [c], "modelVersion": "gemini-3-flash-preview"}).to_string()
+}
+
+/// The token Gemini leaves on the first answer.
+const GEMINI_TOKEN: &str = "Q0hFQ0tQT0lOVC0x";
+
+/// Answers as Gemini 3 does: the first request stops at `CONTINUATION`
+/// with a token mid-item; the same request with that token gets the rest;
+/// any other token is a 400.
+fn gemini_continues(r: &support::Recorded) -> support::Reply {
+    let b = r.json();
+    let chunks = match b.get("continuationToken").and_then(serde_json::Value::as_str) {
+        Some(GEMINI_TOKEN) => vec![
+            gemini_chunk("mata\", \"definition\": \"pores in a leaf\"}\n", None, None),
+            gemini_chunk(
+                "{\"entity\": \"xylem\", \"definition\": \"tissue that carries water\"}\n",
+                Some("STOP"),
+                None,
+            ),
+        ],
+        Some(_) => {
+            return support::Reply::status(
+                400,
+                r#"{"error":{"code":400,"message":"invalid continuation token","status":"INVALID_ARGUMENT"}}"#,
+            );
+        }
+        None => vec![
+            gemini_chunk(
+                "{\"entity\": \"photosynthesis\", \"definition\": \"how plants make sugar\"}\n",
+                None,
+                None,
+            ),
+            gemini_chunk(
+                "{\"entity\": \"chlorophyll\", \"definition\": \"the green pigment\"}\n{\"entity\": \"sto",
+                Some("CONTINUATION"),
+                Some(GEMINI_TOKEN),
+            ),
+        ],
+    };
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    support::Reply::data(&refs)
+}
+
+/// `c` on a Gemini answer left incomplete (`CONTINUATION`) resends the same
+/// request with the token from that answer's record, as `run --continue`
+/// does; the view shows the whole answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_on_a_gemini_answer_left_incomplete_resends_its_continuation_token() {
+    let server = support::Server::handler(gemini_continues).await;
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[[provider]]\nname = \"gem\"\nkind = \"gemini\"\nbase_url = \"{}\"\nmodel = \"gemini-3-flash-preview\"\napi_key_env = \"CARGO_MANIFEST_DIR\"\n",
+        server.url()
+    );
+    let providers = cutline::llm::config::parse(&text, Path::new("t.toml")).unwrap();
+    let registry = cutline::llm::registry::Registry::new(cutline::llm::config::Config { providers });
+    let (tx, mut rx) = unbounded_channel();
+    let mut runner = Runner::new(
+        tx,
+        Workspace::at(&dir.path().join("prompts")),
+        dir.path().to_owned(),
+        Instant::now(),
+    )
+    .with_registry(registry);
+    let mut s = state();
+    s.sessions_dir = dir.path().to_owned();
+    s.provider = cutline::tui::event::ProviderChoice::Configured {
+        name: "gem".into(),
+        model: None,
+    };
+    let ended = |s: &State| s.shown.as_ref().is_some_and(|x| !x.live());
+    // The JSONL prompt, run: Gemini stops it mid-item with a token.
+    let fx = send(&mut s, [key(KeyCode::Down), key(KeyCode::Enter), ch('r')]);
+    drive(&mut s, &mut runner, &mut rx, fx, ended).await;
+    let r = s.shown.as_ref().unwrap().jsonl_side();
+    assert_eq!(r.finish, Some(FinishReason::Incomplete), "{:?}", s.message);
+    assert_eq!(r.continuation_token.as_deref(), Some(GEMINI_TOKEN));
+    let cut = r.text.clone();
+    // `c`: the job carries the token, and the request is the first again
+    // with it.
+    let fx = send(&mut s, [ch('c')]);
+    assert!(
+        matches!(fx.as_slice(), [Effect::Start(j)]
+            if j.prefill.text == cut && j.prefill.continuation_token.as_deref() == Some(GEMINI_TOKEN)),
+        "{fx:?}"
+    );
+    drive(&mut s, &mut runner, &mut rx, fx, ended).await;
+    let posts: Vec<serde_json::Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .map(support::Recorded::json)
+        .collect();
+    assert_eq!(posts.len(), 2, "{posts:?}");
+    let (first, second) = (&posts[0], &posts[1]);
+    let prompt = serde_json::json!([{"role": "user", "parts": [{"text": "Extract definitions from:\nPlants turn light into sugar.\nJSONL:"}]}]);
+    assert_eq!(first, &serde_json::json!({"contents": prompt}));
+    assert_eq!(
+        second,
+        &serde_json::json!({"contents": prompt, "continuationToken": GEMINI_TOKEN})
+    );
+    // The view shows the stitched answer: four items, the cut one whole.
+    let c = s.shown.as_ref().unwrap().jsonl_side();
+    assert_eq!(c.finish, Some(FinishReason::Stop), "{:?}", s.message);
+    assert_eq!(c.continuation_token, None);
+    assert_eq!(
+        c.text,
+        format!(
+            "{cut}mata\", \"definition\": \"pores in a leaf\"}}\n{{\"entity\": \"xylem\", \"definition\": \"tissue that carries water\"}}\n"
+        )
+    );
+    assert_eq!(c.jsonl.counts.ok, 4, "{:?}", c.jsonl.counts);
+}

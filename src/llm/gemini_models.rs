@@ -7,11 +7,14 @@
 //! A model the table knows keeps the table's word.
 
 use enumset::{EnumSet, enum_set};
+use reqwest::Method;
 use serde_json::Value;
 
 use super::kind::Kind;
 use super::learned::ModelsApi;
+use super::models_api::{self, Ask};
 use super::profile::{Effort, Overrides, ThinkingForm};
+use super::wire::json::Body;
 use super::wire::{Auth, Endpoint};
 
 /// The table's row for a model no other row names.
@@ -19,45 +22,40 @@ const GENERIC: &str = "gemini";
 
 /// Whether the Models API is asked about `model`: no row knows it by name.
 pub fn asks(model: &str) -> bool {
-    super::profile::lookup(Kind::Gemini, model).family == GENERIC
+    models_api::asks(Kind::Gemini, GENERIC, model)
 }
 
 /// Ask the Models API about `endpoint`'s model; `Ok(None)` when it does not
 /// know it.
 pub fn describe(endpoint: Endpoint) -> super::Describe {
-    Box::pin(async move {
-        let model = endpoint.model.trim_start_matches("models/");
-        let url = format!("{}/v1beta/models/{model}", endpoint.base_url);
-        let v = endpoint.get_json(&url, Auth::Header("x-goog-api-key"), &[]).await?;
-        Ok(v.map(|v| read(&v, super::learned::now_ms())))
-    })
+    let model = endpoint.model.trim_start_matches("models/");
+    let ask = Ask {
+        method: Method::GET,
+        url: format!("{}/v1beta/models/{model}", endpoint.base_url),
+        body: Body::Empty,
+        auth: Auth::Header("x-goog-api-key"),
+    };
+    models_api::describe(endpoint, ask, read)
 }
 
 /// What a `Model` says, read at `now_ms`: a thinking model is not sent
 /// temperature 0 and takes a thinking level or budget, effort as a level;
 /// a model without thinking is sent none. Unsaid, nothing is assumed.
 pub fn read(v: &Value, now_ms: u64) -> ModelsApi {
-    let facts = match v.get("thinking").and_then(Value::as_bool) {
-        Some(true) => Overrides {
-            greedy: Some(false),
-            reasons: Some(true),
-            thinking: Some(enum_set!(ThinkingForm::Level | ThinkingForm::Budget)),
-            effort: Some(enum_set!(Effort::Minimal | Effort::Low | Effort::Medium | Effort::High)),
-            ..Overrides::default()
-        },
-        Some(false) => Overrides {
-            reasons: Some(false),
-            thinking: Some(EnumSet::empty()),
-            effort: Some(EnumSet::empty()),
-            ..Overrides::default()
-        },
-        None => Overrides::default(),
+    let thinking = Overrides {
+        greedy: Some(false),
+        reasons: Some(true),
+        thinking: Some(enum_set!(ThinkingForm::Level | ThinkingForm::Budget)),
+        effort: Some(enum_set!(Effort::Minimal | Effort::Low | Effort::Medium | Effort::High)),
+        ..Overrides::default()
     };
-    ModelsApi {
-        fetched_ms: now_ms,
-        facts,
-        ..ModelsApi::default()
-    }
+    let plain = Overrides {
+        reasons: Some(false),
+        thinking: Some(EnumSet::empty()),
+        effort: Some(EnumSet::empty()),
+        ..Overrides::default()
+    };
+    models_api::by_thinking(v.get("thinking").and_then(Value::as_bool), thinking, plain, now_ms)
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ pub mod learned;
 pub mod llama_server;
 pub mod local;
 pub mod mismatch;
+pub mod models_api;
 pub mod ollama;
 pub mod openai;
 pub mod params;

@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 
 use super::kind::Kind;
 use super::learned::ModelsApi;
+use super::models_api::{self, Ask};
 use super::profile::Overrides;
-use super::wire::json::{Body, Call};
+use super::wire::json::Body;
 use super::wire::{Auth, Endpoint};
 
 /// The table's row for a model no other row names.
@@ -22,20 +23,19 @@ const GENERIC: &str = "ollama";
 
 /// Whether `/api/show` is asked about `model`: no row knows it by name.
 pub fn asks(model: &str) -> bool {
-    super::profile::lookup(Kind::Ollama, model).family == GENERIC
+    models_api::asks(Kind::Ollama, GENERIC, model)
 }
 
 /// Ask `/api/show` about `endpoint`'s model; `Ok(None)` when Ollama does
 /// not have it (404).
 pub fn describe(endpoint: Endpoint) -> super::Describe {
-    Box::pin(async move {
-        let url = format!("{}/api/show", endpoint.base_url);
-        let body = Body::Json(json!({"model": endpoint.model}));
-        let v = endpoint
-            .send_json(Call::new(Method::POST, &url, body, Auth::Bearer))
-            .await?;
-        Ok(v.map(|v| read(&v, super::learned::now_ms())))
-    })
+    let ask = Ask {
+        method: Method::POST,
+        url: format!("{}/api/show", endpoint.base_url),
+        body: Body::Json(json!({"model": endpoint.model})),
+        auth: Auth::Bearer,
+    };
+    models_api::describe(endpoint, ask, read)
 }
 
 /// What a `ShowResponse` says, read at `now_ms`. Capabilities listed
@@ -44,23 +44,17 @@ pub fn describe(endpoint: Endpoint) -> super::Describe {
 /// Ollama before capabilities were reported): nothing is assumed.
 pub fn read(v: &Value, now_ms: u64) -> ModelsApi {
     let caps = v.get("capabilities").and_then(Value::as_array);
-    let facts = match caps.map(|c| c.iter().any(|x| x.as_str() == Some("thinking"))) {
-        Some(true) => Overrides {
-            reasons: Some(true),
-            ..Overrides::default()
-        },
-        Some(false) => Overrides {
-            reasons: Some(false),
-            effort: Some(EnumSet::empty()),
-            ..Overrides::default()
-        },
-        None => Overrides::default(),
+    let thinking = Overrides {
+        reasons: Some(true),
+        ..Overrides::default()
     };
-    ModelsApi {
-        fetched_ms: now_ms,
-        facts,
-        ..ModelsApi::default()
-    }
+    let plain = Overrides {
+        reasons: Some(false),
+        effort: Some(EnumSet::empty()),
+        ..Overrides::default()
+    };
+    let thinks = caps.map(|c| c.iter().any(|x| x.as_str() == Some("thinking")));
+    models_api::by_thinking(thinks, thinking, plain, now_ms)
 }
 
 #[cfg(test)]

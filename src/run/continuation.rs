@@ -254,12 +254,20 @@ pub fn ids_after(kept: Option<Vec<u32>>, how: How, call: &RunRecord) -> Option<V
     Some(ids)
 }
 
+/// Whether an answer that ended `finish` goes on by the provider's own
+/// continuation `token` (Gemini's after `CONTINUATION`, or a checkpoint
+/// before a broken stream), whatever its type. The one rule for [`run`]
+/// and the workbench's `c`.
+pub fn resumable(finish: FinishReason, token: Option<&str>) -> bool {
+    token.is_some() && matches!(finish, FinishReason::Incomplete | FinishReason::Error)
+}
+
 /// Whether a call ends the continuation, and why. An answer the provider
 /// can resume by its token goes on whatever its type.
 pub(super) fn end_of(o: &Outcome, continuable: bool) -> Option<Ended> {
     match o.record.finish {
         // A broken stream with a checkpoint token resumes from it too.
-        FinishReason::Incomplete | FinishReason::Error if o.record.continuation_token.is_some() => None,
+        f if resumable(f, o.record.continuation_token.as_deref()) => None,
         FinishReason::Length | FinishReason::Incomplete if !continuable => Some(Ended::NotJsonl),
         FinishReason::Length if super::loop_of(&o.record).is_some() => Some(Ended::Loop),
         FinishReason::Length | FinishReason::Incomplete => None,

@@ -204,6 +204,7 @@ pub fn stream(prompt: &PromptConfig, text: &str, n: usize, finish: FinishReason)
         recorded: None,
         notes: Vec::new(),
         token_ids: None,
+        continuation_token: None,
     }));
     (msgs, end)
 }

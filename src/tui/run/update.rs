@@ -63,21 +63,29 @@ pub(in crate::tui) fn cycle_structured(s: &mut State) {
     s.info(rust_i18n::t!("tui.msg.structured", mode = s.structured_label()));
 }
 
-/// `c`: run the selected prompt again from the JSONL answer on show, which
-/// the limit cut: the new run starts from its text (its complete lines,
-/// for a provider that cannot prefill) and goes on under the same limit.
+/// `c`: run the selected prompt again from the answer on show: a JSONL
+/// answer the limit cut, or any answer the provider left incomplete with
+/// its continuation token (Gemini's), as `run --continue` goes on. The new
+/// run resends the token when there is one, else starts from the text (its
+/// complete lines, for a provider that cannot prefill), under the same
+/// limit.
 pub(in crate::tui) fn continue_run(s: &mut State) -> Vec<Effect> {
     let Some(Shown::Single(r)) = &s.shown else {
         s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
         return Vec::new();
     };
-    if r.live() || r.finish != Some(FinishReason::Length) || r.response_type != ResponseType::Jsonl {
+    let cut = r.finish == Some(FinishReason::Length) && r.response_type == ResponseType::Jsonl;
+    let resumable = r
+        .finish
+        .is_some_and(|f| crate::run::continuation::resumable(f, r.continuation_token.as_deref()));
+    if r.live() || !(cut || resumable) {
         s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
         return Vec::new();
     }
     let prefill = Prefill {
         text: r.text.clone(),
         token_ids: r.token_ids.clone(),
+        continuation_token: r.continuation_token.clone(),
     };
     let prompt_id = r.prompt_id.clone();
     let mut out = run(s);
@@ -91,7 +99,12 @@ pub(in crate::tui) fn continue_run(s: &mut State) -> Vec<Effect> {
             if let Some(Shown::Single(v)) = &mut s.shown {
                 v.continues = true;
             }
-            s.info(rust_i18n::t!("tui.status.continuing").into_owned());
+            let says = if resumable {
+                rust_i18n::t!("tui.status.resuming")
+            } else {
+                rust_i18n::t!("tui.status.continuing")
+            };
+            s.info(says.into_owned());
         }
         Some(_) => {
             s.info(rust_i18n::t!("tui.status.continue_what").into_owned());
@@ -275,6 +288,7 @@ fn done(s: &mut State, id: u64, end: RunEnd) -> Vec<Effect> {
         return Vec::new();
     };
     r.token_ids = end.token_ids;
+    r.continuation_token = end.continuation_token;
     r.elements.clone_from(&end.json.elements);
     r.json = Some(end.json);
     r.jsonl = end.jsonl;

@@ -161,6 +161,7 @@ async fn run_task(
         )
     );
     let token_ids = ids_on_show(&job.prefill, &plan, &outcome.record);
+    let continuation_token = outcome.record.continuation_token.clone();
     let saved_as = if records {
         record(&ctx.recorder, &job.sessions_dir, &spec.prompt.id, outcome.record)
     } else {
@@ -177,6 +178,7 @@ async fn run_task(
         recorded: saved_as,
         notes,
         token_ids,
+        continuation_token,
     })
 }
 
@@ -210,7 +212,7 @@ fn planned(
             target,
             &job.prefill.text,
             job.prefill.token_ids.clone(),
-            None,
+            job.prefill.continuation_token.as_deref(),
         );
     }
     let feed = crate::run::continuation::asked(&plan, &job.prefill.text).1.to_owned();

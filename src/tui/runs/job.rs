@@ -69,6 +69,9 @@ pub struct RunEnd {
     /// The token ids behind the whole text on show (a continuation's
     /// prefill included), when known.
     pub token_ids: Option<Vec<u32>>,
+    /// The provider's token to resume the answer it left incomplete
+    /// (Gemini's `continuationToken`), as the run's record keeps it.
+    pub continuation_token: Option<String>,
 }
 
 /// What a run sends.
@@ -127,4 +130,8 @@ pub struct Prefill {
     /// them: llama-server then goes on from those tokens, as `run
     /// --continue` does, not from the text tokenised again.
     pub token_ids: Option<Vec<u32>>,
+    /// The provider's token to resume the answer (Gemini's
+    /// `continuationToken`), from the record of the run on show: the same
+    /// request goes again with it, as `run --continue` sends it.
+    pub continuation_token: Option<String>,
 }

@@ -96,6 +96,9 @@ pub struct RunView {
     /// The model's own token ids behind `text`, once it ended, when the
     /// server reported them: what `c` prefills on llama-server.
     pub token_ids: Option<Vec<u32>>,
+    /// The provider's token to resume the answer it left incomplete
+    /// (Gemini's `continuationToken`), once it ended: what `c` resends.
+    pub continuation_token: Option<String>,
     /// A continuation call (`c`) of the answer it started from: a failure
     /// is the continuation's, refused with the answer before it kept.
     pub continues: bool,
@@ -141,6 +144,7 @@ impl RunView {
             recorded: None,
             origin: None,
             token_ids: None,
+            continuation_token: None,
             continues: false,
         }
     }

@@ -58,6 +58,7 @@ pub(in crate::tui) fn view_of_record(s: &mut State, si: usize, ri: usize) -> Run
     v.note = Some(rust_i18n::t!("tui.msg.recorded_note", run = reference(s, si, ri)).into_owned());
     v.recorded = Some(reference(s, si, ri));
     v.token_ids = crate::run::continuation::exact_ids(&rec);
+    v.continuation_token.clone_from(&rec.continuation_token);
     // Run again (by each strategy, `S`) on the workbench's provider, from
     // the recorded prompt and variables.
     let mut spec = Spec::new(prompt.clone(), rec.variables.clone()).limit(rec.params.max_tokens);
