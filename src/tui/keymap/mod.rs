@@ -175,7 +175,7 @@ impl Action {
         (Action::NextInput, "next_input", "next sample input (runs use it)"),
         (Action::Reload, "reload", "reload prompts and sessions"),
         (Action::Copy, "copy", "copy the response or kept items"),
-        (Action::Continue, "continue", "continue a JSONL answer the limit cut"),
+        (Action::Continue, "continue", "continue a cut JSONL answer, or Gemini's"),
         (
             Action::ExternalEdit,
             "external_edit",
