@@ -832,3 +832,24 @@ fn compare_json_side_cut_before_any_item() {
     assert!(shown.contains("truncated, all lost to the cut"), "{shown}");
     assert_snapshot!("compare_json_cut_before_any_item", shown);
 }
+
+/// At 80×24 the help is longer than the screen: its title says which keys
+/// are on show, the arrows and pages scroll it, End reaches the last key,
+/// and any other key closes it.
+#[test]
+fn help_scrolls_at_80_by_24() {
+    let mut s = state();
+    s.size = (80, 24);
+    send(&mut s, [ch('?')]);
+    let first = screen(&s, 80, 24);
+    assert!(first.contains("Keys 1–19 of 61"), "{first}");
+    assert_snapshot!("help_80x24_top", first);
+    send(&mut s, [key(KeyCode::End)]);
+    let last = screen(&s, 80, 24);
+    assert!(last.contains("close this help"), "the help's last line is reachable:\n{last}");
+    assert_snapshot!("help_80x24_end", last);
+    send(&mut s, [key(KeyCode::PageUp), key(KeyCode::Down)]);
+    assert_eq!(s.mode, cutline::tui::state::Mode::Help, "scrolling keeps it open");
+    send(&mut s, [ch('x')]);
+    assert_eq!(s.mode, cutline::tui::state::Mode::Normal, "any other key closes it");
+}

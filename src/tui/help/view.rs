@@ -55,10 +55,23 @@ pub fn entries(keymap: &Keymap) -> Vec<(String, String)> {
     v
 }
 
-/// Draw the help over the whole `area`.
-pub fn draw(f: &mut Frame<'_>, area: Rect, keymap: &Keymap, theme: Theme) {
+/// The help's columns at `area`'s width (two from 100 columns).
+fn columns(area: Rect) -> usize {
+    if area.width >= 100 { 2 } else { 1 }
+}
+
+/// How many rows the help has at `area`'s width, and how many of them
+/// `area` shows (inside its border).
+pub fn rows_and_height(keymap: &Keymap, area: Rect) -> (usize, usize) {
+    let rows = entries(keymap).len().div_ceil(columns(area));
+    (rows, usize::from(area.height.saturating_sub(2)))
+}
+
+/// Draw the help over the whole `area`, from row `top`; when it is longer
+/// than `area`, its title says which rows are on show and how to scroll.
+pub fn draw(f: &mut Frame<'_>, area: Rect, keymap: &Keymap, theme: Theme, top: usize) {
     let e = entries(keymap);
-    let cols = if area.width >= 100 { 2 } else { 1 };
+    let cols = columns(area);
     let per_col = e.len().div_ceil(cols);
     let w = usize::from(area.width.saturating_sub(2)) / cols;
     let key_w = 16.min(w / 3);
@@ -75,11 +88,20 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, keymap: &Keymap, theme: Theme) {
         }
         lines.push(Line::from(spans));
     }
-    let b = crate::tui::panes::block(
-        Line::styled(t!("tui.help.title").into_owned(), theme.accent()),
-        true,
-        theme,
-    );
+    let (rows, height) = rows_and_height(keymap, area);
+    let top = top.min(rows.saturating_sub(height));
+    let title = if rows > height {
+        t!(
+            "tui.help.title_scroll",
+            from = top + 1,
+            to = (top + height).min(rows),
+            rows = rows
+        )
+    } else {
+        t!("tui.help.title")
+    };
+    let b = crate::tui::panes::block(Line::styled(title.into_owned(), theme.accent()), true, theme);
     f.render_widget(Clear, area);
-    f.render_widget(Paragraph::new(lines).block(b), area);
+    let top = u16::try_from(top).unwrap_or(u16::MAX);
+    f.render_widget(Paragraph::new(lines).block(b).scroll((top, 0)), area);
 }

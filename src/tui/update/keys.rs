@@ -47,10 +47,6 @@ pub(super) fn key(s: &mut State, k: KeyEvent) -> Vec<Effect> {
     if k.modifiers.contains(KeyModifiers::CONTROL) && matches!(k.code, KeyCode::Char('c' | 'C')) {
         return quit(s);
     }
-    if s.mode == Mode::Help {
-        s.mode = Mode::Normal;
-        return Vec::new();
-    }
     // A question is answered by the very next key, or dropped.
     let asked = s.confirm.take();
     if s.mode == Mode::Normal && s.keymap.action(&k) == Some(Action::Quit) {
