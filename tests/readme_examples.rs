@@ -11,8 +11,25 @@
 
 use std::path::Path;
 
-/// The documents whose ```console blocks are tested.
-const DOCS: [&str; 1] = ["README.md"];
+/// README.md and every document under docs/ that has a ```console block.
+fn documents(repo: &Path) -> Vec<String> {
+    let mut docs = vec!["README.md".to_owned()];
+    let mut more: Vec<String> = std::fs::read_dir(repo.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| Path::new(n).extension().is_some_and(|e| e == "md"))
+        .filter(|n| {
+            std::fs::read_to_string(repo.join("docs").join(n))
+                .unwrap()
+                .lines()
+                .any(|l| l.starts_with("```console"))
+        })
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    more.sort();
+    docs.extend(more);
+    docs
+}
 
 /// What the examples read, copied into each document's working directory.
 const INPUTS: [&str; 3] = ["prompts", "sessions", "tests/fixtures/output"];
@@ -52,11 +69,11 @@ fn readme_console_examples() {
         .env("LANG", "C")
         .env("NO_COLOR", "1")
         .env("COLUMNS", "100");
-    for doc in DOCS {
-        let name = Path::new(doc).file_stem().unwrap().to_str().unwrap();
-        let dir = root.join(Path::new(doc).parent().unwrap());
+    for doc in documents(repo) {
+        let name = Path::new(&doc).file_stem().unwrap().to_str().unwrap();
+        let dir = root.join(Path::new(&doc).parent().unwrap());
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::copy(repo.join(doc), dir.join(format!("{name}.md"))).unwrap();
+        std::fs::copy(repo.join(&doc), dir.join(format!("{name}.md"))).unwrap();
         // trycmd runs a `NAME.md` in `NAME.in/` when there is one.
         let work = dir.join(format!("{name}.in"));
         for input in INPUTS {
