@@ -846,10 +846,37 @@ fn help_scrolls_at_80_by_24() {
     assert_snapshot!("help_80x24_top", first);
     send(&mut s, [key(KeyCode::End)]);
     let last = screen(&s, 80, 24);
-    assert!(last.contains("close this help"), "the help's last line is reachable:\n{last}");
+    assert!(
+        last.contains("close this help"),
+        "the help's last line is reachable:\n{last}"
+    );
     assert_snapshot!("help_80x24_end", last);
     send(&mut s, [key(KeyCode::PageUp), key(KeyCode::Down)]);
     assert_eq!(s.mode, cutline::tui::state::Mode::Help, "scrolling keeps it open");
     send(&mut s, [ch('x')]);
     assert_eq!(s.mode, cutline::tui::state::Mode::Normal, "any other key closes it");
+}
+
+/// At 80 columns a changed template line wraps instead of being cut before
+/// its edit, and the words the migration changed are in reverse video
+/// (issue 35, item 6): the bundled `extract-definitions`.
+#[test]
+fn migrate_wraps_long_lines_and_marks_changed_words_at_80() {
+    let p = cutline::store::resolve("extract-definitions", std::path::Path::new("prompts")).unwrap();
+    let mut s = with_prompt(p);
+    s.size = (80, 24);
+    send(&mut s, [ch('M')]);
+    let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    t.draw(|f| cutline::tui::draw(f, &s)).unwrap();
+    let shown = t.backend().to_string();
+    assert!(shown.contains("JSONL: one"), "the edit is on screen:\n{shown}");
+    let buf = t.backend().buffer();
+    let reversed: String = buf
+        .content()
+        .iter()
+        .filter(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED))
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
+    assert!(reversed.contains("JSONL:"), "changed words marked: {reversed:?}");
+    assert_snapshot!("migrate_wrapped_80x24", shown);
 }

@@ -90,8 +90,9 @@ impl Component for Migrate {
     }
 
     fn move_by(&self, s: &mut State, by: isize, _under: &[Line<'static>]) {
+        let width = usize::from(crate::tui::layout::screen(crate::tui::layout::full(s)).body.width.saturating_sub(2));
         if let Some(m) = &mut s.migrate {
-            m.top = crate::tui::panes::step(m.top, by, view::rows(m));
+            m.top = crate::tui::panes::step(m.top, by, view::rows(m, width));
         }
     }
 

@@ -42,12 +42,17 @@ pub struct Row {
     pub kind: Kind,
     /// Its text (one line, no newline).
     pub text: String,
+    /// Byte ranges of `text` that changed, word by word, against the line
+    /// it replaces or is replaced by (a removed line paired with an added
+    /// one): where the eye should go in a long line.
+    pub changed: Vec<std::ops::Range<usize>>,
 }
 
 fn row(kind: Kind, text: impl Into<String>) -> Row {
     Row {
         kind,
         text: text.into(),
+        changed: Vec::new(),
     }
 }
 
@@ -66,6 +71,7 @@ pub fn diff(old: &str, new: &str, out: &mut Vec<Row>) {
     let u = d.unified_diff();
     for hunk in u.iter_hunks() {
         out.push(row(Kind::Hunk, hunk.header().to_string()));
+        let from = out.len();
         for c in hunk.iter_changes() {
             let (kind, sign) = match c.tag() {
                 ChangeTag::Equal => (Kind::Same, ' '),
@@ -76,6 +82,57 @@ pub fn diff(old: &str, new: &str, out: &mut Vec<Row>) {
             let v = v.strip_suffix('\n').unwrap_or(v);
             out.push(row(kind, format!("{sign}{}", text::clean(v))));
         }
+        mark_words(&mut out[from..]);
+    }
+}
+
+/// In each run of removed lines followed by as many added ones, mark the
+/// words each pair changed.
+fn mark_words(rows: &mut [Row]) {
+    let mut i = 0;
+    while i < rows.len() {
+        let dels = rows[i..].iter().take_while(|r| r.kind == Kind::Removed).count();
+        let adds = rows[i + dels..].iter().take_while(|r| r.kind == Kind::Added).count();
+        if dels > 0 && dels == adds {
+            for k in i..i + dels {
+                let (a, b) = rows.split_at_mut(k + dels);
+                let (old, new) = (&mut a[k], &mut b[0]);
+                (old.changed, new.changed) = changed_words(&old.text[1..], &new.text[1..]);
+            }
+        }
+        i += (dels + adds).max(1);
+    }
+}
+
+/// The byte ranges (after the sign column) each side changed.
+fn changed_words(old: &str, new: &str) -> (Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>) {
+    let d = TextDiff::from_words(old, new);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let (mut at_a, mut at_b) = (1, 1);
+    for c in d.iter_all_changes() {
+        let n = c.value().len();
+        match c.tag() {
+            ChangeTag::Equal => {
+                at_a += n;
+                at_b += n;
+            }
+            ChangeTag::Delete => {
+                push_range(&mut a, at_a..at_a + n);
+                at_a += n;
+            }
+            ChangeTag::Insert => {
+                push_range(&mut b, at_b..at_b + n);
+                at_b += n;
+            }
+        }
+    }
+    (a, b)
+}
+
+fn push_range(v: &mut Vec<std::ops::Range<usize>>, r: std::ops::Range<usize>) {
+    match v.last_mut() {
+        Some(last) if last.end == r.start => last.end = r.end,
+        _ => v.push(r),
     }
 }
 

@@ -12,9 +12,67 @@ use crate::tui::state::{State, Tab};
 use crate::tui::theme::Theme;
 use crate::tui::{layout, panes, text};
 
-/// Rows the tab scrolls over (the reducer's and the view's count).
-pub fn rows(m: &super::MigrateView) -> usize {
-    m.rows.len()
+/// Screen lines the tab scrolls over at `width` columns inside its border
+/// (a long row wraps): the reducer's and the view's count.
+pub fn rows(m: &super::MigrateView, width: usize) -> usize {
+    m.rows.iter().map(|r| wrap(r, width, Theme { color: false }).len()).sum()
+}
+
+/// One row as screen lines of at most `width` columns: a long line wraps
+/// at a space where it can (under its sign column) instead of being cut
+/// before its edit, and the words it changed are in reverse video.
+pub fn wrap(r: &Row, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let base = style(r.kind, theme);
+    let emph = base.add_modifier(ratatui::style::Modifier::REVERSED);
+    let style_at = |i: usize| if r.changed.iter().any(|x| x.contains(&i)) { emph } else { base };
+    breaks(&r.text, width.max(2))
+        .into_iter()
+        .enumerate()
+        .map(|(n, range)| {
+            let mut spans: Vec<Span<'static>> = Vec::new();
+            if n > 0 {
+                spans.push(Span::styled(" ", base));
+            }
+            let mut run = String::new();
+            let mut run_style = base;
+            for (i, c) in r.text[range.clone()].char_indices() {
+                let st = style_at(range.start + i);
+                if st != run_style && !run.is_empty() {
+                    spans.push(Span::styled(std::mem::take(&mut run), run_style));
+                }
+                run_style = st;
+                run.push(c);
+            }
+            spans.push(Span::styled(run, run_style));
+            Line::from(spans)
+        })
+        .collect()
+}
+
+/// Where `text` breaks into lines of at most `width` columns (the lines
+/// after the first one column narrower, for the indent): greedily at the
+/// last space that fits, else inside a word too long for a line.
+fn breaks(text: &str, width: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut used, mut space) = (0, 0, None);
+    let mut room = width;
+    for (i, c) in text.char_indices() {
+        let cw = text::char_width(c);
+        if used + cw > room && i > start {
+            let cut = space.filter(|&sp| sp > start).unwrap_or(i);
+            out.push(start..cut);
+            start = cut;
+            used = text::width(&text[start..i]);
+            room = width - 1;
+            space = None;
+        }
+        if c == ' ' {
+            space = Some(i + 1);
+        }
+        used += cw;
+    }
+    out.push(start..text.len());
+    out
 }
 
 fn style(kind: Kind, theme: Theme) -> ratatui::style::Style {
@@ -56,6 +114,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
                 (Some(w), _) => Row {
                     kind: Kind::Good,
                     text: rust_i18n::t!("tui.pane.migrate_written", file = w, twins = k(Action::Twins)).into_owned(),
+                    changed: Vec::new(),
                 },
                 (None, true) => Row {
                     kind: Kind::Flag,
@@ -65,6 +124,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
                         key = k(Action::MigrateWrite)
                     )
                     .into_owned(),
+                    changed: Vec::new(),
                 },
                 (None, false) => Row {
                     kind: Kind::Note,
@@ -75,6 +135,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
                         twins = k(Action::Twins)
                     )
                     .into_owned(),
+                    changed: Vec::new(),
                 },
             };
             (format!(" Migrate {} → {} ", m.source.id, x.config.id), Some(head))
@@ -82,8 +143,9 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         Err(_) => (format!(" Migrate {} · no migration ", m.source.id), None),
     };
     let inner_h = layout::inner_height(area).saturating_sub(usize::from(head.is_some()));
-    let rows = &m.rows;
-    let total = self::rows(m);
+    let w = usize::from(area.width.saturating_sub(2));
+    let body: Vec<Line<'static>> = m.rows.iter().flat_map(|r| wrap(r, w, theme)).collect();
+    let total = body.len();
     let top = m.top.min(total.saturating_sub(inner_h));
     let end = (top + inner_h).min(total);
     let mut spans = vec![Span::styled(title, theme.accent())];
@@ -93,11 +155,10 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let b = panes::block(Line::from(spans), true, theme);
     let inner = b.inner(area);
     f.render_widget(b, area);
-    let w = usize::from(inner.width);
     let lines: Vec<Line<'static>> = head
         .iter()
-        .chain(&rows[top..end])
         .map(|r| Line::styled(text::clip(&r.text, w), style(r.kind, theme)))
+        .chain(body[top..end].iter().cloned())
         .collect();
     f.render_widget(Paragraph::new(lines), inner);
 }
