@@ -2080,3 +2080,27 @@ fn a_cut_with_no_limit_set_says_so() {
         }
     }
 }
+
+/// The workbench opens on the local model at a limit where a cut is worth
+/// seeing (a small model can loop for minutes with none), and says so; on
+/// replay it opens with none.
+#[test]
+fn the_local_model_opens_at_a_first_limit() {
+    let theme = cutline::tui::theme::Theme { color: false };
+    let opts = cutline::tui::TuiOptions::default();
+    let s = cutline::tui::initial_state(&opts, Keymap::defaults(), theme, true);
+    assert_eq!(s.provider, ProviderChoice::Local);
+    assert_eq!(s.max_tokens, Some(cutline::tui::LOCAL_FIRST_LIMIT));
+    assert!(
+        s.message
+            .as_ref()
+            .unwrap()
+            .text
+            .starts_with("local model: opening at a 256-token limit"),
+        "{:?}",
+        s.message
+    );
+    let s = cutline::tui::initial_state(&opts, Keymap::defaults(), theme, false);
+    assert_eq!(s.provider, ProviderChoice::Replay);
+    assert_eq!(s.max_tokens, None);
+}

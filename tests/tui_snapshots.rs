@@ -880,3 +880,26 @@ fn migrate_wraps_long_lines_and_marks_changed_words_at_80() {
     assert!(reversed.contains("JSONL:"), "changed words marked: {reversed:?}");
     assert_snapshot!("migrate_wrapped_80x24", shown);
 }
+
+/// Twins on the local model: the side the one llama-server slot has not
+/// started yet says it is queued behind the other, and that Esc stops both.
+#[test]
+fn twins_on_the_local_model_show_the_queue() {
+    let mut s = state();
+    let mut a = finished(1, &json_prompt(), "[\n  {\"entity\": \"photo", FinishReason::Length);
+    a.phase = cutline::tui::run::Phase::Streaming;
+    a.provider = "local".into();
+    let mut b = finished(2, &jsonl_prompt(), "", FinishReason::Length);
+    b.phase = cutline::tui::run::Phase::Starting;
+    b.provider = "local".into();
+    s.shown = Some(Shown::Twins {
+        json: Box::new(a),
+        jsonl: Box::new(b),
+    });
+    s.tab = Tab::Run;
+    let shown = screen(&s, 100, 24);
+    assert!(shown.contains("queued behind extract-definitions"), "{shown}");
+    assert_snapshot!("run_twins_local_queue", shown);
+    let fx = send(&mut s, [key(KeyCode::Esc)]);
+    assert_eq!(fx.len(), 2, "Esc stops both sides: {fx:?}");
+}

@@ -124,9 +124,18 @@ pub fn initial_state(opts: &TuiOptions, keymap: Keymap, theme: theme::Theme, loc
             "tui.msg.local_missing",
             hint = crate::llm::local::SETUP_HINT
         ));
+    } else if s.provider == ProviderChoice::Local {
+        // A small model on a CPU can loop until its context is full (minutes):
+        // the first runs are cut where the cut is worth seeing.
+        s.max_tokens = Some(LOCAL_FIRST_LIMIT);
+        s.info(rust_i18n::t!("tui.msg.local_first_limit", n = LOCAL_FIRST_LIMIT));
     }
     s
 }
+
+/// The max-token limit the workbench opens at on the local model (on
+/// replay and hosted providers it opens with none).
+pub const LOCAL_FIRST_LIMIT: u32 = 256;
 
 // The root's own: the state every component reads and writes, and what
 // flows in and out of the reducer.

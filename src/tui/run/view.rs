@@ -22,21 +22,22 @@ pub fn draw(f: &mut Frame<'_>, body: Rect, s: &State) {
     };
     let a = layout::run_areas(body, shown.twins());
     let focus = s.focus_in_tab();
+    let (first, second) = (shown.json_side(), shown.jsonl_side());
     super::response::draw(
         f,
         a.response,
-        shown.json_side(),
-        s.scroll(OutPane::Response),
-        focus == OutPane::Response,
+        first,
+        (s.scroll(OutPane::Response), focus == OutPane::Response),
+        super::response::queued_behind(first, second),
         theme,
     );
     if let Some(r2) = a.response2 {
         super::response::draw(
             f,
             r2,
-            shown.jsonl_side(),
-            s.scroll(OutPane::Response2),
-            focus == OutPane::Response2,
+            second,
+            (s.scroll(OutPane::Response2), focus == OutPane::Response2),
+            super::response::queued_behind(second, first),
             theme,
         );
     }

@@ -13,17 +13,40 @@ use super::super::text;
 use super::super::theme::Theme;
 use super::{Phase, RunView};
 
-/// Draw `run`'s text in `area`.
-pub fn draw(f: &mut Frame<'_>, area: Rect, run: &RunView, scroll: Scroll, focused: bool, theme: Theme) {
+/// Whether `run`, not started yet, waits behind `other` on the local model
+/// (one llama-server slot: it answers one request at a time).
+pub fn queued_behind<'a>(run: &RunView, other: &'a RunView) -> Option<&'a str> {
+    (run.phase == Phase::Starting
+        && run.provider == "local"
+        && other.provider == "local"
+        && other.live()
+        && other.id < run.id)
+        .then_some(other.prompt_id.as_str())
+}
+
+/// Draw `run`'s text in `area`; `behind`: the prompt whose run the local
+/// model serves first (this one waits in its queue).
+pub fn draw(
+    f: &mut Frame<'_>,
+    area: Rect,
+    run: &RunView,
+    (scroll, focused): (Scroll, bool),
+    behind: Option<&str>,
+    theme: Theme,
+) {
     if run.text.is_empty() {
-        let msg = match &run.phase {
-            Phase::Starting => Line::styled(
+        let msg = match (&run.phase, behind) {
+            (Phase::Starting, Some(first)) => Line::styled(
+                rust_i18n::t!("tui.pane.queued", first = first).into_owned(),
+                theme.dim(),
+            ),
+            (Phase::Starting, None) => Line::styled(
                 rust_i18n::t!("tui.pane.waiting", provider = run.provider).into_owned(),
                 theme.dim(),
             ),
-            Phase::Failed(e) => Line::styled(format!("✗ {e}"), theme.bad()),
-            Phase::Cancelled => Line::styled(rust_i18n::t!("tui.pane.cancelled_empty").into_owned(), theme.dim()),
-            Phase::Streaming | Phase::Done => {
+            (Phase::Failed(e), _) => Line::styled(format!("✗ {e}"), theme.bad()),
+            (Phase::Cancelled, _) => Line::styled(rust_i18n::t!("tui.pane.cancelled_empty").into_owned(), theme.dim()),
+            (Phase::Streaming | Phase::Done, _) => {
                 Line::styled(rust_i18n::t!("tui.pane.empty_response").into_owned(), theme.dim())
             }
         };
