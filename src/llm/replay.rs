@@ -75,6 +75,22 @@ impl Provider for Replay {
                 let _ = tx.send(Event::Error(e)).await;
             });
         }
+        // A recording is one request's answer: what a model says after
+        // Gemini's continuation token is another request, never recorded
+        // here, and playing the recording again would repeat it as "the rest".
+        if req.continuation_token.is_some() {
+            let e = super::LlmError::new(
+                super::ErrorKind::BadRequest,
+                format!(
+                    "replay: the recording {} holds no answer to a continuation request (Gemini's \
+                     continuationToken): continue the answer on the model that gave it",
+                    self.source
+                ),
+            );
+            return spawn_stream(move |tx| async move {
+                let _ = tx.send(Event::Error(e)).await;
+            });
+        }
         let rest = if req.prefill.is_empty() {
             Some(self.transcript.clone())
         } else {
@@ -193,5 +209,30 @@ mod tests {
         assert_eq!(cut(&t, Some(5)).1, FinishReason::Stop);
         let cut_rec = rec(&["a", "b"], FinishReason::Length);
         assert!(!cut(&cut_rec, Some(10)).2);
+    }
+
+    #[tokio::test]
+    async fn a_continuation_request_is_refused_never_played_again() {
+        use futures_util::StreamExt as _;
+        let r = Replay {
+            source: "demo#1".into(),
+            transcript: rec(&["{\"a\"", ": 1}"], FinishReason::Incomplete),
+            original: ProviderInfo {
+                name: "gemini".into(),
+                kind: "gemini".into(),
+                model: "gemini-3-pro".into(),
+                base_url: None,
+            },
+            asked: None,
+        };
+        let req = Request {
+            continuation_token: Some("Q0hFQ0s".into()),
+            ..Request::default()
+        };
+        let events: Vec<Event> = r.stream(req).collect().await;
+        assert!(
+            matches!(events.as_slice(), [Event::Error(e)] if e.message.starts_with("replay: the recording demo#1 holds no answer to a continuation request")),
+            "{events:?}"
+        );
     }
 }
