@@ -394,7 +394,7 @@ mod tests {
             [
                 (
                     "template".to_owned(),
-                    "Return [-a JSON array.-]{+JSON lines.+}".to_owned()
+                    "Return [-a -]JSON [-array.-]{+lines.+}".to_owned()
                 ),
                 ("schema /type".to_owned(), "\"array\" → \"object\"".to_owned()),
                 ("response-type".to_owned(), "\"json\" → \"jsonl\"".to_owned()),
