@@ -846,7 +846,10 @@ fn help_scrolls_at_80_by_24() {
     assert_snapshot!("help_80x24_top", first);
     send(&mut s, [key(KeyCode::End)]);
     let last = screen(&s, 80, 24);
-    assert!(last.contains("close this help"), "the help's last line is reachable:\n{last}");
+    assert!(
+        last.contains("close this help"),
+        "the help's last line is reachable:\n{last}"
+    );
     assert_snapshot!("help_80x24_end", last);
     send(&mut s, [key(KeyCode::PageUp), key(KeyCode::Down)]);
     assert_eq!(s.mode, cutline::tui::state::Mode::Help, "scrolling keeps it open");
