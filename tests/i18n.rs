@@ -1,6 +1,6 @@
-//! UI languages: every catalogue has every key English has, every key the
-//! code asks for exists, machine output is never translated, and pretty
-//! output is.
+//! UI languages: every catalogue has every key English has, every message
+//! is translated with the same placeholders, every key the code asks for
+//! exists, machine output is never translated, and pretty output is.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -42,6 +42,96 @@ fn every_catalogue_has_every_english_key() {
         let extra: Vec<&String> = k.difference(&en).collect();
         assert!(missing.is_empty(), "{other} lacks {missing:?}");
         assert!(extra.is_empty(), "{other} has keys English lacks: {extra:?}");
+    }
+}
+
+/// The messages of a catalogue by key.
+fn messages(file: &str) -> std::collections::BTreeMap<String, String> {
+    fn walk(prefix: &str, t: &toml::Table, out: &mut std::collections::BTreeMap<String, String>) {
+        for (k, v) in t {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                toml::Value::Table(t) => walk(&key, t, out),
+                toml::Value::String(s) => {
+                    out.insert(key, s.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("locales").join(file);
+    let table: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    walk("", &table, &mut out);
+    out
+}
+
+/// The `%{name}` placeholders of a message.
+fn placeholders(s: &str) -> BTreeSet<&str> {
+    s.split("%{")
+        .skip(1)
+        .filter_map(|p| p.split_once('}'))
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// Every message is in every language (issue 35): each says what the
+/// English one says with the same placeholders, and one reads the same as
+/// English only when it is a name, a symbol or a word both languages share.
+#[test]
+fn every_message_is_in_every_language() {
+    let en = messages("en.toml");
+    let same_in = |file: &str| -> &[&str] {
+        match file {
+            "zh-CN.toml" => &[
+                "pretty.f1",
+                "tui.help.ctrl_c_key",
+                "tui.pane.col_id",
+                "tui.pane.jsonl_twin",
+                "tui.pane.series_jsonl",
+                "tui.tg.status",
+            ],
+            _ => &[
+                "pretty.error",
+                "pretty.f1",
+                "pretty.p95",
+                "pretty.prompt",
+                "pretty.recall",
+                "pretty.tokens",
+                "pretty.total",
+                "tui.help.ctrl_c_key",
+                "tui.pane.col_id",
+                "tui.pane.jsonl_twin",
+                "tui.pane.n_tok",
+                "tui.pane.prompt",
+                "tui.pane.run_prompt",
+                "tui.pane.series_jsonl",
+                "tui.pane.total",
+                "tui.tab.prompts",
+                "tui.tg.status",
+            ],
+        }
+    };
+    for file in ["zh-CN.toml", "es.toml"] {
+        let other = messages(file);
+        for (key, english) in &en {
+            let Some(theirs) = other.get(key) else {
+                panic!("{file} lacks {key}");
+            };
+            assert_eq!(
+                placeholders(theirs),
+                placeholders(english),
+                "{file} {key}: {theirs:?} has other placeholders than {english:?}"
+            );
+            assert!(
+                theirs != english || same_in(file).contains(&key.as_str()),
+                "{file} {key} is still English: {theirs:?}"
+            );
+        }
     }
 }
 

@@ -636,8 +636,8 @@ fn the_workbench_speaks_the_chosen_language() {
         dir.path().display(),
         config.display()
     ));
-    let s = t.wait_for("3 Ejecutar");
-    assert!(s.contains("7 Comparar"), "--lang wins over LANG: {s}");
+    let s = t.wait_for("3 Lanzar");
+    assert!(s.contains("7 Cotejar"), "--lang wins over LANG: {s}");
     t.keys(&["Down"]);
     t.wait_for("? ayuda · r ejecutar");
     t.keys(&["q"]);

@@ -199,21 +199,35 @@ pub struct Headline {
 }
 
 impl Headline {
-    /// The sentence: "JSONL + continue: 12 items, 2 calls, 900 tokens;
-    /// JSON + retry-double: 12 items, 3 calls, 2,400 tokens (2.7x)".
+    /// The sentence in English, as records carry it: "JSONL + continue: 12
+    /// items, 2 calls, 900 tokens; JSON + retry-double: 12 items, 3 calls,
+    /// 2,400 tokens (2.7x)".
     pub fn sentence(&self) -> String {
+        self.words_in("en")
+    }
+
+    /// The sentence in the UI language, for people (the workbench and
+    /// `--output pretty`).
+    pub fn words(&self) -> String {
+        self.words_in(&rust_i18n::locale())
+    }
+
+    fn words_in(&self, locale: &str) -> String {
         let part = |r: &StrategyRow| {
-            format!(
-                "{} items, {} calls, {} tokens{}",
-                r.items,
-                r.calls,
-                r.tokens_billed,
-                if r.usage_complete {
-                    ""
-                } else {
-                    " (usage partly unreported)"
-                }
+            let partly = if r.usage_complete {
+                String::new()
+            } else {
+                rust_i18n::t!("pretty.headline_partly", locale = locale).into_owned()
+            };
+            rust_i18n::t!(
+                "pretty.headline_part",
+                locale = locale,
+                items = r.items,
+                calls = r.calls,
+                tokens = r.tokens_billed,
+                partly = partly
             )
+            .into_owned()
         };
         #[allow(
             clippy::cast_precision_loss,
@@ -227,14 +241,21 @@ impl Headline {
         } else {
             String::new()
         };
-        format!(
-            "{} → {} at {}: JSONL + continue: {}; JSON + retry-double: {}{ratio}",
-            self.json.prompt,
-            self.jsonl.prompt,
-            limit_label(self.max_tokens),
-            part(&self.jsonl),
-            part(&self.json)
+        let limit = self.max_tokens.map_or_else(
+            || rust_i18n::t!("pretty.headline_none", locale = locale).into_owned(),
+            |n| n.to_string(),
+        );
+        rust_i18n::t!(
+            "pretty.headline",
+            locale = locale,
+            json = self.json.prompt,
+            jsonl = self.jsonl.prompt,
+            limit = limit,
+            jsonl_part = part(&self.jsonl),
+            json_part = part(&self.json),
+            ratio = ratio
         )
+        .into_owned()
     }
 }
 
@@ -300,7 +321,7 @@ pub fn pretty(rows: &[StrategyRow]) -> String {
         );
     }
     for h in headlines(rows) {
-        let _ = writeln!(s, "{}", h.sentence());
+        let _ = writeln!(s, "{}", h.words());
     }
     s
 }

@@ -369,14 +369,25 @@ fn with_root_defs(root: &Value, sub: &Value) -> Value {
     out
 }
 
-/// A short description of a schema: `array of {entity, definition}`,
-/// `oneOf definition | relationship`.
+/// A short description of a schema, in English as records carry it:
+/// `array of {entity, definition}`, `oneOf definition | relationship`.
 pub fn summary(schema: Option<&Value>) -> String {
+    summary_in(schema, "en")
+}
+
+/// [`summary`] in the UI language, for people (the workbench's prompt
+/// list).
+pub fn summary_for_people(schema: Option<&Value>) -> String {
+    summary_in(schema, &rust_i18n::locale())
+}
+
+fn summary_in(schema: Option<&Value>, locale: &str) -> String {
     let Some(s) = schema else {
-        return "none".into();
+        return rust_i18n::t!("tui.status.none", locale = locale).into_owned();
     };
     if let Some(items) = s.get("items") {
-        return format!("array of {}", summary(Some(items)));
+        let items = summary_in(Some(items), locale);
+        return rust_i18n::t!("tui.pane.schema_array", locale = locale, items = items).into_owned();
     }
     if let Some(branches) = s.get("oneOf").or_else(|| s.get("anyOf")).and_then(Value::as_array) {
         let tags: Vec<String> = branches

@@ -6,7 +6,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::state::Scroll;
 use super::theme::Theme;
@@ -100,6 +100,22 @@ pub fn draw_note(f: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'st
     let inner = b.inner(area);
     f.render_widget(b, area);
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// Clear `r` for a popup. A wide character just left of `r` whose second
+/// half `r` covers is blanked too: a terminal draws it whole, over the
+/// popup's left border (a CJK character of the pane under a popup).
+pub fn clear_popup(f: &mut Frame<'_>, r: Rect) {
+    f.render_widget(Clear, r);
+    let Some(left) = r.x.checked_sub(1) else { return };
+    let buf = f.buffer_mut();
+    for y in r.top()..r.bottom() {
+        if let Some(cell) = buf.cell_mut((left, y))
+            && super::text::width(cell.symbol()) > 1
+        {
+            cell.set_symbol(" ");
+        }
+    }
 }
 
 /// A styled line clipped to `w` columns (spans kept, styles kept).

@@ -87,15 +87,6 @@ impl ElementKind {
             (false, _) => Self::Invalid,
         }
     }
-
-    /// The tag the workbench shows in an element's row.
-    pub fn tag(self) -> &'static str {
-        match self {
-            Self::Item => "item",
-            Self::Salvaged => "salvaged",
-            Self::Invalid => "invalid",
-        }
-    }
 }
 
 /// One mark the verdict puts on a line of the response, with its data.

@@ -130,7 +130,7 @@ pub(in crate::tui) fn refresh_compare(s: &mut State) -> Vec<Effect> {
             r.prompt_id,
             r.max_tokens.map_or_else(
                 || rust_i18n::t!("tui.msg.no_limit").into_owned(),
-                |n| format!("{n} tok")
+                |n| rust_i18n::t!("tui.pane.n_tok", n = n).into_owned()
             )
         )
     };

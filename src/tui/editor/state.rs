@@ -28,14 +28,15 @@ impl Field {
     /// Every field, in order.
     pub const ALL: [Field; 4] = [Field::Template, Field::System, Field::Schema, Field::Input];
 
-    /// Its title.
-    pub fn title(self) -> &'static str {
-        match self {
-            Field::Template => "Template",
-            Field::System => "System",
-            Field::Schema => "Schema",
-            Field::Input => "Input",
-        }
+    /// Its title, in the UI language.
+    pub fn title(self) -> String {
+        let key = match self {
+            Field::Template => "tui.field.template",
+            Field::System => "tui.field.system",
+            Field::Schema => "tui.field.schema",
+            Field::Input => "tui.field.input",
+        };
+        rust_i18n::t!(key).into_owned()
     }
 
     /// Its position.

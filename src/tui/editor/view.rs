@@ -20,7 +20,8 @@ fn field_bar(e: &Editor, theme: Theme) -> Line<'static> {
         if f == Field::Input
             && let Some(n) = &e.input_name
         {
-            label = format!(" Input: {n}{} ", if bad { " ✗" } else { "" });
+            let named = rust_i18n::t!("tui.field.input_named", name = n);
+            label = format!(" {named}{} ", if bad { " ✗" } else { "" });
         }
         let style = if f == e.field {
             theme.selected()
@@ -132,7 +133,7 @@ fn error_line(e: &Editor, theme: Theme) -> Line<'static> {
             theme.bad(),
         ),
         None => {
-            let others: Vec<&str> = Field::ALL
+            let others: Vec<String> = Field::ALL
                 .iter()
                 .filter(|f| e.errors[f.index()].is_some())
                 .map(|f| f.title())
@@ -162,7 +163,10 @@ fn draw_rendered(f: &mut Frame<'_>, area: Rect, e: &Editor, theme: Theme) {
             v.extend(x.prompt.lines().map(|l| Line::from(text::clean(l).into_owned())));
             v
         }
-        Err(m) => vec![Line::styled(format!("✗ does not render: {m}"), theme.bad())],
+        Err(m) => vec![Line::styled(
+            rust_i18n::t!("tui.pane.no_render", error = m).into_owned(),
+            theme.bad(),
+        )],
     };
     let b = crate::tui::panes::block(
         Line::styled(rust_i18n::t!("tui.pane.rendered").into_owned(), theme.dim()),

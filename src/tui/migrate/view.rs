@@ -138,9 +138,13 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
                     changed: Vec::new(),
                 },
             };
-            (format!(" Migrate {} → {} ", m.source.id, x.config.id), Some(head))
+            let title = rust_i18n::t!("tui.pane.migrate_title", source = m.source.id, target = x.config.id);
+            (title.into_owned(), Some(head))
         }
-        Err(_) => (format!(" Migrate {} · no migration ", m.source.id), None),
+        Err(_) => (
+            rust_i18n::t!("tui.pane.migrate_title_none", source = m.source.id).into_owned(),
+            None,
+        ),
     };
     let inner_h = layout::inner_height(area).saturating_sub(usize::from(head.is_some()));
     let w = usize::from(area.width.saturating_sub(2));

@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
-use crate::output::schema::summary as schema_summary;
+use crate::output::schema::summary_for_people as schema_summary;
 
 use crate::tui::state::{Mode, Scroll, State};
 use crate::tui::text;
@@ -42,11 +42,21 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let total = filtered.len() + 1;
     let row = |i: usize, w: usize| -> Line<'static> {
         if i == 0 {
-            let h = format!("  {} {:<6} {}", text::pad("ID", id_w), "TYPE", "SCHEMA · TWIN");
+            let t = |k: &str| rust_i18n::t!(k).into_owned();
+            let h = format!(
+                "  {} {} {}",
+                text::pad(&t("tui.pane.col_id"), id_w),
+                text::pad(&t("tui.pane.col_response"), 6),
+                t("tui.pane.col_schema")
+            );
             return Line::styled(text::clip(&h, w), theme.dim());
         }
         let p = &list.prompts[filtered[i - 1]];
-        let twin = p.twin.as_deref().map(|t| format!(" · twin {t}")).unwrap_or_default();
+        let twin = p
+            .twin
+            .as_deref()
+            .map(|t| rust_i18n::t!("tui.pane.twin_of", twin = t).into_owned())
+            .unwrap_or_default();
         let body = format!(
             "  {} {:<6} {}{twin}",
             text::pad(&p.id, id_w),

@@ -6,7 +6,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use crate::tui::state::{Mode, State};
 use crate::tui::{panes, text};
@@ -103,6 +103,6 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
         true,
         theme,
     );
-    f.render_widget(Clear, r);
+    panes::clear_popup(f, r);
     f.render_widget(Paragraph::new(lines).block(b), r);
 }

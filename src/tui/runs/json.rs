@@ -73,11 +73,27 @@ pub fn rows(d: &JsonData<'_>) -> usize {
     header(d, Theme::default()).len() + d.elements.len()
 }
 
+/// An element's tag in the UI language (`item`, `salvaged`, `invalid`),
+/// padded to the widest of the three so the rows' bodies line up.
+fn tag(kind: ElementKind) -> String {
+    let word = |k: ElementKind| match k {
+        ElementKind::Item => rust_i18n::t!("tui.pane.tag_item"),
+        ElementKind::Salvaged => rust_i18n::t!("tui.pane.tag_salvaged"),
+        ElementKind::Invalid => rust_i18n::t!("tui.pane.tag_invalid"),
+    };
+    let widest = [ElementKind::Item, ElementKind::Salvaged, ElementKind::Invalid]
+        .map(|k| text::width(&word(k)))
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    crate::i18n::left(&word(kind), widest)
+}
+
 /// An element's row: its prefix (mark, line, tag), its kind and its body.
 fn element_row(e: &SalvagedElement, strict_ok: bool) -> (String, ElementKind, String) {
     let kind = ElementKind::of(e, strict_ok);
     let m = Mark::Element { element: e, kind };
-    let prefix = format!("{} L{:<4} {:<8} ", m.sign().glyph(Voice::Pane), e.line, kind.tag());
+    let prefix = format!("{} L{:<4} {} ", m.sign().glyph(Voice::Pane), e.line, tag(kind));
     (prefix, kind, m.sentence(Voice::Pane).unwrap_or_default())
 }
 

@@ -34,7 +34,10 @@ pub use rows::{json_source, jsonl_source, pane_order, row_text, rows, scroll_pan
 pub use state::{Shown, Target, pair_of};
 pub(in crate::tui) use stop::Stop;
 
-/// A limit as people read it.
+/// A limit as people read it, in the UI language.
 pub fn limit_label(l: Option<u32>) -> String {
-    l.map_or_else(|| "no limit".into(), |n| format!("{n} tokens"))
+    l.map_or_else(
+        || rust_i18n::t!("tui.msg.no_limit").into_owned(),
+        |n| rust_i18n::t!("tui.msg.n_tokens", n = n).into_owned(),
+    )
 }

@@ -12,15 +12,19 @@ use crate::tui::text;
 
 fn run_row(n: u64, r: &RunRecord) -> String {
     format!(
-        "  #{:<3} {} {} ≤{} → {} {} tok",
+        "  #{:<3} {} {} ≤{} → {} {}",
         n,
         r.prompt_id,
         r.provider.name,
         r.params.max_tokens.map_or_else(|| "∞".into(), |n| n.to_string()),
         r.finish.as_str(),
-        r.usage
-            .completion_tokens
-            .map_or_else(|| r.pieces.len().to_string(), |n| n.to_string()),
+        rust_i18n::t!(
+            "tui.pane.n_tok",
+            n = r
+                .usage
+                .completion_tokens
+                .map_or_else(|| r.pieces.len().to_string(), |n| n.to_string())
+        ),
     )
 }
 
@@ -134,5 +138,6 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, s: &State) {
     let lines = details(s, theme);
     let w = usize::from(detail_area.width.saturating_sub(2));
     let lines = lines.iter().map(|l| crate::tui::panes::clip_line(l, w)).collect();
-    crate::tui::panes::draw_note(f, detail_area, &super::super::state::Tab::Run.title(), lines, theme);
+    let title = rust_i18n::t!("tui.pane.run_title");
+    crate::tui::panes::draw_note(f, detail_area, &title, lines, theme);
 }
