@@ -45,7 +45,13 @@ impl Tmux {
     }
 
     fn start(&self, shell_cmd: &str) {
-        self.cmd(&["new-session", "-d", "-s", "e2e", "-x", "120", "-y", "36", shell_cmd]);
+        self.start_at(shell_cmd, (120, 36));
+    }
+
+    /// [`Tmux::start`] in a terminal of `(columns, rows)`.
+    fn start_at(&self, shell_cmd: &str, (w, h): (u16, u16)) {
+        let (w, h) = (w.to_string(), h.to_string());
+        self.cmd(&["new-session", "-d", "-s", "e2e", "-x", &w, "-y", &h, shell_cmd]);
     }
 
     /// Run `shell_cmd` in the same pane on a cleared screen, ending what
@@ -804,4 +810,77 @@ fn x_writes_the_report_of_what_is_on_show() {
     assert!(page.contains("extract-definitions-jsonl"), "{page}");
     t.keys(&["q"]);
     assert!(t.wait_for("STTY_DONE").contains("EXIT=0"));
+}
+
+/// Issue 35: the workbench in a real 80×24 terminal in each language. The
+/// tab bar shows every tab whole, the body's frame closes at the last
+/// column, no line is wider than the terminal, and the help — longer than
+/// the screen — says which keys it shows and scrolls to its last one.
+#[test]
+fn the_workbench_fits_80_by_24_in_every_language() {
+    let langs: [(&str, [&str; 7], &str, &str); 3] = [
+        (
+            "en",
+            ["1 Prompts", "2 Edit", "3 Run", "4 Sweep", "5 Sessions", "6 Migrate", "7 Compare"],
+            "Keys 1–19 of",
+            "close this help",
+        ),
+        (
+            "zh",
+            ["1 提示词", "2 编辑", "3 运行", "4 扫描", "5 会话", "6 迁移", "7 对比"],
+            "按键 1–19，共",
+            "关闭本帮助",
+        ),
+        (
+            "es",
+            ["1 Prompts", "2 Editar", "3 Lanzar", "4 Barrer", "5 Sesiones", "6 Migrar", "7 Cotejar"],
+            "Teclas 1–19 de",
+            "cierran esta ayuda",
+        ),
+    ];
+    for (lang, tabs, help_top, help_last) in langs {
+        let Some(t) = Tmux::new(&format!("fit-{lang}")) else { return }; // skip: tmux is not installed (Tmux::new said so)
+        let dir = tempfile::tempdir().unwrap();
+        fixture(dir.path());
+        let config = dir.path().join("none.toml");
+        std::fs::write(&config, "").unwrap();
+        let bin = env!("CARGO_BIN_EXE_cutline");
+        t.start_at(
+            &format!(
+                "cd '{}' && env XDG_CACHE_HOME='{}' CUTLINE_CONFIG='{}' '{bin}' --lang {lang} --prompts prompts --sessions sessions --provider replay; echo EXIT=$?; echo STTY_DONE; sleep 60",
+                dir.path().display(),
+                dir.path().join("cache").display(),
+                config.display()
+            ),
+            (80, 24),
+        );
+        let s = t.wait_until("the tab bar", 30, |s| tabs.iter().all(|tab| s.contains(tab)) && s.contains("extract-definitions-jsonl"));
+        fits(&s, lang);
+        t.keys(&["?"]);
+        let s = t.wait_for(help_top);
+        fits(&s, lang);
+        t.keys(&["End"]);
+        let s = t.wait_for(help_last);
+        fits(&s, lang);
+        t.keys(&["x", "q"]);
+        assert!(t.wait_for("STTY_DONE").contains("EXIT=0"), "{lang}");
+        t.cmd(&["kill-server"]);
+    }
+}
+
+/// Every line of an 80-column screen fits, and a frame that opens at the
+/// first column closes at the last.
+fn fits(screen: &str, lang: &str) {
+    let lines: Vec<&str> = screen.lines().collect();
+    assert!(lines.len() <= 24, "{lang}: {} lines\n{screen}", lines.len());
+    for l in &lines {
+        let w = unicode_width::UnicodeWidthStr::width(*l);
+        assert!(w <= 80, "{lang}: a line of {w} columns: {l:?}\n{screen}");
+        if l.starts_with('┌') {
+            assert!(l.ends_with('┐') && w == 80, "{lang}: a frame's top not closed at column 80: {l:?}\n{screen}");
+        }
+        if l.starts_with('└') {
+            assert!(l.ends_with('┘') && w == 80, "{lang}: a frame's bottom not closed at column 80: {l:?}\n{screen}");
+        }
+    }
 }
