@@ -1147,6 +1147,7 @@ fn a_refused_continuation_says_so_in_the_status_line() {
             kind: cutline::llm::ErrorKind::BadRequest,
             status: Some(400),
             message: "This model does not support assistant message prefill.".into(),
+            cause: None,
         });
         send(
             &mut s,
@@ -2008,6 +2009,7 @@ fn esc_on_the_eval_view_stops_the_eval_and_keeps_what_ran() {
                     kind: cutline::llm::ErrorKind::Auth,
                     status: Some(401),
                     message: "\u{1b}]52;c;AAAA\u{7}401 unauthorized\nsecond line".into(),
+                    cause: None,
                 },
             }),
         }],
