@@ -135,3 +135,33 @@ fn an_output_write_that_fails_keeps_io_error() {
         .expect("io's own error");
     assert_eq!(typed.kind(), std::io::ErrorKind::BrokenPipe);
 }
+
+#[test]
+fn an_inputs_line_that_is_not_json_keeps_serde_json_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inputs.jsonl");
+    std::fs::write(&path, "{\"text\": \"a\"}\n{oops\n").unwrap();
+    let e = cutline::eval::inputs::load(&path).unwrap_err();
+    let want = serde_json::from_str::<serde_json::Value>("{oops").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:2:{}: bad JSON: {}",
+            path.display(),
+            want.column(),
+            cutline::output::json::strip_position(&want.to_string())
+        )
+    );
+    let typed = e
+        .source()
+        .and_then(|s| s.downcast_ref::<serde_json::Error>())
+        .expect("serde_json's own error");
+    assert_eq!(typed.to_string(), want.to_string());
+
+    let missing = cutline::eval::inputs::load(&dir.path().join("none.jsonl")).unwrap_err();
+    let io = missing
+        .source()
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .expect("io's own error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+}

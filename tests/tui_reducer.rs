@@ -791,6 +791,7 @@ fn a_finished_pair_is_compared_with_its_gold_set() {
                 line: Some(1),
                 column: None,
                 cause: "bad".into(),
+                source: None,
             }),
         }],
     );
