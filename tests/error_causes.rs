@@ -165,3 +165,24 @@ fn an_inputs_line_that_is_not_json_keeps_serde_json_error() {
         .expect("io's own error");
     assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
 }
+
+#[test]
+fn a_providers_file_that_does_not_read_keeps_io_error_and_a_parse_error_keeps_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cutline.toml");
+    std::fs::write(&path, b"name = \"\xff\"\n").unwrap();
+    let e = config::Config::load_from(std::slice::from_ref(&path)).unwrap_err();
+    let io = e
+        .source()
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .expect("io's own error");
+    assert_eq!(io.kind(), std::io::ErrorKind::InvalidData);
+    assert_eq!(e.to_string(), format!("{}: {io}", path.display()));
+
+    // toml's own error quotes the line (which could hold a key): only its
+    // message and position are kept, no source.
+    std::fs::write(&path, "[[provider]]\nname = \"o\"\napi_key \"sk-inline\"\n").unwrap();
+    let e = config::Config::load_from(std::slice::from_ref(&path)).unwrap_err();
+    assert!(e.source().is_none());
+    assert!(!e.to_string().contains("sk-inline"), "{e}");
+}

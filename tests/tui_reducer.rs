@@ -653,6 +653,7 @@ fn a_bad_provider_config_is_reported_and_falls_back() {
             path: "./cutline.toml".into(),
             at: Some((3, 9)),
             message: "expected `=`".into(),
+            source: None,
         }))],
     );
     let m = s.message.clone().unwrap();
