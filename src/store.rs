@@ -123,14 +123,16 @@ pub fn load_file(path: &Path) -> Result<(Vec<PromptConfig>, Vec<Warning>), Confi
 /// [`load_file`] as the given TrustGraph loader reads bundles.
 fn load_file_for(path: &Path, loader: TgLoader) -> Result<(Vec<PromptConfig>, Vec<Warning>), ConfigError> {
     let label = path.display().to_string();
-    let bytes = crate::limits::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
+    let bytes =
+        crate::limits::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")).because(e))?;
     let (mut prompts, mut warnings) = load_bytes_for(&label, &bytes, loader)?;
     let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
     if let Some(sidecar) = is_json.then(|| sidecar_of(path)).flatten()
         && sidecar.is_file()
     {
         let side = sidecar.display().to_string();
-        let bytes = crate::limits::read(&sidecar).map_err(|e| ConfigError::new(&side, format!("cannot read: {e}")))?;
+        let bytes = crate::limits::read(&sidecar)
+            .map_err(|e| ConfigError::new(&side, format!("cannot read: {e}")).because(e))?;
         warnings.extend(crate::prompt::sidecar::apply(&side, &bytes, &mut prompts)?);
     }
     Ok((prompts, warnings))
@@ -145,8 +147,9 @@ fn sidecar_of(path: &Path) -> Option<PathBuf> {
 /// The prompt files of `dir` (`*.toml`, `*.json`; not recursive), sorted by
 /// file name so listings and id clashes are deterministic.
 fn prompt_files(dir: &Path) -> Result<Vec<PathBuf>, ConfigError> {
-    let entries = fs::read_dir(dir)
-        .map_err(|e| ConfigError::new(dir.display().to_string(), format!("cannot read prompts directory: {e}")))?;
+    let entries = fs::read_dir(dir).map_err(|e| {
+        ConfigError::new(dir.display().to_string(), format!("cannot read prompts directory: {e}")).because(e)
+    })?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -376,11 +379,12 @@ pub fn save(p: &PromptConfig) -> Result<(), ConfigError> {
         }
         SourceFormat::TrustgraphBundle | SourceFormat::TrustgraphConfig => {
             let mut root = read_json(path)?;
-            put_in_bundle(&mut root, p, true).map_err(|e| ConfigError::new(file, format!("cannot save: {e}")))?;
+            put_in_bundle(&mut root, p, true)
+                .map_err(|e| ConfigError::new(file, format!("cannot save: {e}")).because(e))?;
             pretty(&root)
         }
     };
-    write_atomic(path, &bytes).map_err(|e| ConfigError::new(file, format!("cannot save: {e}")))
+    write_atomic(path, &bytes).map_err(|e| ConfigError::new(file, format!("cannot save: {e}")).because(e))
 }
 
 fn set_or_clear(obj: &mut serde_json::Map<String, Value>, key: &str, value: Option<Value>) {
@@ -396,9 +400,10 @@ fn set_or_clear(obj: &mut serde_json::Map<String, Value>, key: &str, value: Opti
 
 fn read_json(path: &Path) -> Result<Value, ConfigError> {
     let label = path.display().to_string();
-    let bytes = crate::limits::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")))?;
+    let bytes =
+        crate::limits::read(path).map_err(|e| ConfigError::new(&label, format!("cannot read: {e}")).because(e))?;
     serde_json::from_slice(&bytes)
-        .map_err(|e| ConfigError::new(&label, format!("cannot save: the file is not JSON: {e}")))
+        .map_err(|e| ConfigError::new(&label, format!("cannot save: the file is not JSON: {e}")).because(e))
 }
 
 fn pretty(v: &Value) -> Vec<u8> {

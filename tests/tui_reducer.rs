@@ -653,6 +653,7 @@ fn a_bad_provider_config_is_reported_and_falls_back() {
             path: "./cutline.toml".into(),
             at: Some((3, 9)),
             message: "expected `=`".into(),
+            source: None,
         }))],
     );
     let m = s.message.clone().unwrap();
@@ -791,6 +792,7 @@ fn a_finished_pair_is_compared_with_its_gold_set() {
                 line: Some(1),
                 column: None,
                 cause: "bad".into(),
+                source: None,
             }),
         }],
     );
@@ -1147,6 +1149,7 @@ fn a_refused_continuation_says_so_in_the_status_line() {
             kind: cutline::llm::ErrorKind::BadRequest,
             status: Some(400),
             message: "This model does not support assistant message prefill.".into(),
+            cause: None,
         });
         send(
             &mut s,
@@ -2008,6 +2011,7 @@ fn esc_on_the_eval_view_stops_the_eval_and_keeps_what_ran() {
                     kind: cutline::llm::ErrorKind::Auth,
                     status: Some(401),
                     message: "\u{1b}]52;c;AAAA\u{7}401 unauthorized\nsecond line".into(),
+                    cause: None,
                 },
             }),
         }],

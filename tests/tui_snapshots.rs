@@ -396,6 +396,7 @@ fn provider_picker() {
                 path: "./cutline.toml".into(),
                 at: Some((3, 9)),
                 message: "expected `=`".into(),
+                source: None,
             })),
         ],
     );

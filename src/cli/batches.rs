@@ -45,7 +45,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             vec![session]
         }
         None => crate::session::list_dir(&cli.sessions)
-            .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?
+            .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())).because(e))?
             .into_iter()
             .filter(|p| manifest::path_for(p).is_file())
             .collect(),
@@ -53,7 +53,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")).because(e))?;
     let mut all = Vec::new();
     let mut text = String::new();
     for session in sessions {
@@ -78,7 +78,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                 "requests": e.requests.len(),
                 "status": e.status,
             });
-            out.record(&rec).map_err(|e| io_err(&e))?;
+            out.record(&rec).map_err(io_err)?;
             let _ = writeln!(
                 text,
                 "{:<24} {:<4} {:<32} {:<10} {:>6} requests  {}",
@@ -98,7 +98,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     if all.is_empty() {
         text.push_str("no batches\n");
     }
-    out.pretty(&text).map_err(|e| io_err(&e))?;
+    out.pretty(&text).map_err(io_err)?;
     Ok(json!({"batches": all}))
 }
 
@@ -136,7 +136,7 @@ async fn refresh<W: Write>(m: &mut Manifest, cancel: bool, out: &mut Out<W>) -> 
             "provider {:?} is not configured here: the states shown are the last ones seen",
             m.provider
         ))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
         return Ok(());
     };
     for e in m.batches.iter_mut().filter(|e| e.state.polled()) {
@@ -146,14 +146,12 @@ async fn refresh<W: Write>(m: &mut Manifest, cancel: bool, out: &mut Out<W>) -> 
             // manifest unsaved: it is said, and the batch stays submitted.
             match api.cancel(b.clone()).await {
                 Ok(()) => e.state = EntryState::Cancelling,
-                Err(err) => out
-                    .warn(format!("{}: not cancelled: {err}", e.local))
-                    .map_err(|e| io_err(&e))?,
+                Err(err) => out.warn(format!("{}: not cancelled: {err}", e.local)).map_err(io_err)?,
             }
         }
         match api.status(b).await {
             Ok(s) => e.status = Some(s),
-            Err(err) => out.warn(format!("{}: {err}", e.local)).map_err(|e| io_err(&e))?,
+            Err(err) => out.warn(format!("{}: {err}", e.local)).map_err(io_err)?,
         }
     }
     Ok(())

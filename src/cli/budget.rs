@@ -96,7 +96,7 @@ fn uncut(args: &Args, cli: &Cli, spec: &Spec) -> Result<Uncut, CliError> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")).because(e))?;
     let outcome = rt.block_on(crate::run::execute(&target, spec, None, |_, _| {}))?;
     let r = outcome.record;
     Ok(match (&r.error, r.finish, crate::run::loop_of(&r)) {
@@ -136,7 +136,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let cfg = cli.workspace()?.resolve(&args.prompt)?;
     let jsonl = cfg.response_type == ResponseType::Jsonl;
     let schemas = SweepSchemas::of_response(jsonl, cfg.schema.as_ref())
-        .map_err(|e| CliError::new(Category::ConfigInvalid, format!("prompt {:?}: {e}", cfg.id)))?;
+        .map_err(|e| CliError::new(Category::ConfigInvalid, format!("prompt {:?}: {e}", cfg.id)).because(e))?;
     let mut budgets: Vec<InputBudget> = Vec::new();
     let mut estimated = false;
     for input in inputs_of(args, &cfg)? {
@@ -151,12 +151,12 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                     l.period_tokens.map_or_else(|| "?".into(), |n| n.to_string()),
                     l.start_token.map_or_else(|| "?".into(), |n| n.to_string()),
                 ))
-                .map_err(|e| io_err(&e))?;
+                .map_err(io_err)?;
                 t
             }
             Uncut::Left(why) => {
                 out.warn(format!("input {:?} left out: {why}", input.id))
-                    .map_err(|e| io_err(&e))?;
+                    .map_err(io_err)?;
                 continue;
             }
         };
@@ -183,14 +183,14 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                     "strict JSON keeps nothing"
                 }
             ))
-            .map_err(|e| io_err(&e))?;
+            .map_err(io_err)?;
             continue;
         }
         let mut rec = serde_json::to_value(&b).unwrap_or(Value::Null);
         if let Value::Object(m) = &mut rec {
             m.insert("type".into(), "input".into());
         }
-        out.record(&rec).map_err(|e| io_err(&e))?;
+        out.record(&rec).map_err(io_err)?;
         budgets.push(b);
     }
     if budgets.is_empty() {
@@ -212,8 +212,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         m.insert("type".into(), "budget".into());
         m.remove("inputs");
     }
-    out.record(&rec).map_err(|e| io_err(&e))?;
-    out.pretty(&pretty(&budgets, &r, args.target)).map_err(|e| io_err(&e))?;
+    out.record(&rec).map_err(io_err)?;
+    out.pretty(&pretty(&budgets, &r, args.target)).map_err(io_err)?;
     Ok(data)
 }
 

@@ -136,7 +136,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         &keys,
         gold.as_deref(),
     );
-    let io = |e: std::io::Error| io_err(&e);
+    let io = io_err;
     out.record(&side_record(&report.a, "a")).map_err(io)?;
     out.record(&side_record(&report.b, "b")).map_err(io)?;
     let mut text = String::new();

@@ -14,10 +14,10 @@ pub fn read_all(path: &str) -> Result<Vec<u8>, CliError> {
     if path == "-" {
         std::io::stdin()
             .read_to_end(&mut buf)
-            .map_err(|e| CliError::new(Category::InputError, format!("<stdin>: {e}")))?;
+            .map_err(|e| CliError::new(Category::InputError, format!("<stdin>: {e}")).because(e))?;
     } else {
         buf = crate::limits::read_regular(Path::new(path))
-            .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?;
+            .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")).because(e))?;
     }
     Ok(buf)
 }
@@ -50,7 +50,8 @@ pub fn lossy(label: &str, bytes: &[u8]) -> (String, Option<String>) {
 /// Load a JSON file (a schema, `--vars`); a syntax error names the file, line and column.
 pub fn schema_file(path: &Path) -> Result<Value, CliError> {
     let label = path.display().to_string();
-    let bytes = crate::limits::read(path).map_err(|e| CliError::new(Category::InputError, format!("{label}: {e}")))?;
+    let bytes = crate::limits::read(path)
+        .map_err(|e| CliError::new(Category::InputError, format!("{label}: {e}")).because(e))?;
     serde_json::from_slice(&bytes).map_err(|e| {
         CliError::new(
             Category::ConfigInvalid,
@@ -61,12 +62,13 @@ pub fn schema_file(path: &Path) -> Result<Value, CliError> {
                 crate::output::json::strip_position(&e.to_string())
             ),
         )
+        .because(e)
     })
 }
 
 /// A schema-compile failure as a CLI error naming where the schema came from.
 pub fn compile_err(origin: &str, e: &crate::output::schema::SchemaCompileError) -> CliError {
-    CliError::new(Category::ConfigInvalid, format!("{origin}: {e}"))
+    CliError::new(Category::ConfigInvalid, format!("{origin}: {e}")).because(e.clone())
 }
 
 /// Parse `--var` flags into variables; `k=@file` reads the file.
@@ -81,7 +83,7 @@ pub fn parse_vars(vars: &[String]) -> Result<Map<String, Value>, CliError> {
         };
         let value = if let Some(path) = val.strip_prefix('@') {
             let bytes = crate::limits::read(Path::new(path))
-                .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?;
+                .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")).because(e))?;
             String::from_utf8(bytes).map_err(|e| {
                 let (line, col) = crate::output::position::line_col(e.as_bytes(), e.utf8_error().valid_up_to());
                 CliError::new(Category::InputError, format!("{path}:{line}:{col}: invalid UTF-8"))
@@ -106,7 +108,7 @@ pub fn vars(
     let mut merged = if cfg.inputs.is_empty() && input.is_none() {
         Map::new()
     } else {
-        crate::prompt::input_vars(cfg, input).map_err(|e| CliError::new(Category::Usage, e.to_string()))?
+        crate::prompt::input_vars(cfg, input).map_err(|e| CliError::new(Category::Usage, e.to_string()).because(e))?
     };
     if let Some(path) = vars_file {
         merged.extend(vars_object(path)?);

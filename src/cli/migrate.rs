@@ -164,10 +164,12 @@ fn trustgraph_export(
                 .strip_prefix("Version:")
                 .and_then(|rest| rest.split_once('\n'))
                 .map_or(&*text, |(_, rest)| rest);
-            let mut root: Value = serde_json::from_str(json)
-                .map_err(|e| CliError::new(Category::ConfigInvalid, format!("{file}: cannot export: {e}")))?;
-            crate::prompt::trustgraph::put_in_bundle(&mut root, m, false)
-                .map_err(|e| CliError::new(Category::ConfigInvalid, format!("{file}: cannot export: {e}")))?;
+            let mut root: Value = serde_json::from_str(json).map_err(|e| {
+                CliError::new(Category::ConfigInvalid, format!("{file}: cannot export: {e}")).because(e)
+            })?;
+            crate::prompt::trustgraph::put_in_bundle(&mut root, m, false).map_err(|e| {
+                CliError::new(Category::ConfigInvalid, format!("{file}: cannot export: {e}")).because(e)
+            })?;
             root
         }
         SourceFormat::Toml => {
@@ -216,7 +218,7 @@ fn migrated_text<W: Write>(
         MigrateFormat::Trustgraph => {
             let (text, warnings) = trustgraph_export(src, m, ws)?;
             for w in warnings {
-                out.warn(&w).map_err(|e| io_err(&e))?;
+                out.warn(&w).map_err(io_err)?;
             }
             Ok(("trustgraph", text))
         }
@@ -228,14 +230,15 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let ws = cli.workspace()?;
     let src = ws.resolve(&args.prompt)?;
     if let Some(id) = &args.id {
-        crate::prompt::check_id(id).map_err(|e| CliError::new(Category::Usage, format!("--id: {e}")))?;
+        crate::prompt::check_id(id).map_err(|e| CliError::new(Category::Usage, format!("--id: {e}")).because(e))?;
     }
     let (prompts, _, _) = ws.load();
     let id = args
         .id
         .clone()
         .unwrap_or_else(|| crate::prompt::migrate::free_id(&src.id, |id| prompts.iter().any(|p| p.id == id)));
-    let m = crate::prompt::migrate(&src, Some(&id)).map_err(|e| CliError::new(Category::Usage, e.to_string()))?;
+    let m = crate::prompt::migrate(&src, Some(&id))
+        .map_err(|e| CliError::new(Category::Usage, e.to_string()).because(e))?;
     if !args.force {
         refuse_unconvertible(&src, &m)?;
     }
@@ -249,7 +252,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             "the migration rewrote array wording in the bundle's shared `system`; the export keeps `system` \
              unchanged (it is every prompt's), so check it by hand",
         )
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     }
     report_parts(&m, out)?;
     let (written, replaced) = write(args, (&src, &m), &prompts, &text)?;
@@ -262,9 +265,9 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         &json!({"type": "migrated", "id": m.config.id, "format": key, key: text, "written": written,
         "replaced": replaced}),
     )
-    .map_err(|e| io_err(&e))?;
+    .map_err(io_err)?;
     if !args.check {
-        out.pretty(&text).map_err(|e| io_err(&e))?;
+        out.pretty(&text).map_err(io_err)?;
     }
     let mut data = json!({
         "id": m.config.id,
@@ -286,7 +289,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
 fn report_parts<W: Write>(m: &crate::prompt::migrate::Migration, out: &mut Out<W>) -> Result<(), CliError> {
     for u in &m.unconvertible {
         out.record(&json!({"type": "unconvertible", "pointer": u.pointer, "message": u.message}))
-            .map_err(|e| io_err(&e))?;
+            .map_err(io_err)?;
         if out.format() == super::out::Format::Pretty {
             let pointer = if u.pointer.is_empty() { "/" } else { &u.pointer };
             super::out::say("unconvertible", &format!("{pointer} {}", u.message));
@@ -294,7 +297,7 @@ fn report_parts<W: Write>(m: &crate::prompt::migrate::Migration, out: &mut Out<W
     }
     for f in &m.flags {
         out.record(&json!({"type": "flag", "part": f.part, "line": f.line, "message": f.message}))
-            .map_err(|e| io_err(&e))?;
+            .map_err(io_err)?;
         if out.format() == super::out::Format::Pretty {
             super::out::say("flag", &format!("{} line {}: {}", f.part, f.line, f.message));
         }
@@ -376,8 +379,9 @@ fn write(
         err.detail = Some(json!({"unconvertible": m.unconvertible, "flags": m.flags}));
         return Err(err);
     }
-    let cannot =
-        |e: std::io::Error| CliError::new(Category::InputError, format!("{}: cannot write: {e}", path.display()));
+    let cannot = |e: std::io::Error| {
+        CliError::new(Category::InputError, format!("{}: cannot write: {e}", path.display())).because(e)
+    };
     // A link or a directory at the path is refused before anything else.
     crate::limits::check_writable(path).map_err(cannot)?;
     let replaced = Replaced::of(path, &m.config.id, prompts);

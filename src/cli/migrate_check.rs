@@ -55,7 +55,8 @@ fn check_inputs(src: &PromptConfig, args: &CheckArgs<'_>) -> Result<Inputs, CliE
     let mut inputs: Inputs = match args.input {
         Some(name) => vec![(
             name.to_owned(),
-            crate::prompt::input_vars(src, Some(name)).map_err(|e| CliError::new(Category::Usage, e.to_string()))?,
+            crate::prompt::input_vars(src, Some(name))
+                .map_err(|e| CliError::new(Category::Usage, e.to_string()).because(e))?,
         )],
         None if src.inputs.is_empty() && overlay.is_some() => vec![("vars".to_owned(), Map::new())],
         None if src.inputs.is_empty() => {
@@ -154,8 +155,9 @@ pub fn run<W: Write>(
     }
     let mut recorder = if args.record {
         Some(
-            super::run::session_for(&cli.sessions, None, &format!("migrate-check-{}", src.id))
-                .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?,
+            super::run::session_for(&cli.sessions, None, &format!("migrate-check-{}", src.id)).map_err(|e| {
+                CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())).because(e)
+            })?,
         )
     } else {
         None
@@ -165,7 +167,7 @@ pub fn run<W: Write>(
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")).because(e))?;
     let mut checks = Vec::new();
     for (name, pair) in planned {
         let mut outcomes = Vec::with_capacity(2);
@@ -187,14 +189,14 @@ pub fn run<W: Write>(
             runs: [session_ref(a), session_ref(b)],
             report,
         };
-        out.record(&check_record(&check)).map_err(|e| io_err(&e))?;
+        out.record(&check_record(&check)).map_err(io_err)?;
         checks.push(check);
     }
     drop(rt);
     let same = checks.iter().filter(|c| c.verdict == Verdict::Same).count();
     let different = checks.iter().filter(|c| c.verdict == Verdict::Different).count();
     let inconclusive = checks.len() - same - different;
-    out.pretty(&pretty(&checks)).map_err(|e| io_err(&e))?;
+    out.pretty(&pretty(&checks)).map_err(io_err)?;
     let data = json!({
         "provider": args.provider,
         "max_tokens": args.max_tokens,

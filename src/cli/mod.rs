@@ -254,9 +254,10 @@ impl Command {
     }
 }
 
-/// An IO failure writing output (a closed pipe, a full disk).
-pub fn io_err(e: &std::io::Error) -> CliError {
-    CliError::new(Category::Internal, format!("writing output: {e}"))
+/// An IO failure writing output (a closed pipe, a full disk), kept as
+/// its source.
+pub fn io_err(e: std::io::Error) -> CliError {
+    CliError::new(Category::Internal, format!("writing output: {e}")).because(e)
 }
 
 /// Parse the process arguments and run; returns the exit code.
@@ -344,7 +345,7 @@ pub fn dispatch<W: Write>(cli: &Cli, w: W) -> i32 {
         Ok(data) => match out.finish(&data) {
             Ok(()) => 0,
             Err(e) => {
-                out::say("error", &io_err(&e).message);
+                out::say("error", &io_err(e).message);
                 Category::Internal.exit_code()
             }
         },
@@ -368,7 +369,7 @@ fn print_generated<W: Write>(mut w: W, generate: impl FnOnce(&mut Vec<u8>) -> st
     {
         Ok(()) => 0,
         Err(e) => {
-            out::say("error", &io_err(&e).message);
+            out::say("error", &io_err(e).message);
             Category::Internal.exit_code()
         }
     }

@@ -35,7 +35,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         if args.forget.is_some() {
             return Err(CliError::new(Category::InputError, words));
         }
-        out.warn(words).map_err(|e| io_err(&e))?;
+        out.warn(words).map_err(io_err)?;
     }
     if let Some(what) = &args.forget {
         let what = Some(what.as_str()).filter(|w| !w.is_empty());
@@ -44,11 +44,10 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
             out.warn(format!(
                 "nothing learned is of model or base URL {w:?}: nothing forgotten (`cutline models` lists what is known)"
             ))
-            .map_err(|e| io_err(&e))?;
+            .map_err(io_err)?;
         }
-        out.record(&json!({"type": "forgot", "entries": n}))
-            .map_err(|e| io_err(&e))?;
-        out.pretty(&format!("forgot {n} entries\n")).map_err(|e| io_err(&e))?;
+        out.record(&json!({"type": "forgot", "entries": n})).map_err(io_err)?;
+        out.pretty(&format!("forgot {n} entries\n")).map_err(io_err)?;
         return Ok(json!({"forgot": n, "file": file}));
     }
     let entries = crate::llm::learned::entries();
@@ -56,7 +55,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     for e in &entries {
         let mut rec = serde_json::to_value(e).unwrap_or(Value::Null);
         rec["type"] = "model".into();
-        out.record(&rec).map_err(|e| io_err(&e))?;
+        out.record(&rec).map_err(io_err)?;
         let _ = writeln!(text, "{} at {}", e.model, e.base_url);
         if let Some(a) = &e.api {
             let life = a.lifecycle.as_deref().unwrap_or("?");
@@ -74,6 +73,6 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     if entries.is_empty() {
         text.push_str("nothing learned yet\n");
     }
-    out.pretty(&text).map_err(|e| io_err(&e))?;
+    out.pretty(&text).map_err(io_err)?;
     Ok(json!({"models": entries, "file": file}))
 }

@@ -116,6 +116,14 @@ impl CliError {
         .said()
     }
 
+    /// This error with `e` kept as its source: `message` (its own words)
+    /// already says what `e` says, and is what the edge prints.
+    #[must_use]
+    pub fn because(mut self, e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.cause = Some(std::sync::Arc::new(e));
+        self
+    }
+
     /// `message` from the cause, when none was given.
     fn said(mut self) -> Self {
         if self.message.is_empty()
@@ -274,7 +282,7 @@ impl From<crate::eval::engine::ExecError> for CliError {
         use crate::eval::batch::BatchError;
         use crate::eval::engine::ExecError;
         match e {
-            ExecError::Io(e) => crate::cli::io_err(&e),
+            ExecError::Io(e) => crate::cli::io_err(e),
             ExecError::Batch(BatchError::Provider { api, source }) => {
                 let mut err = Self::from(&source);
                 err.message = format!("{api}: {}", err.message);

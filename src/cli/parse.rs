@@ -116,7 +116,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         out.warn(format!(
             "{origin}: {e}; every value is rejected, as TrustGraph rejects them"
         ))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     }
     let label = if args.file == "-" {
         "<stdin>"
@@ -128,11 +128,10 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             let bytes = input::read_all(&args.file)?;
             let (text, warn) = input::lossy(label, &bytes);
             if let Some(w) = warn {
-                out.warn(w).map_err(|e| io_err(&e))?;
+                out.warn(w).map_err(io_err)?;
             }
-            out.record(&json!({"type": "text", "text": text}))
-                .map_err(|e| io_err(&e))?;
-            out.pretty(&text).map_err(|e| io_err(&e))?;
+            out.record(&json!({"type": "text", "text": text})).map_err(io_err)?;
+            out.pretty(&text).map_err(io_err)?;
             Ok(json!({"response_type": "text", "items": [text]}))
         }
         As::Json => parse_json(args, schema.as_ref(), cli.tg_python, label, out),
@@ -153,27 +152,27 @@ fn parse_json<W: Write>(
     let schemas = JsonSchemas::compile_python(schema);
     let (text, warn) = input::into_text(label, input::read_all(&args.file)?);
     if let Some(w) = warn {
-        out.warn(w).map_err(|e| io_err(&e))?;
+        out.warn(w).map_err(io_err)?;
     }
     if out.format() == Format::Pretty {
         let mut a = json_out::analyse(&text, &schemas);
         let rejected = a.status == crate::output::json::JsonStatus::SchemaInvalid;
         a.raises = crate::output::tg::json_raises(&text, schemas.whole.as_ref(), py, rejected);
-        out.pretty(&pretty_json(&a)).map_err(|e| io_err(&e))?;
+        out.pretty(&pretty_json(&a)).map_err(io_err)?;
         return Ok(Value::Null);
     }
     let outline = json_out::outline(text.as_bytes(), &schemas);
     let rejected = outline.status == crate::output::json::JsonStatus::SchemaInvalid;
     let raises = crate::output::tg::json_raises(&text, schemas.whole.as_ref(), py, rejected);
     if let Some(r) = &raises {
-        out.warn(r.verdict()).map_err(|e| io_err(&e))?;
+        out.warn(r.verdict()).map_err(io_err)?;
     }
     let looped = loop_in(text.as_bytes(), 0, outline.error.as_ref().is_some_and(|e| e.truncated));
     let view = OutlineView {
         outline: &outline,
         text: text.as_bytes(),
     };
-    json_records(view, looped.as_ref(), out).map_err(|e| io_err(&e))?;
+    json_records(view, looped.as_ref(), out).map_err(io_err)?;
     out.envelope(&JsonData {
         analysis: view,
         response_type: "json",
@@ -200,14 +199,14 @@ fn parse_jsonl<W: Write>(
         let analysis = jsonl::analyse_py(&bytes, compiled.as_ref(), py);
         let label = if args.file == "-" { "<stdin>" } else { &args.file };
         for w in analysis.lines.iter().filter_map(|l| jsonl::utf8_warning(label, l)) {
-            out.warn(w).map_err(|e| io_err(&e))?;
+            out.warn(w).map_err(io_err)?;
         }
         let rejects = ignored.as_ref().map(|s| object_schema_rejects(&analysis, s));
         if let Some(r) = &rejects {
-            out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
+            out.warn(ignored_warning(r)).map_err(io_err)?;
         }
         if let Some(r) = analysis.raises {
-            out.warn(r.verdict(analysis.counts.ok)).map_err(|e| io_err(&e))?;
+            out.warn(r.verdict(analysis.counts.ok)).map_err(io_err)?;
         }
         // Serialised straight into the envelope: no `Value` copy of
         // the items and outcomes (the bytes are pinned by
@@ -227,7 +226,7 @@ fn parse_jsonl<W: Write>(
     let (analysis, rejects, tail) = stream_jsonl(&args.file, compiled.as_ref(), ignored.as_ref(), py, out)?;
     let looped = loop_in(&tail.bytes, tail.offset, analysis.counts.truncated > 0);
     if out.format() == Format::Pretty {
-        out.pretty(&pretty_jsonl(&analysis)).map_err(|e| io_err(&e))?;
+        out.pretty(&pretty_jsonl(&analysis)).map_err(io_err)?;
     }
     let c = analysis.counts;
     let mut summary = json!({"type": "summary", "response_type": "jsonl", "items": c.ok, "counts": c, "loop": looped});
@@ -236,14 +235,14 @@ fn parse_jsonl<W: Write>(
     if let Some(r) = analysis.raises {
         summary["raises"] = json!(r);
         data["raises"] = json!(r);
-        out.warn(r.verdict(c.ok)).map_err(|e| io_err(&e))?;
+        out.warn(r.verdict(c.ok)).map_err(io_err)?;
     }
     if let Some(r) = &rejects {
         summary["object_schema_rejects"] = r.iter().map(|(l, _)| json!(l)).collect();
         data["object_schema"] = ignored_report(r);
-        out.warn(ignored_warning(r)).map_err(|e| io_err(&e))?;
+        out.warn(ignored_warning(r)).map_err(io_err)?;
     }
-    out.record(&summary).map_err(|e| io_err(&e))?;
+    out.record(&summary).map_err(io_err)?;
     Ok(data)
 }
 
@@ -276,7 +275,7 @@ fn stream_jsonl<W: Write>(
     } else {
         Box::new(
             crate::limits::open_regular(std::path::Path::new(path))
-                .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?,
+                .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")).because(e))?,
         )
     };
     let mut reader = BufReader::with_capacity(1 << 16, reader);
@@ -322,7 +321,7 @@ fn stream_jsonl<W: Write>(
         line.clear();
         let n = reader
             .read_until(b'\n', &mut line)
-            .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")))?;
+            .map_err(|e| CliError::new(Category::InputError, format!("{path}: {e}")).because(e))?;
         if n == 0 {
             break;
         }
@@ -334,7 +333,7 @@ fn stream_jsonl<W: Write>(
     let offset = judge.tg_line_offset();
     judge.finish(&mut emit);
     if let Some(e) = write_err {
-        return Err(io_err(&e));
+        return Err(io_err(e));
     }
     analysis.tg_line_offset = offset;
     Ok((analysis, ignored.map(|_| rejects), tail))

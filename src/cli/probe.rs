@@ -40,21 +40,21 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")).because(e))?;
     let report = rt.block_on(crate::run::probe::run(&target));
     let info = target.provider.info();
     let mut text = format!("{} ({}, {})\n", info.name, info.model, info.kind);
     for f in &report.findings {
         let mut rec = serde_json::to_value(f).unwrap_or(Value::Null);
         rec["type"] = "finding".into();
-        out.record(&rec).map_err(|e| io_err(&e))?;
+        out.record(&rec).map_err(io_err)?;
         let _ = writeln!(text, "  {:<24} {:<40} {}", f.capability, f.found, f.how);
     }
     let _ = writeln!(text, "{} requests", report.calls);
     let kept = crate::llm::learned::file().map(|p| p.display().to_string());
     out.record(&json!({"type": "probe", "calls": report.calls, "kept_in": kept}))
-        .map_err(|e| io_err(&e))?;
-    out.pretty(&text).map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
+    out.pretty(&text).map_err(io_err)?;
     Ok(json!({
         "provider": info,
         "findings": report.findings,

@@ -59,10 +59,10 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         && prompts.is_empty()
         && e.file == dir.display().to_string()
     {
-        return Err(CliError::new(Category::InputError, e.to_string()));
+        return Err(CliError::new(Category::InputError, e.to_string()).because(e.clone()));
     }
     for w in &warnings {
-        out.warn(w.to_string()).map_err(|e| io_err(&e))?;
+        out.warn(w.to_string()).map_err(io_err)?;
     }
     let mut list = Vec::with_capacity(prompts.len());
     for p in &prompts {
@@ -71,7 +71,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         if let Value::Object(m) = &mut rec {
             m.insert("type".into(), "prompt".into());
         }
-        out.record(&rec).map_err(|e| io_err(&e))?;
+        out.record(&rec).map_err(io_err)?;
     }
     let errs: Vec<Value> = errors
         .iter()
@@ -82,7 +82,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         if let Value::Object(m) = &mut rec {
             m.insert("type".into(), "error".into());
         }
-        out.record(&rec).map_err(|e| io_err(&e))?;
+        out.record(&rec).map_err(io_err)?;
     }
     let mut text = String::new();
     for p in &prompts {
@@ -102,6 +102,6 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     for e in &errors {
         let _ = writeln!(text, "{}: {e}", rust_i18n::t!("pretty.error"));
     }
-    out.pretty(&text).map_err(|e| io_err(&e))?;
+    out.pretty(&text).map_err(io_err)?;
     Ok(json!({"dir": dir.display().to_string(), "prompts": list, "errors": errs}))
 }

@@ -48,7 +48,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let rendered = crate::prompt::render_with(&cfg, &Map::new(), &vars, undefined)?;
     for name in &rendered.undefined {
         out.warn(super::input::undefined_warning(&cfg.id, name))
-            .map_err(|e| io_err(&e))?;
+            .map_err(io_err)?;
     }
     let data = json!({
         "id": cfg.id,
@@ -62,13 +62,13 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     if let Value::Object(m) = &mut rec {
         m.insert("type".into(), "rendered".into());
     }
-    out.record(&rec).map_err(|e| io_err(&e))?;
+    out.record(&rec).map_err(io_err)?;
     let mut text = String::new();
     if !rendered.system.is_empty() {
         text.push_str(&rendered.system);
         text.push_str("\n\n");
     }
     text.push_str(&rendered.prompt);
-    out.pretty(&text).map_err(|e| io_err(&e))?;
+    out.pretty(&text).map_err(io_err)?;
     Ok(data)
 }

@@ -33,7 +33,7 @@ pub fn prompt_of(run: &crate::session::RunRecord) -> Result<PromptConfig, CliErr
 pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, CliError> {
     let (session, idx) = crate::session::resolve(&args.session, &cli.sessions)?;
     for w in &session.warnings {
-        out.warn(w.clone()).map_err(|e| io_err(&e))?;
+        out.warn(w.clone()).map_err(io_err)?;
     }
     let rec = &session.runs[idx];
     let prompt = prompt_of(rec)?;
@@ -45,7 +45,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             "the recording was itself cut at {} tokens; past that, replay cannot know what the model says",
             rec.params.max_tokens.unwrap_or(0)
         ))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     }
     if !crate::run::replay_exact(rec) {
         let why = rec
@@ -67,7 +67,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             "this run was not recorded with greedy decoding and token pieces (temperature 0 on a server that \
              reports tokens), so a cut replay is not exactly what the model would say at that limit{why}"
         ))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     }
     let mut spec = Spec::new(prompt, rec.variables.clone()).limit(max_tokens);
     spec.tg_python = cli.tg_python;
@@ -76,7 +76,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")).because(e))?;
     let transcript = rt.block_on(crate::run::stream(&target, &mut plan, &mut |_, _| {}));
     let outcome = crate::run::finish(
         target.provider.info(),

@@ -105,7 +105,7 @@ fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Opt
         other => CliError::new(Category::InputError, other.to_string()),
     })?;
     for w in input.notes.iter().filter(|n| n.contains(&path.display().to_string())) {
-        out.warn(w.clone()).map_err(|e| io_err(&e))?;
+        out.warn(w.clone()).map_err(io_err)?;
     }
     let suffix = runs_spec.map(crate::session::safe_stem).or_else(|| match args.format {
         Kind::Svg => input.runs.iter().find(|r| r.selected).map(|r| r.number.to_string()),
@@ -153,7 +153,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         })
     });
     crate::store::write_atomic(&path, body.as_bytes())
-        .map_err(|e| CliError::new(Category::InputError, format!("writing {}: {e}", path.display())))?;
+        .map_err(|e| CliError::new(Category::InputError, format!("writing {}: {e}", path.display())).because(e))?;
     let shown: Vec<String> = rep
         .sections
         .iter()
@@ -177,7 +177,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     if let (Value::Object(m), Value::Object(d)) = (&mut rec, &data) {
         m.extend(d.clone());
     }
-    out.record(&rec).map_err(|e| io_err(&e))?;
+    out.record(&rec).map_err(io_err)?;
     out.pretty(&format!(
         "wrote {} ({} bytes): {} runs, {pairs} JSON/JSONL twin pairs, {charts} charts{}",
         path.display(),
@@ -189,7 +189,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             format!("; {} notes on the page", rep.notes.len())
         }
     ))
-    .map_err(|e| io_err(&e))?;
+    .map_err(io_err)?;
     Ok(data)
 }
 

@@ -115,18 +115,18 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
         None
     } else {
         Some(
-            session_for(&cli.sessions, args.session.as_deref(), &spec.prompt.id)
-                .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?,
+            session_for(&cli.sessions, args.session.as_deref(), &spec.prompt.id).map_err(|e| {
+                CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())).because(e)
+            })?,
         )
     };
     let (outcome, continued) = execute(args, (&target, &spec), recorder.as_mut(), out)?;
     if let Some(w) = crate::run::plan::schema_problem(spec.prompt.schema.as_ref()) {
-        out.warn(format!("prompt {:?}: {w}", spec.prompt.id))
-            .map_err(|e| io_err(&e))?;
+        out.warn(format!("prompt {:?}: {w}", spec.prompt.id)).map_err(io_err)?;
     }
     for name in &outcome.undefined {
         out.warn(super::input::undefined_warning(&spec.prompt.id, name))
-            .map_err(|e| io_err(&e))?;
+            .map_err(io_err)?;
     }
     let mut data = report(&outcome, recorder.as_ref().map(Recorder::path), out)?;
     object_schema_report(&mut data, &outcome, &spec.prompt, out)?;
@@ -142,7 +142,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
                     "the run is not greedy (no temperature 0 sent: see its adjustments), so the continued answer is \
                      a likely continuation, not the one an uncut run would give",
                 )
-                .map_err(|e| io_err(&e))?;
+                .map_err(io_err)?;
             }
             refused_call(&c)
         }
@@ -179,11 +179,12 @@ fn execute<W: Write>(
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")).because(e))?;
     let outcome = rt.block_on(async {
         // SIGINT / SIGTERM end the request, not the process: the partial
         // run is analysed and recorded as cut by the user (exit 130).
-        crate::run::interrupt::arm().map_err(|e| CliError::new(Category::Internal, format!("signals: {e}")))?;
+        crate::run::interrupt::arm()
+            .map_err(|e| CliError::new(Category::Internal, format!("signals: {e}")).because(e))?;
         let mut write_err = None;
         let result = crate::run::execute(target, spec, recorder.as_deref_mut(), |ev, _| {
             if let llm::Event::Delta { text, .. } = ev
@@ -195,7 +196,7 @@ fn execute<W: Write>(
         })
         .await?;
         if let Some(e) = write_err {
-            return Err(io_err(&e));
+            return Err(io_err(e));
         }
         Ok::<Outcome, CliError>(result)
     })?;
@@ -226,7 +227,7 @@ fn verdict<W: Write>(
                 "the first call broke ({e}); it was resumed from the provider's latest continuation token and \
                  the answer finished"
             ))
-            .map_err(|e| io_err(&e))?;
+            .map_err(io_err)?;
             Ok(data)
         }
         (Some(e), _) => {
@@ -236,7 +237,7 @@ fn verdict<W: Write>(
             Err(err)
         }
         (None, Some(mut err)) => {
-            out.warn(err.message.clone()).map_err(|e| io_err(&e))?;
+            out.warn(err.message.clone()).map_err(io_err)?;
             err.detail = Some(data);
             Err(err)
         }
@@ -283,13 +284,13 @@ pub fn object_schema_report<W: Write>(
     if let crate::run::Analysis::Json(a) = &o.analysis
         && let Some(r) = &a.raises
     {
-        out.warn(r.verdict()).map_err(|e| io_err(&e))?;
+        out.warn(r.verdict()).map_err(io_err)?;
     }
     let crate::run::Analysis::Jsonl(a) = &o.analysis else {
         return Ok(());
     };
     if let Some(r) = a.raises {
-        out.warn(r.verdict(a.counts.ok)).map_err(|e| io_err(&e))?;
+        out.warn(r.verdict(a.counts.ok)).map_err(io_err)?;
     }
     let Some(schema) = &prompt.object_schema else {
         return Ok(());
@@ -298,8 +299,7 @@ pub fn object_schema_report<W: Write>(
         return Ok(());
     };
     let rejects = super::parse::object_schema_rejects(a, &ignored);
-    out.warn(super::parse::ignored_warning(&rejects))
-        .map_err(|e| io_err(&e))?;
+    out.warn(super::parse::ignored_warning(&rejects)).map_err(io_err)?;
     data["object_schema"] = super::parse::ignored_report(&rejects);
     Ok(())
 }
@@ -318,7 +318,7 @@ fn stitched<W: Write>(
         if let Value::Object(m) = &mut rec {
             m.insert("type".into(), "continuation".into());
         }
-        out.record(&rec).map_err(|e| io_err(&e))?;
+        out.record(&rec).map_err(io_err)?;
     }
     let p = &spec.prompt;
     let schema = crate::run::analysis_schema(crate::llm::structured::Path::None, p.schema.as_ref());
@@ -329,7 +329,7 @@ fn stitched<W: Write>(
     data["text"] = Value::String(c.text.clone());
     data["continuation"] = json!({"ended": c.ended, "calls": c.calls, "items": c.items.len()});
     out.record(&json!({"type": "continued", "ended": c.ended, "calls": c.calls.len(), "items": c.items.len()}))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     Ok(())
 }
 
@@ -355,8 +355,7 @@ pub fn session_for(dir: &std::path::Path, explicit: Option<&str>, prefix: &str) 
 pub fn report<W: Write>(o: &Outcome, session: Option<&std::path::Path>, out: &mut Out<W>) -> Result<Value, CliError> {
     let r = &o.record;
     for item in o.analysis.items() {
-        out.record(&json!({"type": "item", "value": item}))
-            .map_err(|e| io_err(&e))?;
+        out.record(&json!({"type": "item", "value": item})).map_err(io_err)?;
     }
     let session_ref = session.map(|p| json!({"path": p.display().to_string(), "run_id": r.run_id}));
     let mut data = json!({
@@ -399,22 +398,22 @@ pub fn report<W: Write>(o: &Outcome, session: Option<&std::path::Path>, out: &mu
     if let Some(e) = &r.error {
         rec["error"] = json!(e);
     }
-    out.record(&rec).map_err(|e| io_err(&e))?;
-    out.pretty(&pretty(o)).map_err(|e| io_err(&e))?;
+    out.record(&rec).map_err(io_err)?;
+    out.pretty(&pretty(o)).map_err(io_err)?;
     if let Some(e) = &r.error {
         out.warn(format!(
             "the provider failed mid-run; what arrived is kept and analysed: {e}"
         ))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     }
     for a in &r.adjustments {
-        out.warn(a.describe()).map_err(|e| io_err(&e))?;
+        out.warn(a.describe()).map_err(io_err)?;
     }
     for m in &r.checks {
-        out.warn(m.describe()).map_err(|e| io_err(&e))?;
+        out.warn(m.describe()).map_err(io_err)?;
     }
     if let Some(note) = crate::run::budget_note(r).filter(|n| n.contains("spent on reasoning")) {
-        out.warn(note).map_err(|e| io_err(&e))?;
+        out.warn(note).map_err(io_err)?;
     }
     Ok(data)
 }

@@ -84,6 +84,7 @@ pub fn run<W: Write>(_args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value,
             Category::InputError,
             format!("{}: cannot read sessions directory: {e}", cli.sessions.display()),
         )
+        .because(e)
     })?;
     for path in paths {
         // Run by run: one row about each is kept, never the session.
@@ -92,12 +93,12 @@ pub fn run<W: Write>(_args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value,
         let s = match crate::session::each_run(&path, &mut each) {
             Ok(s) => s,
             Err(e) => {
-                out.warn(format!("{}: {e}", path.display())).map_err(|e| io_err(&e))?;
+                out.warn(format!("{}: {e}", path.display())).map_err(io_err)?;
                 continue;
             }
         };
         for w in &s.warnings {
-            out.warn(w.clone()).map_err(|e| io_err(&e))?;
+            out.warn(w.clone()).map_err(io_err)?;
         }
         let id = s.header.id;
         for r in &mut runs {
@@ -122,13 +123,13 @@ pub fn run<W: Write>(_args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value,
             runs,
             kind: Some("session"),
         };
-        out.record(&row).map_err(|e| io_err(&e))?;
+        out.record(&row).map_err(io_err)?;
         if format == Format::Json {
             row.kind = None;
             list.push(row);
         }
     }
-    out.pretty(&text).map_err(|e| io_err(&e))?;
+    out.pretty(&text).map_err(io_err)?;
     out.envelope(&Data {
         dir: cli.sessions.display().to_string(),
         sessions: list,

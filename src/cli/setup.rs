@@ -45,13 +45,13 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     if let Ok(i) = crate::llm::local::installed() {
         let data = json!({"installed": true, "already": true, "server": i.server, "model": i.model});
         out.record(&json!({"type": "installed", "server": i.server, "model": i.model, "already": true}))
-            .map_err(|e| io_err(&e))?;
+            .map_err(io_err)?;
         out.pretty(&format!(
             "already installed: {} and {}",
             i.server.display(),
             i.model.display()
         ))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
         return Ok(data);
     }
     let script = script_path(args);
@@ -69,7 +69,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         .env("CUTLINE_CACHE", crate::llm::local::cache_dir())
         .stdout(std::process::Stdio::from(std::io::stderr()))
         .status()
-        .map_err(|e| CliError::new(Category::SetupRequired, format!("{}: {e}", script.display())))?;
+        .map_err(|e| CliError::new(Category::SetupRequired, format!("{}: {e}", script.display())).because(e))?;
     if !status.success() {
         return Err(CliError::new(
             Category::SetupRequired,
@@ -78,6 +78,6 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     }
     let i = crate::llm::local::installed()?;
     out.record(&json!({"type": "installed", "server": i.server, "model": i.model, "already": false}))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     Ok(json!({"installed": true, "already": false, "server": i.server, "model": i.model}))
 }

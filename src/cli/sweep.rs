@@ -68,7 +68,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             "the sweep cuts only the visible answer: this run also spent {n} output tokens on reasoning, \
              which count against the same limit, so a limit of L leaves about L - {n} for the answer"
         ))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     }
     let sweep = Sweep::new(text.as_bytes(), cuts.view(), &schemas);
     // The points are streamed, never held (a response of a million tokens
@@ -81,7 +81,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
             point: &p,
             kind: "point",
         })
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
         tally.add(&p);
         table.add(&p);
     }
@@ -98,8 +98,8 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     if let Value::Object(m) = &mut rec {
         m.insert("type".into(), "summary".into());
     }
-    out.record(&rec).map_err(|e| io_err(&e))?;
-    out.pretty(&table.text).map_err(|e| io_err(&e))?;
+    out.record(&rec).map_err(io_err)?;
+    out.pretty(&table.text).map_err(io_err)?;
     out.envelope(&Data {
         summary: &summary,
         points: Points {
@@ -157,7 +157,7 @@ fn cut_points<W: Write>(
             let label = if file == "-" { "<stdin>" } else { file.as_str() };
             let (text, warn) = input::into_text(label, bytes);
             if let Some(w) = warn {
-                out.warn(w).map_err(|e| io_err(&e))?;
+                out.warn(w).map_err(io_err)?;
             }
             let cuts = OwnedCuts::of(&text, args.tokenizer);
             (text, cuts, format!("{:?}", args.tokenizer))

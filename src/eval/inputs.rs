@@ -80,8 +80,7 @@ impl RawInput {
 
 /// Why inputs or a gold set cannot be read: the file, where in it, and
 /// the cause. Displayed `file[:line[:column]]: cause`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}{}: {cause}", at(*.line, *.column))]
+#[derive(Debug, Clone)]
 pub struct InputsError {
     /// The file (or directory).
     pub file: String,
@@ -91,6 +90,10 @@ pub struct InputsError {
     pub column: Option<usize>,
     /// What is wrong.
     pub cause: String,
+    /// The typed error underneath (an io or serde_json error), kept as
+    /// [`std::error::Error::source`]; `cause` already says it, so the edge
+    /// prints this error's `Display` alone. Not part of equality.
+    pub source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 fn at(line: Option<usize>, column: Option<usize>) -> String {
@@ -108,6 +111,7 @@ impl InputsError {
             line: None,
             column: None,
             cause: cause.into(),
+            source: None,
         }
     }
 
@@ -115,6 +119,31 @@ impl InputsError {
         self.line = Some(line);
         self.column = column;
         self
+    }
+
+    fn because(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(std::sync::Arc::new(source));
+        self
+    }
+}
+
+impl PartialEq for InputsError {
+    fn eq(&self, other: &Self) -> bool {
+        self.file == other.file && self.line == other.line && self.column == other.column && self.cause == other.cause
+    }
+}
+
+impl Eq for InputsError {}
+
+impl std::fmt::Display for InputsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}: {}", self.file, at(self.line, self.column), self.cause)
+    }
+}
+
+impl std::error::Error for InputsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
     }
 }
 
@@ -130,7 +159,7 @@ fn utf8(label: &str, first_line: usize, bytes: Vec<u8>) -> Result<String, Inputs
 /// Read `path`: a directory of `.txt` / `.json` files, or a `.jsonl` file.
 pub fn load(path: &Path) -> Result<Vec<RawInput>, InputsError> {
     let label = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| InputsError::new(&label, e.to_string()))?;
+    let meta = std::fs::metadata(path).map_err(|e| InputsError::new(&label, e.to_string()).because(e))?;
     if meta.is_dir() {
         load_dir(path)
     } else {
@@ -141,7 +170,7 @@ pub fn load(path: &Path) -> Result<Vec<RawInput>, InputsError> {
 fn load_dir(dir: &Path) -> Result<Vec<RawInput>, InputsError> {
     let label = dir.display().to_string();
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| InputsError::new(&label, e.to_string()))?
+        .map_err(|e| InputsError::new(&label, e.to_string()).because(e))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
@@ -170,7 +199,7 @@ fn load_dir(dir: &Path) -> Result<Vec<RawInput>, InputsError> {
                 ),
             ));
         }
-        let bytes = crate::limits::read(&f).map_err(|e| InputsError::new(&flabel, e.to_string()))?;
+        let bytes = crate::limits::read(&f).map_err(|e| InputsError::new(&flabel, e.to_string()).because(e))?;
         let text = utf8(&flabel, 1, bytes)?;
         let is_json = f.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
         let source = if is_json {
@@ -182,7 +211,9 @@ fn load_dir(dir: &Path) -> Result<Vec<RawInput>, InputsError> {
                 }
                 Err(e) => {
                     let cause = format!("bad JSON: {}", crate::output::json::strip_position(&e.to_string()));
-                    return Err(InputsError::new(&flabel, cause).at(e.line(), Some(e.column())));
+                    return Err(InputsError::new(&flabel, cause)
+                        .at(e.line(), Some(e.column()))
+                        .because(e));
                 }
             }
         } else {
@@ -195,12 +226,12 @@ fn load_dir(dir: &Path) -> Result<Vec<RawInput>, InputsError> {
 
 fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, InputsError> {
     let label = path.display().to_string();
-    let file = crate::limits::open_regular(path).map_err(|e| InputsError::new(&label, e.to_string()))?;
+    let file = crate::limits::open_regular(path).map_err(|e| InputsError::new(&label, e.to_string()).because(e))?;
     let mut out: Vec<RawInput> = Vec::new();
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
         let n = i + 1;
-        let bytes = line.map_err(|e| InputsError::new(&label, e.to_string()).at(n, None))?;
+        let bytes = line.map_err(|e| InputsError::new(&label, e.to_string()).at(n, None).because(e))?;
         let text = utf8(&label, n, bytes)?;
         let t = text.trim();
         if t.is_empty() {
@@ -214,7 +245,7 @@ fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, InputsError> {
             }
             Err(e) => {
                 let cause = format!("bad JSON: {}", crate::output::json::strip_position(&e.to_string()));
-                return Err(InputsError::new(&label, cause).at(n, Some(e.column())));
+                return Err(InputsError::new(&label, cause).at(n, Some(e.column())).because(e));
             }
         };
         let id = match vars.remove("id") {
@@ -253,15 +284,18 @@ fn load_jsonl(path: &Path) -> Result<Vec<RawInput>, InputsError> {
 /// (`file:line: bad JSON: cause`).
 pub fn read_gold(path: &Path) -> Result<Vec<Value>, InputsError> {
     let label = path.display().to_string();
-    let bytes = crate::limits::read(path).map_err(|e| InputsError::new(&label, e.to_string()))?;
+    let bytes = crate::limits::read(path).map_err(|e| InputsError::new(&label, e.to_string()).because(e))?;
     let text = String::from_utf8_lossy(&bytes);
     let mut items = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| InputsError::new(&label, format!("bad JSON: {e}")).at(i + 1, None))?;
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            InputsError::new(&label, format!("bad JSON: {e}"))
+                .at(i + 1, None)
+                .because(e)
+        })?;
         items.push(v);
     }
     Ok(items)
@@ -279,7 +313,7 @@ pub fn find_gold(dir: &Path, ids: &[String]) -> Result<Option<(String, Vec<Value
         match std::fs::metadata(&path) {
             Ok(_) => return Ok(Some((path.display().to_string(), read_gold(&path)?))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(InputsError::new(path.display().to_string(), e.to_string())),
+            Err(e) => return Err(InputsError::new(path.display().to_string(), e.to_string()).because(e)),
         }
     }
     Ok(None)

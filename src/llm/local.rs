@@ -155,9 +155,10 @@ async fn start(inst: &Install) -> Result<String, LlmError> {
     };
     cmd.stderr(Stdio::from(log));
     let child = cmd.spawn().map_err(|e| {
-        LlmError::new(
+        LlmError::caused(
             ErrorKind::SetupRequired,
             format!("could not start {}: {e}; {SETUP_HINT}", inst.server.display()),
+            e,
         )
     })?;
     let watchdog = watchdog(child.id(), &log_path);
@@ -194,12 +195,13 @@ fn new_log() -> Result<(PathBuf, std::fs::File), LlmError> {
     create(cached.clone())
         .or_else(|_| create(std::env::temp_dir().join("cutline-logs")))
         .map_err(|e| {
-            LlmError::new(
+            LlmError::caused(
                 ErrorKind::SetupRequired,
                 format!(
                     "could not create llama-server's log in {} nor in the temp directory: {e}",
                     cached.display()
                 ),
+                e,
             )
         })
 }

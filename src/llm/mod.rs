@@ -7,6 +7,7 @@
 //! delta that arrived before the error, so nothing received is lost.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::Stream;
@@ -245,9 +246,10 @@ pub enum ErrorKind {
     Quota,
 }
 
-/// A provider failure. Never carries an API key.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[error("{kind:?}{}: {message}", HttpStatus(*.status))]
+/// A provider failure. Never carries an API key: not in its message, and
+/// not in its cause ([`http::key::ApiKey::scrub_error`] drops a cause whose
+/// text shows the key).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LlmError {
     /// What kind.
     pub kind: ErrorKind,
@@ -256,6 +258,13 @@ pub struct LlmError {
     pub status: Option<u16>,
     /// For a person.
     pub message: String,
+    /// The typed error underneath (reqwest's, the socket's, serde_json's),
+    /// kept as [`std::error::Error::source`] for whoever walks the chain.
+    /// `message` already says it, so the edge prints `message` alone. Not
+    /// recorded, and not part of equality (two errors that say the same
+    /// are the same).
+    #[serde(skip)]
+    pub cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl LlmError {
@@ -265,8 +274,56 @@ impl LlmError {
             kind,
             status: None,
             message: message.into(),
+            cause: None,
         }
     }
+
+    /// A new error from the typed error `cause`, kept as its source;
+    /// `message` is what a person reads (and says the cause already).
+    pub fn caused(
+        kind: ErrorKind,
+        message: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            cause: Some(Arc::new(cause)),
+            ..Self::new(kind, message)
+        }
+    }
+}
+
+impl PartialEq for LlmError {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.status == other.status && self.message == other.message
+    }
+}
+
+impl Eq for LlmError {}
+
+impl std::fmt::Display for LlmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}{}: {}", self.kind, HttpStatus(self.status), self.message)
+    }
+}
+
+impl std::error::Error for LlmError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// The text of `e` and of every error under it, joined by `: `: what a
+/// person would read if the whole chain were printed (to check it for a
+/// secret before the chain is kept).
+pub fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        next = s.source();
+    }
+    text
 }
 
 /// ` (HTTP 429)`, or nothing when no status came.

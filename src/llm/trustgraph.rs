@@ -89,6 +89,21 @@ impl TrustGraph {
             format!("TrustGraph {}: {}", self.socket_url(), self.scrub(message)),
         )
     }
+
+    /// [`Self::err`] keeping `cause` as its source, unless the cause's
+    /// text shows the token the message hides (then the text alone).
+    fn err_caused(
+        &self,
+        kind: ErrorKind,
+        message: &str,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> LlmError {
+        let mut e = self.err(kind, message);
+        if !self.token.as_ref().is_some_and(|t| t.shows_in(&cause)) {
+            e.cause = Some(std::sync::Arc::new(cause));
+        }
+        e
+    }
 }
 
 impl Provider for TrustGraph {
@@ -140,9 +155,11 @@ async fn converse(tg: &TrustGraph, req: &Request) -> Vec<Event> {
         Err(e) => return vec![Event::Error(e)],
     };
     if let Err(e) = ws.send(Message::text(frame.to_string())).await {
-        return vec![Event::Error(
-            tg.err(ErrorKind::Stream, &format!("sending the request: {e}")),
-        )];
+        return vec![Event::Error(tg.err_caused(
+            ErrorKind::Stream,
+            &format!("sending the request: {e}"),
+            e,
+        ))];
     }
     let mut got_text = false;
     loop {
@@ -220,11 +237,11 @@ async fn connect(tg: &TrustGraph) -> Result<Socket, LlmError> {
                 &format!("no connection within {} s", tg.timeouts.connect.as_secs()),
             )
         })?
-        .map_err(|e| tg.err(ErrorKind::Connect, &format!("cannot connect: {e}")))?;
+        .map_err(|e| tg.err_caused(ErrorKind::Connect, &format!("cannot connect: {e}"), e))?;
     let token = tg.token.as_ref().map_or("", ApiKey::expose);
     ws.send(Message::text(json!({"type": "auth", "token": token}).to_string()))
         .await
-        .map_err(|e| tg.err(ErrorKind::Connect, &format!("sending the auth frame: {e}")))?;
+        .map_err(|e| tg.err_caused(ErrorKind::Connect, &format!("sending the auth frame: {e}"), e))?;
     let answer = next_json(tg, &mut ws, tg.timeouts.first_byte).await?;
     match answer.get("type").and_then(Value::as_str) {
         Some("auth-ok") => Ok(ws),
@@ -257,7 +274,7 @@ async fn next_json(tg: &TrustGraph, ws: &mut Socket, wait: Duration) -> Result<V
                     "the gateway closed the connection before the answer ended",
                 ));
             }
-            Some(Err(e)) => return Err(tg.err(ErrorKind::Stream, &format!("the connection broke: {e}"))),
+            Some(Err(e)) => return Err(tg.err_caused(ErrorKind::Stream, &format!("the connection broke: {e}"), e)),
             Some(Ok(m)) => m,
         };
         let text = match msg {

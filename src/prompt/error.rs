@@ -4,10 +4,10 @@
 //! `file:line:col: cause`, so an editor or a person can jump to the spot.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// A prompt config that does not load or render.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}{}: {cause}", Position(*.line, *.column))]
+#[derive(Debug, Clone)]
 pub struct ConfigError {
     /// The file (or other label) the config came from.
     pub file: String,
@@ -17,6 +17,10 @@ pub struct ConfigError {
     pub column: Option<usize>,
     /// What is wrong.
     pub cause: String,
+    /// The typed error underneath (an io or serde_json error), kept as
+    /// [`std::error::Error::source`]; `cause` already says it, so the edge
+    /// prints this error's `Display` alone. Not part of equality.
+    pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl ConfigError {
@@ -27,16 +31,16 @@ impl ConfigError {
             line: None,
             column: None,
             cause: cause.into(),
+            source: None,
         }
     }
 
     /// An error at a line (and column, when known).
     pub fn at(file: impl Into<String>, line: usize, column: Option<usize>, cause: impl Into<String>) -> Self {
         Self {
-            file: file.into(),
             line: Some(line),
             column,
-            cause: cause.into(),
+            ..Self::new(file, cause)
         }
     }
 
@@ -44,6 +48,34 @@ impl ConfigError {
     pub fn at_offset(file: impl Into<String>, text: &[u8], offset: usize, cause: impl Into<String>) -> Self {
         let (line, column) = crate::output::position::line_col(text, offset);
         Self::at(file, line, Some(column), cause)
+    }
+
+    /// This error with `source` kept as the typed error underneath (its
+    /// text already in `cause`).
+    #[must_use]
+    pub fn because(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
+}
+
+impl PartialEq for ConfigError {
+    fn eq(&self, other: &Self) -> bool {
+        self.file == other.file && self.line == other.line && self.column == other.column && self.cause == other.cause
+    }
+}
+
+impl Eq for ConfigError {}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}: {}", self.file, Position(self.line, self.column), self.cause)
+    }
+}
+
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
     }
 }
 

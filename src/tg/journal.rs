@@ -111,6 +111,7 @@ impl Journal {
                     Some(e.column()),
                     format!("not a journal entry cutline wrote: {e}"),
                 )
+                .because(e)
             })?;
             out.push(entry);
         }

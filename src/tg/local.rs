@@ -144,6 +144,7 @@ pub fn read_state(dir: &Path) -> Result<Pulled, LocalError> {
             Some(e.column()),
             format!("not a pull record cutline wrote: {e}"),
         )
+        .because(e)
     })?;
     if pulled.format > STATE_FORMAT {
         return Err(ConfigError::new(

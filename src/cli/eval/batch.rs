@@ -194,8 +194,8 @@ fn write_lines(m: &Matrix, ask: &Ask, pending: &[Planned], w: &mut dyn Write) ->
             custom_id: crate::llm::batch::custom_id(&p.key),
             request: plan.request,
         };
-        serde_json::to_writer(&mut *w, &encoder.line(&item)).map_err(|e| io_err(&e.into()))?;
-        w.write_all(b"\n").map_err(|e| io_err(&e))?;
+        serde_json::to_writer(&mut *w, &encoder.line(&item)).map_err(|e| io_err(e.into()))?;
+        w.write_all(b"\n").map_err(io_err)?;
     }
     Ok(pending.len())
 }
@@ -236,12 +236,12 @@ pub fn write_file<W: Write>(
     .map_err(|e| {
         planning
             .take()
-            .unwrap_or_else(|| CliError::new(Category::InputError, format!("{}: {e}", file.display())))
+            .unwrap_or_else(|| CliError::new(Category::InputError, format!("{}: {e}", file.display())).because(e))
     })?;
     let rec = json!({"type": "batch_file", "path": file.display().to_string(), "requests": written});
-    out.record(&rec).map_err(|e| io_err(&e))?;
+    out.record(&rec).map_err(io_err)?;
     out.pretty(&format!("wrote {written} requests to {}\n", file.display()))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     Ok(rec)
 }
 
@@ -253,7 +253,7 @@ fn results_of(file: &Path) -> Result<impl Iterator<Item = Result<crate::llm::bat
         CliError::new(Category::InputError, format!("{}:{n}: {why}", file.display()))
     };
     let f = crate::limits::open_regular(file)
-        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", file.display())))?;
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", file.display())).because(e))?;
     let cap = usize::try_from(crate::limits::max_file_bytes()).unwrap_or(usize::MAX);
     let mut reader = std::io::BufReader::with_capacity(1 << 16, f);
     let mut buf = Vec::new();
@@ -264,7 +264,7 @@ fn results_of(file: &Path) -> Result<impl Iterator<Item = Result<crate::llm::bat
             let kind = match crate::limits::next_line(&mut reader, &mut buf, cap) {
                 Ok(Some(k)) => k,
                 Ok(None) => return None,
-                Err(e) => return Some(Err(at(n, &e))),
+                Err(e) => return Some(Err(at(n, &e).because(e))),
             };
             if let crate::limits::Line::TooLong(len) = kind {
                 return Some(Err(at(n, &crate::limits::line_too_long(len, cap))));
@@ -274,7 +274,7 @@ fn results_of(file: &Path) -> Result<impl Iterator<Item = Result<crate::llm::bat
             }
             let line: Value = match serde_json::from_slice(&buf) {
                 Ok(v) => v,
-                Err(e) => return Some(Err(at(n, &format!("not JSON: {e}")))),
+                Err(e) => return Some(Err(at(n, &format!("not JSON: {e}")).because(e))),
             };
             return Some(
                 crate::llm::batch::openai::result_of(&line)
@@ -324,7 +324,7 @@ pub fn record_file<W: Write>(
                 file.display()
             ),
         )
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     }
     let answered: HashSet<&str> = chosen
         .iter()

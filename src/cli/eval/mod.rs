@@ -138,7 +138,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let who = who(args)?;
     let ask = Arc::new(ask_of(args, cli, &who));
     let batching = batch::prepare(args, &who)?;
-    let io = |e: std::io::Error| io_err(&e);
+    let io = io_err;
     let (m, warnings) = engine::plan(prompt_plans(args, cli, &who, out)?, &ask)?;
     for w in warnings {
         out.warn(w).map_err(io)?;
@@ -146,7 +146,7 @@ pub fn run<W: Write>(args: &Args, cli: &Cli, out: &mut Out<W>) -> Result<Value, 
     let m = Arc::new(m);
     let (mut recorder, session_ref, session_path) = open(args, cli, &m, &who)?;
     let (done, session_warnings) = engine::resume(&m, &session_path)
-        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", session_path.display())))?;
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", session_path.display())).because(e))?;
     for w in session_warnings {
         out.warn(w).map_err(io)?;
     }
@@ -216,7 +216,7 @@ fn hold_in_batches<W: Write>(
             "{held} runs are still in provider batches of this session: not sent again; `eval --batch` on it \
              collects them"
         ))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     }
     Ok((pending, held))
 }
@@ -257,7 +257,7 @@ fn prompt_plans<W: Write>(args: &Args, cli: &Cli, who: &Who, out: &mut Out<W>) -
     for cfg in resolve_prompts(args, &cli.workspace()?)? {
         let inputs = inputs_of(&cfg, raw_inputs.as_deref(), overlay.as_ref())?;
         if let Some(w) = crate::run::plan::schema_problem(cfg.schema.as_ref()) {
-            out.warn(format!("prompt {:?}: {w}", cfg.id)).map_err(|e| io_err(&e))?;
+            out.warn(format!("prompt {:?}: {w}", cfg.id)).map_err(io_err)?;
         }
         let gold = gold_for(&cfg, &gold_dir, &args.keys)?;
         let replays = inputs
@@ -285,7 +285,7 @@ fn open(args: &Args, cli: &Cli, m: &Matrix, who: &Who) -> Result<(Recorder, Valu
     }));
     let path = crate::session::file_for(&cli.sessions, &session_id);
     let recorder = super::run::open_session(&cli.sessions, &session_id)
-        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))?;
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())).because(e))?;
     let session_ref = json!({"id": recorder.id(), "path": recorder.path().display().to_string()});
     Ok((recorder, session_ref, path))
 }
@@ -314,7 +314,7 @@ fn execute<W: Write>(
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")).because(e))?;
     let result = rt.block_on(async {
         if who.is_local {
             crate::llm::local::installed()?;
@@ -378,7 +378,7 @@ fn finish<W: Write>(
         plan_rec,
         recorder,
     } = recorded;
-    let io = |e: std::io::Error| io_err(&e);
+    let io = io_err;
     let (rows, twin_recs) = tables(m, ask, summaries, out)?;
     let failed = summaries.iter().filter(|s| s.failed()).count();
     let skipped = summaries.iter().filter(|s| s.skipped).count();
@@ -466,11 +466,11 @@ fn tables<W: Write>(
     let (table_prompts, per_prompt) = m.table_prompts(ask.limits.len());
     let rows = eval::table(&table_prompts, &ask.limits, &per_prompt, summaries);
     for r in &rows {
-        out.record(&tagged("summary", r)).map_err(|e| io_err(&e))?;
+        out.record(&tagged("summary", r)).map_err(io_err)?;
     }
     let twin_recs: Vec<Value> = eval::twins(&rows).iter().map(twin_record).collect();
     for t in &twin_recs {
-        out.record(t).map_err(|e| io_err(&e))?;
+        out.record(t).map_err(io_err)?;
     }
     Ok((rows, twin_recs))
 }

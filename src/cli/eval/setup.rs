@@ -35,6 +35,7 @@ pub(super) fn resolve_prompts(args: &Args, ws: &crate::store::Workspace) -> Resu
                     Category::ConfigInvalid,
                     format!("twin {t:?} of {reference:?}: {e} (or pass --no-twins)"),
                 )
+                .because(e)
             })?;
             out.push(tcfg);
         }

@@ -43,7 +43,7 @@ pub fn run<W: Write>(args: &Args, strategies: &[Strategy], cli: &Cli, out: &mut 
     let ids: Vec<&str> = listed.iter().map(|p| p.id.as_str()).collect();
     let recorder = open(args, cli, &ids, strategies, batching.is_some())?;
     let session_ref = json!({"id": recorder.id(), "path": recorder.path().display().to_string()});
-    let io = |e: std::io::Error| io_err(&e);
+    let io = io_err;
     let words: Vec<&str> = strategies.iter().map(|s| s.word()).collect();
     out.record(
         &json!({"type": "plan", "session": session_ref, "prompts": ids, "strategies": words,
@@ -116,7 +116,7 @@ fn open(args: &Args, cli: &Cli, ids: &[&str], strategies: &[Strategy], batched: 
         }
         (None, false) => super::super::run::session_for(&cli.sessions, None, "strategy"),
     };
-    opened.map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())))
+    opened.map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", cli.sessions.display())).because(e))
 }
 
 /// Run the cells' calls as successive batch rounds, the manifest and the
@@ -155,7 +155,7 @@ fn by_rounds<W: Write>(
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")).because(e))?;
     let ended = rt
         .block_on(rounds::execute(labelled, work, batching, w))
         .map_err(CliError::from)?;
@@ -197,7 +197,7 @@ impl<'o, W: Write> Writer<'o, W> {
                 seen.insert(b.custom_id, r.run_id);
             }
         })
-        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", recorder.path().display())))?;
+        .map_err(|e| CliError::new(Category::InputError, format!("{}: {e}", recorder.path().display())).because(e))?;
         Ok(Self {
             out,
             recorder,
@@ -321,7 +321,7 @@ fn execute(
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")))?;
+        .map_err(|e| CliError::new(Category::Internal, format!("tokio runtime: {e}")).because(e))?;
     let common = Arc::new(common);
     rt.block_on(async {
         if is_local {
@@ -356,7 +356,7 @@ fn report<W: Write>(
     (session_ref, batched): (&Value, bool),
     out: &mut Out<W>,
 ) -> Result<Value, CliError> {
-    let io = |e: std::io::Error| io_err(&e);
+    let io = io_err;
     let rows = strategy::table(listed, &args.max_tokens.0, strategies, &written.runs);
     for r in rows.iter().filter(|r| r.runs > 0) {
         out.record(&super::tagged("strategy", r)).map_err(io)?;

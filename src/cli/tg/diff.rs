@@ -46,7 +46,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         }
         let rec = record(d);
         describe(&mut text, d);
-        out.record(&rec).map_err(|e| io_err(&e))?;
+        out.record(&rec).map_err(io_err)?;
     }
     let summary = json!({
         "url": pulled.url, "workspace": pulled.workspace,
@@ -55,7 +55,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     });
     let mut rec = summary.clone();
     rec["type"] = "diff".into();
-    out.record(&rec).map_err(|e| io_err(&e))?;
+    out.record(&rec).map_err(io_err)?;
     let _ = writeln!(
         text,
         "version {} pulled, {} live{}: {} changed here, {} changed live, {} on both sides",
@@ -66,7 +66,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         counts["live"],
         counts["conflict"]
     );
-    out.pretty(&text).map_err(|e| io_err(&e))?;
+    out.pretty(&text).map_err(io_err)?;
     Ok(
         json!({"keys": diffs.iter().filter(|d| d.status != Status::Same).map(record).collect::<Vec<_>>(), "summary": summary}),
     )

@@ -146,7 +146,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(Category::Internal, format!("cannot start the async runtime: {e}")))
+        .map_err(|e| CliError::new(Category::Internal, format!("cannot start the async runtime: {e}")).because(e))
 }
 
 /// The client of a deployment.

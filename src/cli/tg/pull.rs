@@ -73,7 +73,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     };
     let file = write_pull(&dir, &pulled, &values)?;
     for k in values.keys() {
-        out.record(&json!({"type": "key", "key": k})).map_err(|e| io_err(&e))?;
+        out.record(&json!({"type": "key", "key": k})).map_err(io_err)?;
     }
     let templates = values.keys().filter(|k| k.starts_with("template.")).count();
     let summary = json!({
@@ -83,7 +83,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     });
     let mut rec = summary.clone();
     rec["type"] = "pulled".into();
-    out.record(&rec).map_err(|e| io_err(&e))?;
+    out.record(&rec).map_err(io_err)?;
     out.pretty(&format!(
         "pulled {templates} prompts of workspace {:?} at version {} from {} into {}\n",
         pulled.workspace,
@@ -91,7 +91,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         pulled.url,
         file.display()
     ))
-    .map_err(|e| io_err(&e))?;
+    .map_err(io_err)?;
     Ok(summary)
 }
 

@@ -48,7 +48,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
     let only = ids(&args.ids);
     let plan = plan(&pulled, &local.prompts, &live, only.as_deref(), args.force)?;
     for (key, why) in &plan.reload.warnings {
-        out.warn(format!("{key}: {why}")).map_err(|e| io_err(&e))?;
+        out.warn(format!("{key}: {why}")).map_err(io_err)?;
     }
     let mut text = String::new();
     for c in &plan.changes {
@@ -59,7 +59,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         };
         out.record(&json!({"type": "change", "key": c.key, "action": what,
             "change": detail(&c.key, c.before.as_deref(), c.after.as_deref())}))
-            .map_err(|e| io_err(&e))?;
+            .map_err(io_err)?;
         let _ = writeln!(text, "{what} {}", c.key);
     }
     let keys: Vec<&String> = plan.changes.iter().map(|c| &c.key).collect();
@@ -68,13 +68,13 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
             "written": false});
         let mut rec = summary.clone();
         rec["type"] = "plan".into();
-        out.record(&rec).map_err(|e| io_err(&e))?;
+        out.record(&rec).map_err(io_err)?;
         text.push_str(if plan.changes.is_empty() {
             "nothing to push: no key changed here since the pull\n"
         } else {
             "dry run: checked, nothing written\n"
         });
-        out.pretty(&text).map_err(|e| io_err(&e))?;
+        out.pretty(&text).map_err(io_err)?;
         return Ok(summary);
     }
     let written = rt.block_on(execute(&client, &dir, &mut pulled, &plan))?;
@@ -83,13 +83,13 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
             "the config version went from {} to {}: another writer changed the config while this push ran",
             written.version_before, written.version_after
         ))
-        .map_err(|e| io_err(&e))?;
+        .map_err(io_err)?;
     }
     let summary = json!({"push": written.id, "keys": written.keys, "version_before": written.version_before,
         "version_after": written.version_after, "written": true, "read_back": "equal"});
     let mut rec = summary.clone();
     rec["type"] = "pushed".into();
-    out.record(&rec).map_err(|e| io_err(&e))?;
+    out.record(&rec).map_err(io_err)?;
     let _ = writeln!(
         text,
         "pushed {} keys (push {}; version {} → {}), read back equal; `cutline tg undo` puts the old values back",
@@ -98,6 +98,6 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         written.version_before,
         written.version_after
     );
-    out.pretty(&text).map_err(|e| io_err(&e))?;
+    out.pretty(&text).map_err(io_err)?;
     Ok(summary)
 }

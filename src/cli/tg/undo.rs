@@ -34,7 +34,7 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         "version_after": written.version_after, "read_back": "equal"});
     let mut rec = summary.clone();
     rec["type"] = "undone".into();
-    out.record(&rec).map_err(|e| io_err(&e))?;
+    out.record(&rec).map_err(io_err)?;
     out.pretty(&format!(
         "undid push {}: {} keys restored (version {} → {}), read back equal\n",
         written.id,
@@ -42,6 +42,6 @@ pub fn run<W: Write>(args: &Args, _cli: &Cli, out: &mut Out<W>) -> Result<Value,
         written.version_before,
         written.version_after
     ))
-    .map_err(|e| io_err(&e))?;
+    .map_err(io_err)?;
     Ok(summary)
 }

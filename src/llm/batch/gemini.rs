@@ -60,7 +60,8 @@ impl GeminiBatch {
             .send_bytes(Call::new(Method::GET, &url, Body::Empty, AUTH), MAX_RESULTS)
             .await?
             .ok_or_else(|| LlmError::new(ErrorKind::BadRequest, format!("{url}: not found")))?;
-        serde_json::from_slice(&bytes).map_err(|e| LlmError::new(ErrorKind::Stream, format!("{url}: not JSON: {e}")))
+        serde_json::from_slice(&bytes)
+            .map_err(|e| LlmError::caused(ErrorKind::Stream, format!("{url}: not JSON: {e}"), e))
     }
 
     /// Upload `bytes` as a JSONL file; its name (`files/…`).

@@ -272,9 +272,10 @@ pub fn jsonl(bytes: &[u8]) -> impl Iterator<Item = Result<serde_json::Value, Llm
         .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
         .map(|l| {
             serde_json::from_slice(l).map_err(|e| {
-                LlmError::new(
+                LlmError::caused(
                     super::ErrorKind::Stream,
                     format!("a batch result line is not JSON: {e}"),
+                    e,
                 )
             })
         })

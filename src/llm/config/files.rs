@@ -20,6 +20,7 @@ impl Config {
                         path: path.clone(),
                         at: None,
                         message: e.to_string(),
+                        source: Some(std::sync::Arc::new(e)),
                     });
                 }
             };
@@ -37,6 +38,7 @@ impl Config {
                     path: p,
                     at: None,
                     message: "CUTLINE_CONFIG names a file that does not exist".into(),
+                    source: None,
                 });
             }
             return Self::load_from(&[p]);

@@ -247,8 +247,7 @@ fn secs(v: Option<f64>) -> Option<Duration> {
 /// A providers file (`cutline.toml`, the user config) that cannot be read
 /// or is invalid, with its location. (Prompt files have their own
 /// [`crate::prompt::ConfigError`].)
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{}: {message}", path.display(), at.map_or_else(String::new, |(l, c)| format!(":{l}:{c}")))]
+#[derive(Debug, Clone)]
 pub struct ProvidersFileError {
     /// The file.
     pub path: PathBuf,
@@ -256,6 +255,36 @@ pub struct ProvidersFileError {
     pub at: Option<(usize, usize)>,
     /// What is wrong.
     pub message: String,
+    /// The io error of a file that does not read, kept as
+    /// [`std::error::Error::source`] (`message` already says it). A parse
+    /// error keeps none: toml's error quotes the offending line, which can
+    /// hold a key, so only its message and position are kept. Not part of
+    /// equality.
+    pub source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl PartialEq for ProvidersFileError {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path && self.at == other.at && self.message == other.message
+    }
+}
+
+impl Eq for ProvidersFileError {}
+
+impl std::fmt::Display for ProvidersFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some((l, c)) = self.at {
+            write!(f, ":{l}:{c}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ProvidersFileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
+    }
 }
 
 /// The providers of all config files, merged.

@@ -112,6 +112,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<ProviderConfig>, ProvidersFi
         path: path.to_owned(),
         at: offset.map(|o| line_col(text, o)),
         message,
+        source: None,
     };
     // The error's own Display quotes the offending line, which could hold a
     // secret: only its message and position are used.

@@ -78,9 +78,20 @@ impl ApiKey {
         crate::llm::redact::Redactor::new(std::slice::from_ref(&self.value))
     }
 
-    /// `e` with its message scrubbed.
+    /// `e` with its message scrubbed, and without its cause when the
+    /// cause's text shows the key (a cause cannot be scrubbed, only
+    /// dropped).
     pub fn scrub_error(&self, mut e: LlmError) -> LlmError {
         e.message = self.scrub(&e.message);
+        if e.cause.as_deref().is_some_and(|c| self.shows_in(c)) {
+            e.cause = None;
+        }
         e
+    }
+
+    /// Whether `e`'s text, or that of an error under it, shows the key.
+    pub fn shows_in(&self, e: &(dyn std::error::Error + 'static)) -> bool {
+        let text = crate::llm::chain_text(e);
+        self.scrub(&text) != text
     }
 }

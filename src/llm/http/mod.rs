@@ -169,7 +169,7 @@ async fn execute(
     request: reqwest::Result<reqwest::Request>,
     first_byte: Duration,
 ) -> Result<Response, LlmError> {
-    let r = request.map_err(|e| LlmError::new(ErrorKind::Connect, describe_reqwest(&e)))?;
+    let r = request.map_err(|e| LlmError::caused(ErrorKind::Connect, describe_reqwest(&e), e))?;
     match tokio::time::timeout(first_byte, client.execute(r)).await {
         Ok(Ok(resp)) => Ok(resp),
         Ok(Err(e)) => {
@@ -178,7 +178,7 @@ async fn execute(
             } else {
                 ErrorKind::Connect
             };
-            Err(LlmError::new(kind, describe_reqwest(&e)))
+            Err(LlmError::caused(kind, describe_reqwest(&e), e))
         }
         Err(_) => Err(LlmError::new(
             ErrorKind::Timeout,
@@ -199,7 +199,7 @@ pub async fn read_capped(resp: Response, cap: usize, idle: Duration) -> Result<V
         match tokio::time::timeout(idle, s.next()).await {
             Err(_) => return Err(read::idle_error(idle)),
             Ok(None) => return Ok(out),
-            Ok(Some(Err(e))) => return Err(LlmError::new(ErrorKind::Stream, format!("the body broke: {e}"))),
+            Ok(Some(Err(e))) => return Err(LlmError::caused(ErrorKind::Stream, format!("the body broke: {e}"), e)),
             Ok(Some(Ok(chunk))) => {
                 out.extend_from_slice(&chunk);
                 if out.len() > cap {
@@ -342,6 +342,7 @@ pub fn status_error(status: StatusCode, body: &str, key_env: Option<&str>, attem
         kind,
         status: Some(code),
         message,
+        cause: None,
     }
 }
 

@@ -160,7 +160,11 @@ impl SseReader {
             Ok(Some(Err(eventsource_stream::EventStreamError::Transport(BodyError::TooLarge)))) => {
                 Some(Err(too_large()))
             }
-            Ok(Some(Err(e))) => Some(Err(LlmError::new(ErrorKind::Stream, format!("the stream broke: {e}")))),
+            Ok(Some(Err(e))) => Some(Err(LlmError::caused(
+                ErrorKind::Stream,
+                format!("the stream broke: {e}"),
+                e,
+            ))),
             Ok(Some(Ok(ev))) => {
                 return Some(Ok(Sse {
                     event: ev.event,
@@ -219,7 +223,11 @@ impl LineReader {
                 Ok(None) => self.done = true,
                 Ok(Some(Err(e))) => {
                     self.done = true;
-                    return Some(Err(LlmError::new(ErrorKind::Stream, format!("the stream broke: {e}"))));
+                    return Some(Err(LlmError::caused(
+                        ErrorKind::Stream,
+                        format!("the stream broke: {e}"),
+                        e,
+                    )));
                 }
                 Ok(Some(Ok(chunk))) => {
                     self.total += chunk.len();

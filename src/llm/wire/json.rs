@@ -103,7 +103,7 @@ impl Endpoint {
         bytes
             .map(|b| {
                 serde_json::from_slice(&b)
-                    .map_err(|e| LlmError::new(ErrorKind::Stream, format!("{url}: not JSON: {e}")))
+                    .map_err(|e| LlmError::caused(ErrorKind::Stream, format!("{url}: not JSON: {e}"), e))
             })
             .transpose()
     }

@@ -87,6 +87,7 @@ impl Bundle<'_> {
             line: self.line(key),
             column: None,
             cause,
+            source: None,
         }
     }
 

@@ -176,6 +176,7 @@ impl Site<'_> {
                 line: *line,
                 column: None,
                 cause: format!("{name}: {cause}"),
+                source: None,
             },
             None => match key_line(self.text, key, self.from) {
                 Some(l) => ConfigError::at(self.label, l, None, cause),
@@ -311,6 +312,7 @@ fn shape(label: &str, text: &str, from: usize, obj: &Map<String, Value>) -> Resu
                         what(encoded),
                         what(e0)
                     ),
+                    source: None,
                 });
             }
             Some(_) => {}
