@@ -821,7 +821,15 @@ fn the_workbench_fits_80_by_24_in_every_language() {
     let langs: [(&str, [&str; 7], &str, &str); 3] = [
         (
             "en",
-            ["1 Prompts", "2 Edit", "3 Run", "4 Sweep", "5 Sessions", "6 Migrate", "7 Compare"],
+            [
+                "1 Prompts",
+                "2 Edit",
+                "3 Run",
+                "4 Sweep",
+                "5 Sessions",
+                "6 Migrate",
+                "7 Compare",
+            ],
             "Keys 1–19 of",
             "close this help",
         ),
@@ -833,13 +841,23 @@ fn the_workbench_fits_80_by_24_in_every_language() {
         ),
         (
             "es",
-            ["1 Prompts", "2 Editar", "3 Lanzar", "4 Barrer", "5 Sesiones", "6 Migrar", "7 Cotejar"],
+            [
+                "1 Prompts",
+                "2 Editar",
+                "3 Lanzar",
+                "4 Barrer",
+                "5 Sesiones",
+                "6 Migrar",
+                "7 Cotejar",
+            ],
             "Teclas 1–19 de",
             "cierran esta ayuda",
         ),
     ];
     for (lang, tabs, help_top, help_last) in langs {
-        let Some(t) = Tmux::new(&format!("fit-{lang}")) else { return }; // skip: tmux is not installed (Tmux::new said so)
+        let Some(t) = Tmux::new(&format!("fit-{lang}")) else {
+            return;
+        }; // skip: tmux is not installed (Tmux::new said so)
         let dir = tempfile::tempdir().unwrap();
         fixture(dir.path());
         let config = dir.path().join("none.toml");
@@ -854,7 +872,9 @@ fn the_workbench_fits_80_by_24_in_every_language() {
             ),
             (80, 24),
         );
-        let s = t.wait_until("the tab bar", 30, |s| tabs.iter().all(|tab| s.contains(tab)) && s.contains("extract-definitions-jsonl"));
+        let s = t.wait_until("the tab bar", 30, |s| {
+            tabs.iter().all(|tab| s.contains(tab)) && s.contains("extract-definitions-jsonl")
+        });
         fits(&s, lang);
         t.keys(&["?"]);
         let s = t.wait_for(help_top);
@@ -877,10 +897,16 @@ fn fits(screen: &str, lang: &str) {
         let w = unicode_width::UnicodeWidthStr::width(*l);
         assert!(w <= 80, "{lang}: a line of {w} columns: {l:?}\n{screen}");
         if l.starts_with('┌') {
-            assert!(l.ends_with('┐') && w == 80, "{lang}: a frame's top not closed at column 80: {l:?}\n{screen}");
+            assert!(
+                l.ends_with('┐') && w == 80,
+                "{lang}: a frame's top not closed at column 80: {l:?}\n{screen}"
+            );
         }
         if l.starts_with('└') {
-            assert!(l.ends_with('┘') && w == 80, "{lang}: a frame's bottom not closed at column 80: {l:?}\n{screen}");
+            assert!(
+                l.ends_with('┘') && w == 80,
+                "{lang}: a frame's bottom not closed at column 80: {l:?}\n{screen}"
+            );
         }
     }
 }
