@@ -855,9 +855,8 @@ fn the_workbench_fits_80_by_24_in_every_language() {
         ),
     ];
     for (lang, tabs, help_top, help_last) in langs {
-        let Some(t) = Tmux::new(&format!("fit-{lang}")) else {
-            return;
-        }; // skip: tmux is not installed (Tmux::new said so)
+        let tag = format!("fit-{lang}");
+        let Some(t) = Tmux::new(&tag) else { return }; // skip: tmux is not installed (Tmux::new said so)
         let dir = tempfile::tempdir().unwrap();
         fixture(dir.path());
         let config = dir.path().join("none.toml");
