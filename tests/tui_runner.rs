@@ -15,32 +15,8 @@ use cutline::tui::run::Phase;
 use cutline::tui::runner::Runner;
 use cutline::tui::state::{State, Tab};
 use ratatui::crossterm::event::KeyCode;
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::unbounded_channel;
 use tui_support::*;
-
-/// Apply effects, then feed events back until `done(state)` holds.
-async fn drive(
-    s: &mut State,
-    runner: &mut Runner,
-    rx: &mut UnboundedReceiver<Event>,
-    effects: Vec<Effect>,
-    done: impl Fn(&State) -> bool,
-) {
-    for e in effects {
-        runner.apply(e);
-    }
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done(s) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let ev = tokio::time::timeout(left, rx.recv())
-            .await
-            .expect("timed out waiting for the runner")
-            .expect("channel open");
-        for e in cutline::tui::update(s, ev) {
-            runner.apply(e);
-        }
-    }
-}
 
 fn record_session(dir: &std::path::Path) {
     let p = jsonl_prompt();

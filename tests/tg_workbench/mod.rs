@@ -7,7 +7,7 @@
 //! reducer, runner and jobs, no terminal.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cutline::store::Workspace;
 use cutline::tui::event::{Effect, Event};
@@ -20,31 +20,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use super::Env;
-use super::tui_support::{ch, screen};
-
-/// Apply `effects`, then feed events back until `done` holds (20 s at most).
-async fn drive(
-    s: &mut State,
-    runner: &mut Runner,
-    rx: &mut UnboundedReceiver<Event>,
-    effects: Vec<Effect>,
-    done: impl Fn(&State) -> bool,
-) {
-    for e in effects {
-        runner.apply(e);
-    }
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done(s) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let ev = tokio::time::timeout(left, rx.recv())
-            .await
-            .unwrap_or_else(|_| panic!("timed out; status: {:?}", s.message))
-            .expect("channel open");
-        for e in cutline::tui::update(s, ev) {
-            runner.apply(e);
-        }
-    }
-}
+use super::tui_support::{ch, drive, screen};
 
 fn stage(s: &State) -> Stage {
     s.parts.get::<TgState>().map(|t| t.stage.clone()).unwrap_or_default()

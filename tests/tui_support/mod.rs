@@ -294,3 +294,29 @@ pub fn eval_plan(
         warnings: Vec::new(),
     }
 }
+
+/// Apply `effects` through the real runner, then feed its events back to
+/// the reducer until `done(state)` holds (20 s at most; the panic shows the
+/// status line).
+pub async fn drive(
+    s: &mut State,
+    runner: &mut cutline::tui::runner::Runner,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+    effects: Vec<Effect>,
+    done: impl Fn(&State) -> bool,
+) {
+    for e in effects {
+        runner.apply(e);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done(s) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let ev = tokio::time::timeout(left, rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for the runner; status: {:?}", s.message))
+            .expect("channel open");
+        for e in cutline::tui::update(s, ev) {
+            runner.apply(e);
+        }
+    }
+}
