@@ -904,3 +904,33 @@ fn twins_on_the_local_model_show_the_queue() {
     let fx = send(&mut s, [key(KeyCode::Esc)]);
     assert_eq!(fx.len(), 2, "Esc stops both sides: {fx:?}");
 }
+
+/// A template from the deployment carrying a terminal escape (an OSC 52
+/// clipboard write) is drawn through the sanitiser in the push question:
+/// the escape shows as U+FFFD and never reaches the terminal.
+#[test]
+fn trustgraph_push_question_sanitises_the_deployments_text() {
+    use cutline::tui::trustgraph::state::{KeyChange, Ready, Stage, TgState};
+    let old = r#"{"prompt": "Return a JSON array.", "response-type": "json"}"#;
+    let new = "{\"prompt\": \"Return JSONL.\\u001b]52;c;aGk=\\u0007\", \"response-type\": \"jsonl\"}";
+    let key = "template.x";
+    let mut s = state();
+    s.parts.get_mut::<TgState>().stage = Stage::Ask(Box::new(Ready {
+        id: "x".into(),
+        keys: vec![KeyChange {
+            key: key.into(),
+            action: "replace",
+            parts: cutline::tg::diff::review(key, Some(old), Some(new)),
+        }],
+        changes: Vec::new(),
+        version: 1,
+        write: None,
+        warnings: vec!["template.x: \u{1b}[2J".into()],
+        unsaved: false,
+        top: 0,
+    }));
+    s.mode = cutline::tui::state::Mode::Own(cutline::tui::trustgraph::ID);
+    let shown = screen(&s, 80, 24);
+    assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "{shown:?}");
+    assert!(shown.contains("{+JSONL.\u{FFFD}]52;c;aGk=\u{FFFD}+}"), "{shown}");
+}

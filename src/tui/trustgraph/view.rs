@@ -1,6 +1,8 @@
 //! The push's question (the diff of every key it writes) and its refusal,
 //! over the body. Removed and added words carry git's word-diff marks
 //! (`[-…-]`, `{+…+}`) as well as colour, so they read without colour.
+//! Everything from the deployment (keys, templates, reasons) is drawn
+//! through the terminal sanitiser (`term::clean`).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,6 +12,7 @@ use rust_i18n::t;
 
 use super::state::{Pulled, Ready, Stage, TgState};
 use crate::tg::diff::Part;
+use crate::tui::text;
 use crate::tui::theme::Theme;
 
 /// The lines of the question: where it goes, each key and its change, what
@@ -32,14 +35,17 @@ pub fn ask_lines(r: &Ready, pulled: Option<&Pulled>, theme: Theme) -> Vec<Line<'
     for k in &r.keys {
         out.push(Line::from(vec![
             Span::styled(format!("{} ", k.action), theme.accent()),
-            Span::raw(k.key.clone()),
+            Span::raw(text::clean(&k.key).into_owned()),
         ]));
         for p in &k.parts {
             out.extend(part_lines(p, theme));
         }
     }
     for w in &r.warnings {
-        out.push(Line::styled(t!("tui.tg.warning", text = w).into_owned(), theme.warn()));
+        out.push(Line::styled(
+            t!("tui.tg.warning", text = text::clean(w)).into_owned(),
+            theme.warn(),
+        ));
     }
     out.push(Line::styled(t!("tui.tg.ask_keys").into_owned(), theme.accent()));
     out
@@ -53,7 +59,7 @@ const CONTEXT: usize = 1;
 /// [`CONTEXT`] away from a change folded into `…`.
 fn part_lines(p: &Part, theme: Theme) -> Vec<Line<'static>> {
     let mut lines: Vec<(Vec<Span<'static>>, bool)> = vec![(
-        vec![Span::styled(format!("  {}: ", p.name), theme.dim())],
+        vec![Span::styled(format!("  {}: ", text::clean(&p.name)), theme.dim())],
         false,
     )];
     for w in &p.runs {
@@ -70,7 +76,7 @@ fn part_lines(p: &Part, theme: Theme) -> Vec<Line<'static>> {
                 continue;
             }
             let Some((spans, changed)) = lines.last_mut() else { continue };
-            spans.push(Span::styled(format!("{open}{piece}{close}"), style));
+            spans.push(Span::styled(format!("{open}{}{close}", text::clean(piece)), style));
             *changed |= w.op != "=";
         }
     }
@@ -101,7 +107,7 @@ pub fn draw(f: &mut Frame<'_>, area: Rect, st: &TgState, theme: Theme) {
                 t!("tui.tg.refused_title", id = id).into_owned(),
                 theme.bad(),
             )];
-            v.extend(lines.iter().map(|l| Line::raw(l.clone())));
+            v.extend(lines.iter().map(|l| Line::raw(text::clean(l).into_owned())));
             v.push(Line::styled(t!("tui.tg.any_key").into_owned(), theme.dim()));
             (t!("tui.tg.title_refused"), v, 0)
         }
