@@ -153,3 +153,61 @@ impl ValueSkipper {
         }
     }
 }
+
+/// How many elements the top-level array or members the top-level object
+/// of `b` holds, for text already known to be one valid JSON value (a
+/// scalar counts 0). Counts commas at depth one outside strings: no value
+/// is built, so a line of 200,000 tiny objects costs nothing per object.
+pub fn top_level_len(b: &[u8]) -> usize {
+    let start = skip_ws(b, 0);
+    if !matches!(b.get(start), Some(b'[' | b'{'))
+        || b.get(skip_ws(b, start + 1)).is_some_and(|&c| c == b']' || c == b'}')
+    {
+        return 0;
+    }
+    let (mut depth, mut commas, mut i) = (0usize, 0usize, start);
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                // Past the string: the next unescaped quote.
+                i += 1;
+                while let Some(j) = b.get(i..).and_then(|rest| memchr2(b'"', b'\\', rest)) {
+                    i += j;
+                    if b[i] == b'\\' {
+                        i += 2;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 1 => commas += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    commas + 1
+}
+
+#[cfg(test)]
+mod len_tests {
+    use super::top_level_len;
+
+    #[test]
+    fn counts_only_the_top_level() {
+        for (text, n) in [
+            ("[]", 0),
+            (" [ ] ", 0),
+            ("{}", 0),
+            ("[1]", 1),
+            ("[1, [2, 3], {\"a\": [4, 5]}]", 3),
+            ("[\"a,b\", \"c\\\",d\", \"\\\\\"]", 3),
+            ("{\"a\": 1, \"b,\": {\"c\": 2, \"d\": 3}}", 2),
+            ("12", 0),
+            ("\"x\"", 0),
+        ] {
+            assert_eq!(top_level_len(text.as_bytes()), n, "{text}");
+        }
+    }
+}

@@ -35,6 +35,97 @@ impl std::fmt::Display for Violation {
     }
 }
 
+/// A schema's whole verdict on an array or object, for a schema that asks
+/// only the root's kind and an array's length (see
+/// [`CompiledSchema::root_only`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootOnly {
+    array: bool,
+    object: bool,
+    min_items: u64,
+    max_items: Option<u64>,
+}
+
+impl RootOnly {
+    /// Keywords that say nothing about an array or object root.
+    const INERT: [&str; 14] = [
+        "$schema",
+        "$id",
+        "id",
+        "$comment",
+        "$anchor",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "format",
+        "$defs",
+    ];
+
+    /// The root-only reading of a compiled (prepared) schema. `definitions`
+    /// counts as inert too; a `$ref` anywhere does not occur here since
+    /// only the keywords above and `type`/`minItems`/`maxItems` are allowed.
+    fn of(schema: &Value) -> Option<Self> {
+        let o = match schema {
+            Value::Bool(b) => {
+                return Some(Self {
+                    array: *b,
+                    object: *b,
+                    min_items: 0,
+                    max_items: None,
+                });
+            }
+            Value::Object(o) => o,
+            _ => return None,
+        };
+        let known = |k: &str| Self::INERT.contains(&k) || matches!(k, "definitions" | "type" | "minItems" | "maxItems");
+        if !o.keys().all(|k| known(k)) {
+            return None;
+        }
+        let (array, object) = match o.get("type") {
+            None => (true, true),
+            Some(Value::String(t)) => Self::kinds(std::slice::from_ref(t))?,
+            Some(Value::Array(ts)) => {
+                let names: Option<Vec<String>> = ts.iter().map(|t| t.as_str().map(str::to_owned)).collect();
+                Self::kinds(&names?)?
+            }
+            Some(_) => return None,
+        };
+        // A bound that is not a plain count (`1.0`, `-1`) is the validator's to read.
+        let bound = |k: &str| o.get(k).map(|v| v.as_u64().ok_or(())).transpose();
+        Some(Self {
+            array,
+            object,
+            min_items: bound("minItems").ok()?.unwrap_or(0),
+            max_items: bound("maxItems").ok()?,
+        })
+    }
+
+    /// Whether the type names admit an array and an object; `None` for a
+    /// name JSON Schema does not define.
+    fn kinds(names: &[String]) -> Option<(bool, bool)> {
+        const NAMES: [&str; 7] = ["array", "object", "string", "number", "integer", "boolean", "null"];
+        names
+            .iter()
+            .all(|n| NAMES.contains(&n.as_str()))
+            .then(|| (names.iter().any(|n| n == "array"), names.iter().any(|n| n == "object")))
+    }
+
+    /// The schema's verdict on an array of `len` elements.
+    pub fn admits_array(self, len: usize) -> bool {
+        let len = u64::try_from(len).unwrap_or(u64::MAX);
+        self.array && len >= self.min_items && self.max_items.is_none_or(|m| len <= m)
+    }
+
+    /// The schema's verdict on an object (any members).
+    pub fn admits_object(self) -> bool {
+        self.object
+    }
+}
+
 struct Branch {
     tag: String,
     validator: jsonschema::Validator,
@@ -45,6 +136,8 @@ pub struct CompiledSchema {
     validator: jsonschema::Validator,
     union: Vec<Branch>,
     source: Value,
+    /// What the schema asks of a container root when it looks no deeper.
+    root_only: Option<RootOnly>,
     /// Why the schema does not compile, when it is kept anyway to reject
     /// every value as TrustGraph's `validate` does (its `check_schema`
     /// raises `SchemaError` on each call).
@@ -81,6 +174,7 @@ impl CompiledSchema {
             validator: jsonschema::validator_for(&Value::Bool(false)).unwrap_or_else(|_| unreachable!()),
             union: Vec::new(),
             source: schema.clone(),
+            root_only: None,
             broken: Some(e),
         }))
     }
@@ -102,6 +196,7 @@ impl CompiledSchema {
             validator,
             union,
             source: source.clone(),
+            root_only: RootOnly::of(schema),
             broken: None,
         })
     }
@@ -147,6 +242,14 @@ impl CompiledSchema {
             .map(|e| super::pyjson::nesting(e.instance()))
             .max()
             .unwrap_or(0)
+    }
+
+    /// What the schema asks of an array or object root when its keywords
+    /// never look inside it (`{"type": "array", "maxItems": 50}`), so a
+    /// value can be judged from its kind and length without its tree;
+    /// `None` for any schema that looks deeper.
+    pub fn root_only(&self) -> Option<RootOnly> {
+        self.root_only
     }
 
     /// The schema as written.

@@ -17,7 +17,7 @@ mod outline;
 mod strict;
 mod whole;
 
-pub use outline::{Outline, OutlineView, StrictValue, outline};
+pub use outline::{Outline, OutlineView, StrictValue, outline, strict_item_count};
 
 pub use super::position::strip_position;
 use super::position::{LineCounter, line_col};

@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::{FENCE_REMNANT, LinePlace, LineStatus, is_tag_word, line_body};
 use crate::output::json::strip_position;
 use crate::output::pyscan::{self, PyScan};
+use crate::output::scan;
 use crate::output::schema::CompiledSchema;
 use crate::output::tg::TgPython;
 
@@ -42,6 +43,9 @@ pub fn value_ok(value: &[u8], schema: Option<&CompiledSchema>) -> bool {
 
 /// [`value_ok`] on a chosen runtime.
 pub fn value_ok_py(value: &[u8], schema: Option<&CompiledSchema>, py: TgPython) -> bool {
+    if let Some(ok) = container_ok(value, schema, py) {
+        return ok;
+    }
     if let Ok(v) = serde_json::from_slice::<Value>(value)
         && !pyscan::has_long_digit_run(value)
     {
@@ -57,6 +61,32 @@ pub fn value_ok_py(value: &[u8], schema: Option<&CompiledSchema>, py: TgPython) 
             .is_ok_and(|p| schema.is_none_or(|s| s.is_valid(&p.checked))),
     })
     .unwrap_or(false)
+}
+
+/// [`value_ok_py`] for an array or object under no schema or one that
+/// never looks inside it: Python's acceptance from a scan and the schema's
+/// verdict from the root's kind and length, so no value tree is built (a
+/// line of 200,000 `{"a":1}` would cost ~120 MB as one; issue 37).
+/// `None` when the value or the schema needs the tree.
+fn container_ok(value: &[u8], schema: Option<&CompiledSchema>, py: TgPython) -> Option<bool> {
+    let first = *value.get(scan::skip_ws(value, 0))?;
+    if first != b'[' && first != b'{' {
+        return None;
+    }
+    let rule = match schema {
+        None => None,
+        Some(s) => Some(s.root_only()?),
+    };
+    if pyscan::scan(value, py.json_max_depth()) != PyScan::Ok {
+        return Some(false);
+    }
+    Some(rule.is_none_or(|r| {
+        if first == b'[' {
+            r.admits_array(scan::top_level_len(value))
+        } else {
+            r.admits_object()
+        }
+    }))
 }
 
 /// Whether [`judge_line_at`] would keep the line.

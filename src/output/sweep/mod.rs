@@ -161,9 +161,9 @@ impl Sweep {
     /// [`sweep`]: a cut inside a number is judged on its own).
     pub fn new(text: &[u8], cuts: Cuts<'_>, schemas: &SweepSchemas) -> Self {
         Self {
-            strict: Steps::new(&strict_spans(text, cuts, &schemas.json)),
-            salvage: Steps::new(&salvage_spans(text, &schemas.json)),
-            jsonl: Steps::new(&jsonl_spans(text, cuts, schemas.line.as_ref())),
+            strict: Steps::new(strict_spans(text, cuts, &schemas.json)),
+            salvage: salvage_steps(text, &schemas.json),
+            jsonl: Steps::new(jsonl_spans(text, cuts, schemas.line.as_ref())),
         }
     }
 
@@ -185,22 +185,66 @@ impl Sweep {
     }
 }
 
-/// A sum of interval counts as sorted starts and ends.
-#[derive(Debug)]
+/// A sum of interval counts as sorted starts and ends, each a [`Step`]
+/// of 8 bytes; an interval open to the end of the text has no end step.
+/// A dense answer has a step per item (200,000 `{"a":1}` in 1.6 MB), so a
+/// step's size is what the sweep's memory grows by (issue 37).
+#[derive(Debug, Default)]
 struct Steps {
-    starts: Vec<(usize, usize)>,
-    ends: Vec<(usize, usize)>,
+    starts: Vec<Step>,
+    ends: Vec<Step>,
+}
+
+/// A count at a byte offset, packed: the offset in the high 40 bits (a
+/// text of up to 1 TiB), the count in the low 24 (a larger count is
+/// several steps at one offset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Step(u64);
+
+impl Step {
+    const COUNT_BITS: u32 = 24;
+    const MAX_COUNT: usize = (1 << Self::COUNT_BITS) - 1;
+
+    fn at(self) -> usize {
+        usize::try_from(self.0 >> Self::COUNT_BITS).unwrap_or(usize::MAX)
+    }
+
+    fn count(self) -> usize {
+        usize::try_from(self.0 & Self::MAX_COUNT as u64).unwrap_or(0)
+    }
+
+    /// Push `count` at `at` onto `out`, split when it does not fit.
+    fn push(out: &mut Vec<Step>, at: usize, mut count: usize) {
+        let at = (at as u64).min((1 << (64 - Self::COUNT_BITS)) - 1);
+        while count > 0 {
+            let n = count.min(Self::MAX_COUNT);
+            out.push(Step(at << Self::COUNT_BITS | n as u64));
+            count -= n;
+        }
+    }
 }
 
 impl Steps {
-    fn new(spans: &[Span]) -> Self {
-        let live = || spans.iter().filter(|s| s.from < s.to && s.count > 0);
-        let mut starts: Vec<(usize, usize)> = live().map(|s| (s.from, s.count)).collect();
-        let mut ends: Vec<(usize, usize)> = live().map(|s| (s.to, s.count)).collect();
-        // Already nearly sorted; sort_unstable is linear-ish on runs.
-        starts.sort_unstable_by_key(|p| p.0);
-        ends.sort_unstable_by_key(|p| p.0);
-        Self { starts, ends }
+    fn new(spans: Vec<Span>) -> Self {
+        let mut steps = Self::default();
+        for s in spans.iter().filter(|s| s.from < s.to && s.count > 0) {
+            Step::push(&mut steps.starts, s.from, s.count);
+            if s.to != usize::MAX {
+                Step::push(&mut steps.ends, s.to, s.count);
+            }
+        }
+        drop(spans);
+        steps.sorted()
+    }
+
+    /// Sort both lists by offset (already nearly sorted; sort_unstable is
+    /// linear-ish on runs) and give back their slack.
+    fn sorted(mut self) -> Self {
+        for v in [&mut self.starts, &mut self.ends] {
+            v.sort_unstable();
+            v.shrink_to_fit();
+        }
+        self
     }
 
     fn cursor(&self) -> Counter<'_> {
@@ -224,12 +268,12 @@ struct Counter<'a> {
 impl Counter<'_> {
     fn at(&mut self, c: usize) -> usize {
         let Steps { starts, ends } = self.steps;
-        while self.si < starts.len() && starts[self.si].0 <= c {
-            self.total += starts[self.si].1;
+        while let Some(s) = starts.get(self.si).filter(|s| s.at() <= c) {
+            self.total += s.count();
             self.si += 1;
         }
-        while self.ei < ends.len() && ends[self.ei].0 <= c {
-            self.total -= ends[self.ei].1;
+        while let Some(e) = ends.get(self.ei).filter(|e| e.at() <= c) {
+            self.total -= e.count();
             self.ei += 1;
         }
         self.total
@@ -337,7 +381,7 @@ fn strict_count(bytes: &[u8], schemas: &JsonSchemas) -> usize {
     // the first fenced block as TrustGraph does, which is these (stripped)
     // bytes exactly when they hold no fence.
     if matches!(bytes.first(), Some(b'[' | b'{')) && memchr::memmem::find(bytes, b"```").is_none() {
-        return super::json::outline(bytes, schemas).item_count();
+        return super::json::strict_item_count(bytes, schemas);
     }
     let count = |shown: &Value, checked: &Value| match &schemas.whole {
         Some(s) if !s.is_valid(checked) => 0,
@@ -385,23 +429,28 @@ fn strict_spans(text: &[u8], cuts: Cuts<'_>, schemas: &JsonSchemas) -> Vec<Span>
     out
 }
 
-fn salvage_spans(text: &[u8], schemas: &JsonSchemas) -> Vec<Span> {
+fn salvage_steps(text: &[u8], schemas: &JsonSchemas) -> Steps {
     // Each element is validated and dropped as soon as it is scanned: none
-    // is kept, so memory stays flat and the cache warm.
+    // is kept, so memory stays flat and the cache warm; a valid one is a
+    // step up where it becomes known, never down.
     let mut out = Vec::new();
     let mut count = |el: salvage::Element| {
         let valid = schemas
             .element(el.property.as_deref())
             .is_none_or(|s| s.is_valid(&el.value));
         if valid {
-            push(&mut out, el.known_at, usize::MAX, 1);
+            Step::push(&mut out, el.known_at, 1);
         }
     };
     let mut scanner = salvage::ArrayScanner::new();
     scanner.feed_with(text, &mut count);
     // What the scan keeps only at the end of input counts too.
     scanner.finish(text, &mut count);
-    out
+    Steps {
+        starts: out,
+        ends: Vec::new(),
+    }
+    .sorted()
 }
 
 /// How a line reads: where its one value ends and what follows it.

@@ -49,3 +49,42 @@ fn every_byte_cut_matches_naive() {
         );
     }
 }
+
+/// Lines and arrays judged from their kind and length (a root-only schema,
+/// or none) count as the full parse and validation count them.
+#[test]
+fn root_only_schemas_match_naive() {
+    let texts = [
+        "[{\"a\":1},{\"a\":1}]\n[]\n[1, \"],\", [2, 3]]\n{\"a\": [1, 2]}\n[1,\n",
+        "[{\"a\":1},{\"a\":2},{\"a\":3}]",
+        "{\"x\": \"}\"}\n[\"\\\"\", {\"k\": []}]\n[NaN]\n[1e400, \"\\ud800\"]\n",
+        "```json\n[[1], [2, 3], []]\n```",
+    ];
+    for item in [
+        json!({"type": "array"}),
+        json!({"type": "object"}),
+        json!({"type": ["array", "object"], "maxItems": 2, "title": "t"}),
+        json!({"minItems": 1}),
+        json!(true),
+        json!(false),
+    ] {
+        let s = SweepSchemas::of_item(&item).unwrap();
+        for text in texts {
+            let cuts: Vec<usize> = (0..=text.len()).collect();
+            assert_eq!(
+                sweep(text.as_bytes(), &cuts, &s),
+                naive(text.as_bytes(), &cuts, &s),
+                "{item} {text}"
+            );
+        }
+    }
+    let none = SweepSchemas::default();
+    for text in texts {
+        let cuts: Vec<usize> = (0..=text.len()).collect();
+        assert_eq!(
+            sweep(text.as_bytes(), &cuts, &none),
+            naive(text.as_bytes(), &cuts, &none),
+            "{text}"
+        );
+    }
+}
