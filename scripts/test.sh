@@ -73,3 +73,5 @@ echo "== reference comparison: both keep the same items (the ratio is printed, n
 # The debug binary cargo test just built: a correctness check needs no
 # release build (the printed ratio is then a debug build's, see BENCHMARKS.md).
 CUTLINE_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/cutline" bash scripts/bench-reference.sh --check
+echo "== BENCHMARKS.md's figures, quick form (printed beside their claims, never asserted as timings)"
+python3 scripts/bench.py --quick

@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Regenerate BENCHMARKS.md's figures and print each beside what it claims.
+
+    scripts/bench.py [--quick] [--bin PATH] [--only ID[,ID...]] [--list]
+
+Each figure the document states is marked where it is stated with
+`<!-- figure ID claim=VALUE -->` (VALUE is the number the text gives). This
+script measures every marked figure it knows how to measure, in one run, the
+peer beside cutline where the figure is a ratio, and prints a table: the
+figure, what the document claims, what was measured now, and whether the
+claim still holds (a ratio or speed within 10% of the claim or better, a
+size within 10% or smaller). A marked figure this script cannot measure
+yet, and a measured one the document does not mark, are listed as such, so
+the document and the script cannot drift apart unseen.
+
+--quick is what CI runs (scripts/test.sh): the debug binary cargo test
+built, small inputs, one run each. Its numbers are printed, never asserted,
+and are not comparable to the claims (a debug build, a loaded machine);
+only the deterministic figures (dhat heap counts) are judged in it. The
+exit status is 0 unless a measurement itself fails (a tool missing, a
+command that errs): a slow figure never fails anything.
+
+Full mode builds the release binary (and the criterion benches for the
+in-process figures) and takes several minutes: run it on a quiet machine
+and copy what it prints into BENCHMARKS.md with the date and machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cutline"
+MARK = re.compile(r"<!--\s*figure\s+([a-z0-9-]+)\s+claim=([0-9.]+)\s*-->")
+
+
+@dataclass
+class Figure:
+    """One figure: how it is measured and which way is better."""
+
+    id: str
+    what: str
+    unit: str
+    higher_is_better: bool
+    measure: Callable[["Ctx"], float]
+    deterministic: bool = False
+    full_only: bool = False
+    quick_size: str = ""
+
+
+@dataclass
+class Ctx:
+    quick: bool
+    bin: Path
+    work: Path
+    runs: int
+
+
+def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    """Run `cmd`; an error names the command and its stderr's tail."""
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} exited {p.returncode}: {p.stderr[-600:]}")
+    return p
+
+
+def wall(cmd: list[str], runs: int) -> float:
+    """Median wall seconds of `cmd` over `runs` runs (output discarded)."""
+    times = []
+    for _ in range(runs):
+        s = time.perf_counter()
+        run(cmd)
+        times.append(time.perf_counter() - s)
+    return statistics.median(times)
+
+
+def peak_kib(cmd: list[str], env: Optional[dict] = None) -> int:
+    """Peak RSS of `cmd` in KiB, from GNU time."""
+    p = run(["/usr/bin/time", "-f", "%M", *cmd], env=env)
+    return int(p.stderr.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------- the figures
+
+
+def reference_venv() -> Path:
+    """The reference's Python (jsonschema), made once as bench-reference.sh makes it."""
+    venv = CACHE / "reference-venv"
+    py = venv / "bin" / "python"
+    if subprocess.run([py, "-c", "import jsonschema"], capture_output=True).returncode != 0:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        run([sys.executable, "-m", "venv", str(venv)])
+        run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", "jsonschema"])
+    return py
+
+
+def reference_ratio(once: bool) -> Callable[[Ctx], float]:
+    """TrustGraph's own way (Python json.loads + jsonschema per line, or the
+    validator built once) over `cutline parse`, whole processes, 10k lines
+    (1k in quick form)."""
+
+    def measure(ctx: Ctx) -> float:
+        py = reference_venv()
+        n = 1000 if ctx.quick else 10000
+        out = ctx.work / "ref"
+        if not (out / f"out-{n}.jsonl").exists():
+            run([str(py), str(ROOT / "scripts/gen_jsonl.py"), str(out), "--lines", str(n)])
+        f, schema = out / f"out-{n}.jsonl", out / "schema.json"
+        ref = [str(py), str(ROOT / "scripts/reference_jsonl.py"), str(f), str(schema)] + (["--once"] if once else [])
+        cut = [str(ctx.bin), "parse", str(f), "--as", "jsonl", "--schema", str(schema), "--output", "json"]
+        return wall(ref, ctx.runs) / wall(cut, ctx.runs)
+
+    return measure
+
+
+def batch_memory(side: str) -> Callable[[Ctx], float]:
+    """Peak RSS in MiB of `eval --batch-file` or `--batch-results` at 10,000
+    runs (2,000 in quick form), by scripts/bench-batch-memory.sh."""
+
+    def measure(ctx: Ctx) -> float:
+        n = 2000 if ctx.quick else 10000
+        key = f"batch-{n}"
+        if key not in CACHED:
+            p = run(["bash", str(ROOT / "scripts/bench-batch-memory.sh"), "--bin", str(ctx.bin), str(n)])
+            row = p.stdout.strip().splitlines()[-1]
+            cells = [c.strip() for c in row.split("|")]
+            CACHED[key] = {"file": cells[1], "results": cells[2]}
+        kib = int(CACHED[key][side].split()[0])
+        return kib / 1024
+
+    return measure
+
+
+def sweep_dense_heap(schema: str) -> Callable[[Ctx], float]:
+    """Heap the sweep holds on 200,000 `{"a":1}` (1.6 MB), as a multiple of
+    the text, from tests/sweep_memory.rs (dhat: the same on every machine)."""
+
+    def measure(ctx: Ctx) -> float:
+        if "sweep-dense" not in CACHED:
+            p = run(
+                ["cargo", "test", "--quiet", "--locked", "--test", "sweep_memory", "--", "--nocapture"],
+                cwd=ROOT,
+            )
+            CACHED["sweep-dense"] = {
+                m.group(1): int(m.group(2)) / int(m.group(3))
+                for m in re.finditer(r'\{"type":"(\w+)"\}: held (\d+) bytes for (\d+) bytes', p.stdout + p.stderr)
+            }
+        return CACHED["sweep-dense"][schema]
+
+    return measure
+
+
+def criterion_ratio(group: str, slow: str, fast: str) -> Callable[[Ctx], float]:
+    """slow / fast of two criterion benchmarks' mean estimates (`cargo bench
+    --bench analysis -- GROUP`), an in-process ratio."""
+
+    def measure(ctx: Ctx) -> float:
+        if group not in CACHED:
+            run(
+                ["cargo", "bench", "--locked", "--bench", "analysis", "--", group,
+                 "--warm-up-time", "1", "--measurement-time", "5"],
+                cwd=ROOT,
+            )
+            CACHED[group] = True
+        base = ROOT / "target" / "criterion" / group
+
+        def mean(name: str) -> float:
+            est = json.loads((base / name / "new" / "estimates.json").read_text())
+            return est["mean"]["point_estimate"]
+
+        return mean(slow) / mean(fast)
+
+    return measure
+
+
+CACHED: dict = {}
+
+FIGURES = [
+    Figure("reference-10k", "TrustGraph's reference (json.loads + jsonschema per line) / cutline parse, 10k JSONL lines",
+           "×", True, reference_ratio(once=False), quick_size="1,000 lines, debug"),
+    Figure("reference-once-10k", "the reference with its validator built once / cutline parse, 10k JSONL lines",
+           "×", True, reference_ratio(once=True), quick_size="1,000 lines, debug"),
+    Figure("jsonl-vs-serde-10k", "cutline's JSONL parse+validate speed / serde_json per line (no schema), 10k lines",
+           "×", True, criterion_ratio("jsonl_validate", "serde_json_per_line/10000", "cutline_jsonl_schema/10000"),
+           full_only=True),
+    Figure("salvage-vs-plain", "salvage of the cut array / one serde_json parse of the whole (time)",
+           "×", False, criterion_ratio("salvage", "salvage_cut", "serde_json_parse_whole"), full_only=True),
+    Figure("batch-file-rss-10k", "peak RSS of eval --batch-file, 10,000 runs", "MiB", False, batch_memory("file"),
+           quick_size="2,000 runs, debug"),
+    Figure("batch-results-rss-10k", "peak RSS of eval --batch-results, 10,000 runs", "MiB", False,
+           batch_memory("results"), quick_size="2,000 runs, debug"),
+    Figure("sweep-dense-array", "heap the sweep holds / text, 200,000 {\"a\":1}, items {\"type\":\"array\"}",
+           "×", False, sweep_dense_heap("array"), deterministic=True),
+    Figure("sweep-dense-object", "heap the sweep holds / text, 200,000 {\"a\":1}, items {\"type\":\"object\"}",
+           "×", False, sweep_dense_heap("object"), deterministic=True),
+]
+
+# Figures BENCHMARKS.md states that no command here regenerates yet, and
+# the command that made each (so the gap is printed, not hidden).
+NOT_YET = {
+    "eval-vs-promptfoo": "a 500-run eval beside promptfoo on one local server (issue 37's own measurement; no script)",
+    "salvage-vs-jiter": "salvage beside jiter's partial mode, json_repair, partial-json (issue 37's; no script)",
+    "client-overhead": "scripts/bench-client.sh (needs the local model)",
+    "parse-1g-rss": "scripts/bench-reference.sh --memory (a 1 GB file in /tmp)",
+}
+
+
+def claims() -> dict[str, float]:
+    """Every `<!-- figure ID claim=VALUE -->` in BENCHMARKS.md."""
+    text = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    return {m.group(1): float(m.group(2)) for m in MARK.finditer(text)}
+
+
+def holds(f: Figure, claim: float, got: float) -> bool:
+    return got >= claim * 0.9 if f.higher_is_better else got <= claim * 1.1
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="CI's form: debug binary, small inputs, one run each")
+    ap.add_argument("--bin", type=Path, help="the cutline binary (default: release, built; quick: target/debug)")
+    ap.add_argument("--only", help="comma-separated figure ids")
+    ap.add_argument("--runs", type=int, default=5, help="runs per timed command in full mode (median)")
+    ap.add_argument("--list", action="store_true", help="list the figures and exit")
+    a = ap.parse_args()
+    wanted = set(a.only.split(",")) if a.only else None
+    said = claims()
+    if a.list:
+        for f in FIGURES:
+            print(f"{f.id:24} {f.what}")
+        for k, how in NOT_YET.items():
+            print(f"{k:24} not regenerated here: {how}")
+        return 0
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    if a.bin:
+        binary = a.bin
+    elif a.quick:
+        binary = target / "debug" / "cutline"
+    else:
+        run(["cargo", "build", "--release", "--locked", "--quiet", "--bin", "cutline"], cwd=ROOT)
+        binary = target / "release" / "cutline"
+    load = os.getloadavg()[0]
+    print(f"# bench.py {'--quick ' if a.quick else ''}on {os.uname().nodename}, {os.cpu_count()} cores, "
+          f"load {load:.1f}, {time.strftime('%Y-%m-%d %H:%M %Z')}, binary {binary}")
+    failed = 0
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="cutline-bench.") as work:
+        ctx = Ctx(quick=a.quick, bin=binary, work=Path(work), runs=1 if a.quick else a.runs)
+        for f in FIGURES:
+            if wanted and f.id not in wanted:
+                continue
+            claim = said.get(f.id)
+            if a.quick and f.full_only:
+                rows.append((f, claim, None, "full mode only"))
+                continue
+            try:
+                got = f.measure(ctx)
+            except Exception as e:  # noqa: BLE001 - a figure's failure is printed, then the exit is 1
+                failed += 1
+                rows.append((f, claim, None, f"FAILED: {e}"))
+                continue
+            if claim is None:
+                verdict = "not marked in BENCHMARKS.md"
+            elif a.quick and not f.deterministic:
+                verdict = f"quick form{' (' + f.quick_size + ')' if f.quick_size else ''}: not compared"
+            else:
+                verdict = "holds" if holds(f, claim, got) else "NO LONGER HOLDS"
+            rows.append((f, claim, got, verdict))
+    print(f"{'figure':24} {'claimed':>12} {'measured':>12}  verdict")
+    for f, claim, got, verdict in rows:
+        c = "—" if claim is None else f"{claim:g} {f.unit}"
+        g = "—" if got is None else f"{got:.3g} {f.unit}"
+        print(f"{f.id:24} {c:>12} {g:>12}  {verdict}")
+    known = {f.id for f in FIGURES} | set(NOT_YET)
+    for k in sorted(set(said) - known):
+        print(f"{k:24} marked in BENCHMARKS.md but no figure here measures it")
+    for k, how in NOT_YET.items():
+        if wanted is None:
+            print(f"{k:24} not regenerated here: {how}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
