@@ -157,10 +157,10 @@ impl ConfigClient {
             if let Some(t) = self.dep.token() {
                 req = req.bearer_auth(t.expose());
             }
-            let resp = req.send().await.map_err(|e| self.transport(&e))?;
+            let resp = req.send().await.map_err(|e| self.transport(e))?;
             let status = resp.status();
             let bytes = read_capped(resp).await.map_err(|e| match e {
-                Capped::Transport(e) => self.transport(&e),
+                Capped::Transport(e) => self.transport(e),
                 Capped::TooLarge => self.protocol(format!("the answer is over {MAX_ANSWER_BYTES} bytes")),
             })?;
             Ok::<_, TgError>((status, bytes))
@@ -203,7 +203,10 @@ impl ConfigClient {
         Ok(answer)
     }
 
-    fn transport(&self, e: &reqwest::Error) -> TgError {
+    /// What a transport error says, scrubbed; reqwest's error itself kept
+    /// as the source unless its text shows the token (a cause cannot be
+    /// scrubbed, only dropped).
+    fn transport(&self, e: reqwest::Error) -> TgError {
         let url = self.url_label();
         if e.is_timeout() {
             return TgError::TimedOut {
@@ -212,16 +215,10 @@ impl ConfigClient {
                 secs: self.dep.timeout.as_secs().max(1),
             };
         }
-        let mut cause = e.to_string();
-        let mut source = std::error::Error::source(e);
-        while let Some(s) = source {
-            cause = format!("{cause}: {s}");
-            source = s.source();
-        }
-        TgError::Unreachable {
-            url,
-            cause: self.dep.scrub(&cause),
-        }
+        let text = crate::llm::chain_text(&e);
+        let message = self.dep.scrub(&text);
+        let source = (message == text).then_some(e);
+        TgError::Unreachable { url, message, source }
     }
 }
 
