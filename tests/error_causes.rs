@@ -229,3 +229,26 @@ async fn an_unreachable_trustgraph_gateway_keeps_reqwest_error_unless_it_shows_t
     assert!(message.contains("<redacted>"), "{message}");
     assert!(e.source().is_none(), "a cause that shows the token is dropped");
 }
+
+#[test]
+fn a_batch_manifest_that_is_not_json_keeps_serde_json_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.batches.json");
+    std::fs::write(&path, "{oops").unwrap();
+    let e = cutline::eval::batch::manifest::Manifest::load(&path).unwrap_err();
+    let want = serde_json::from_str::<serde_json::Value>("{oops").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:{}:{}: not a batch manifest: {want}",
+            path.display(),
+            want.line(),
+            want.column()
+        )
+    );
+    let typed = e
+        .source()
+        .and_then(|s| s.downcast_ref::<serde_json::Error>())
+        .expect("serde_json's own error");
+    assert_eq!(typed.to_string(), want.to_string());
+}
