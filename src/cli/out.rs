@@ -216,7 +216,7 @@ impl From<crate::run::target::ReplayError> for CliError {
                         nearest,
                         nearest_prompt,
                         same_input,
-                        difference,
+                        source: difference,
                         ..
                     } => serde_json::json!({"replay": {
                         "prompt_id": prompt_id,
@@ -226,7 +226,7 @@ impl From<crate::run::target::ReplayError> for CliError {
                         "differs": difference.to_string(),
                     }}),
                 };
-                let mut err = Self::new(Category::ProviderError, n.to_string());
+                let mut err = Self::new(Category::ProviderError, n.to_string()).because(*n);
                 err.detail = Some(detail);
                 err
             }
