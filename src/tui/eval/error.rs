@@ -15,8 +15,9 @@ pub enum NoPrompt {
     /// The editor's prompt does not load.
     #[error("{}", rust_i18n::t!("tui.msg.cannot_run", error = source))]
     Invalid {
-        /// Why.
-        source: crate::tui::editor::EditError,
+        /// Why: the editor's own error (boxed: a component does not name
+        /// another's types).
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 

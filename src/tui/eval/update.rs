@@ -38,7 +38,7 @@ fn prompts_on_show(s: &State) -> Result<(Vec<PromptConfig>, Vec<String>), NoProm
     let Some(e) = &s.editor else {
         return Err(NoPrompt::NoneOpen);
     };
-    let (prompt, _) = e.config().map_err(|source| NoPrompt::Invalid { source })?;
+    let (prompt, _) = e.config().map_err(|e| NoPrompt::Invalid { source: Box::new(e) })?;
     let mut notes = Vec::new();
     let twin = prompt.twin.clone().and_then(|t| {
         let found = s.prompts.by_id(&t).filter(|p| p.id != prompt.id).cloned();
