@@ -226,6 +226,7 @@ async fn an_unreachable_trustgraph_gateway_keeps_reqwest_error_unless_it_shows_t
         panic!("nothing listening is unreachable: {e:?}");
     };
     assert!(!message.contains(token), "{message}");
+    assert!(!e.to_string().contains(token), "{e}");
     assert!(message.contains("<redacted>"), "{message}");
     assert!(e.source().is_none(), "a cause that shows the token is dropped");
 }

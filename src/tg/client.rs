@@ -111,10 +111,14 @@ impl ConfigClient {
         }
     }
 
+    /// The endpoint as an error names it, scrubbed of the token (a URL
+    /// may carry it in its path).
     fn url_label(&self) -> String {
-        self.dep
+        let url = self
+            .dep
             .endpoint("config")
-            .map_or_else(|_| self.dep.url().to_owned(), |u| u.to_string())
+            .map_or_else(|_| self.dep.url().to_owned(), |u| u.to_string());
+        self.dep.scrub(&url)
     }
 
     fn version_of(&self, answer: &Value) -> Result<u64, TgError> {
@@ -169,7 +173,7 @@ impl ConfigClient {
             tokio::time::timeout(self.dep.timeout, exchange)
                 .await
                 .map_err(|_| TgError::TimedOut {
-                    url: url.to_string(),
+                    url: self.url_label(),
                     what: "the config API's answer",
                     secs,
                 })??;
@@ -182,12 +186,12 @@ impl ConfigClient {
                 .unwrap_or_else(|| text.chars().take(300).collect());
             return Err(match status.as_u16() {
                 401 | 403 => TgError::Unauthorized {
-                    url: url.to_string(),
+                    url: self.url_label(),
                     status: status.as_u16(),
                     message,
                 },
                 code => TgError::Status {
-                    url: url.to_string(),
+                    url: self.url_label(),
                     status: code,
                     message,
                 },
