@@ -253,3 +253,21 @@ fn a_batch_manifest_that_is_not_json_keeps_serde_json_error() {
         .expect("serde_json's own error");
     assert_eq!(typed.to_string(), want.to_string());
 }
+
+#[test]
+fn a_kept_batch_answer_that_is_not_json_keeps_serde_json_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.answers.jsonl");
+    std::fs::write(&path, "{oops\n\n").unwrap();
+    let e = cutline::eval::batch::answers::Answers::open(&path).unwrap_err();
+    let want = serde_json::from_str::<serde_json::Value>("{oops").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("{}:1: not a kept batch answer: {want}", path.display())
+    );
+    let typed = e
+        .source()
+        .and_then(|s| s.downcast_ref::<serde_json::Error>())
+        .expect("serde_json's own error");
+    assert_eq!(typed.to_string(), want.to_string());
+}
