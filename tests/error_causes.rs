@@ -271,3 +271,15 @@ fn a_kept_batch_answer_that_is_not_json_keeps_serde_json_error() {
         .expect("serde_json's own error");
     assert_eq!(typed.to_string(), want.to_string());
 }
+
+#[test]
+fn a_prompt_schema_that_does_not_compile_keeps_the_compile_error() {
+    let text = "prompt = \"x\"\n\nschema = '{\"properties\": {\"a\": {\"type\": \"strin\"}}}'\n";
+    let e = cutline::prompt::load_bytes("a.toml", text.as_bytes()).unwrap_err();
+    let typed = e
+        .source()
+        .and_then(|s| s.downcast_ref::<cutline::output::schema::SchemaCompileError>())
+        .expect("the compile error itself");
+    assert_eq!(typed.pointer, "/properties/a/type");
+    assert_eq!(e.to_string(), format!("a.toml:3:1: {typed}"));
+}
