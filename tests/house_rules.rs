@@ -16,13 +16,21 @@ const STRING_ERRORS_ALLOWED: &[(&str, &str, &str)] = &[
         "duration_arg",
         "clap value_parser of --poll and --wait",
     ),
-    ("src/cli/eval/batch.rs", "window_arg", "clap value_parser of --window"),
+    (
+        "src/cli/eval/batch.rs",
+        "window_arg",
+        "clap value_parser of --batch-window",
+    ),
     (
         "src/cli/eval/mod.rs",
         "strategies_arg",
         "clap value_parser of --strategy",
     ),
-    ("src/cli/migrate.rs", "parse_limit", "clap value_parser of --limit"),
+    (
+        "src/cli/migrate.rs",
+        "parse_limit",
+        "clap value_parser of migrate --max-tokens",
+    ),
     (
         "src/cli/report.rs",
         "parse_runs",
