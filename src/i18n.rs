@@ -50,9 +50,9 @@ impl Lang {
     /// `LC_ALL`, `LC_MESSAGES`, `LANG` that is set and non-empty (as POSIX
     /// orders them), English when that one names a language without a
     /// catalogue. `env` looks a variable up.
-    pub fn choose(flag: Option<&str>, env: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    pub fn choose(flag: Option<&str>, env: impl Fn(&str) -> Option<String>) -> Result<Self, UnknownLang> {
         if let Some(f) = flag {
-            return Self::parse(f).ok_or_else(|| format!("--lang {f:?}: no such UI language; choose en, zh or es"));
+            return Self::parse(f).ok_or_else(|| UnknownLang(f.to_owned()));
         }
         Ok(["LC_ALL", "LC_MESSAGES", "LANG"]
             .iter()
@@ -66,6 +66,11 @@ impl Lang {
         rust_i18n::set_locale(self.locale());
     }
 }
+
+/// A `--lang` that names no UI language (the tag as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--lang {0:?}: no such UI language; choose en, zh or es")]
+pub struct UnknownLang(pub String);
 
 /// `s` padded with spaces after it to `width` terminal columns (a CJK
 /// character takes two), so translated headers stay aligned.
@@ -112,6 +117,7 @@ mod tests {
         assert!(
             Lang::choose(Some("klingon"), env)
                 .unwrap_err()
+                .to_string()
                 .contains("choose en, zh or es")
         );
     }

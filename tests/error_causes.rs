@@ -186,3 +186,100 @@ fn a_providers_file_that_does_not_read_keeps_io_error_and_a_parse_error_keeps_no
     assert!(e.source().is_none());
     assert!(!e.to_string().contains("sk-inline"), "{e}");
 }
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// What asking the TrustGraph gateway at `url` (nothing listening) with
+/// `token` fails with.
+async fn unreachable(url: &str, token: &str) -> cutline::tg::TgError {
+    let key = ApiKey::new("TRUSTGRAPH_TOKEN", token.into());
+    let dep = cutline::tg::Deployment::new(url, "default", Some(key), Duration::from_secs(20)).unwrap();
+    cutline::tg::ConfigClient::new(dep).prompts().await.unwrap_err()
+}
+
+#[tokio::test]
+async fn an_unreachable_trustgraph_gateway_keeps_reqwest_error_unless_it_shows_the_token() {
+    let token = "tg-secret-0123456789abcdef";
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let e = unreachable(&url, token).await;
+    let cutline::tg::TgError::Unreachable { message, .. } = &e else {
+        panic!("nothing listening is unreachable: {e:?}");
+    };
+    let typed = e
+        .source()
+        .and_then(|s| s.downcast_ref::<reqwest::Error>())
+        .expect("reqwest's own error");
+    assert!(typed.is_connect(), "{typed:?}");
+    // The message already says the whole chain, once.
+    assert_eq!(*message, llm::chain_text(typed));
+    assert!(e.to_string().ends_with(&format!("cannot be reached: {message}")), "{e}");
+
+    // The token in the URL reqwest names: the text is scrubbed and the
+    // error that shows it is dropped.
+    let url = format!("http://127.0.0.1:{}/{token}/", closed_port());
+    let e = unreachable(&url, token).await;
+    let cutline::tg::TgError::Unreachable { message, .. } = &e else {
+        panic!("nothing listening is unreachable: {e:?}");
+    };
+    assert!(!message.contains(token), "{message}");
+    assert!(!e.to_string().contains(token), "{e}");
+    assert!(message.contains("<redacted>"), "{message}");
+    assert!(e.source().is_none(), "a cause that shows the token is dropped");
+}
+
+#[test]
+fn a_batch_manifest_that_is_not_json_keeps_serde_json_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.batches.json");
+    std::fs::write(&path, "{oops").unwrap();
+    let e = cutline::eval::batch::manifest::Manifest::load(&path).unwrap_err();
+    let want = serde_json::from_str::<serde_json::Value>("{oops").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:{}:{}: not a batch manifest: {want}",
+            path.display(),
+            want.line(),
+            want.column()
+        )
+    );
+    let typed = e
+        .source()
+        .and_then(|s| s.downcast_ref::<serde_json::Error>())
+        .expect("serde_json's own error");
+    assert_eq!(typed.to_string(), want.to_string());
+}
+
+#[test]
+fn a_kept_batch_answer_that_is_not_json_keeps_serde_json_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.answers.jsonl");
+    std::fs::write(&path, "{oops\n\n").unwrap();
+    let e = cutline::eval::batch::answers::Answers::open(&path).unwrap_err();
+    let want = serde_json::from_str::<serde_json::Value>("{oops").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("{}:1: not a kept batch answer: {want}", path.display())
+    );
+    let typed = e
+        .source()
+        .and_then(|s| s.downcast_ref::<serde_json::Error>())
+        .expect("serde_json's own error");
+    assert_eq!(typed.to_string(), want.to_string());
+}
+
+#[test]
+fn a_prompt_schema_that_does_not_compile_keeps_the_compile_error() {
+    let text = "prompt = \"x\"\n\nschema = '{\"properties\": {\"a\": {\"type\": \"strin\"}}}'\n";
+    let e = cutline::prompt::load_bytes("a.toml", text.as_bytes()).unwrap_err();
+    let typed = e
+        .source()
+        .and_then(|s| s.downcast_ref::<cutline::output::schema::SchemaCompileError>())
+        .expect("the compile error itself");
+    assert_eq!(typed.pointer, "/properties/a/type");
+    assert_eq!(e.to_string(), format!("a.toml:3:1: {typed}"));
+}

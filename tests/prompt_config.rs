@@ -390,7 +390,7 @@ fn hostile_template_runs_out_of_fuel() {
     let started = std::time::Instant::now();
     let e = render(&ps[0], &Map::new(), &Map::new()).unwrap_err();
     assert!(
-        e.cause.starts_with("prompt \"hostile\": template ran out of fuel"),
+        e.message.starts_with("prompt \"hostile\": template ran out of fuel"),
         "{e}"
     );
     assert!(started.elapsed().as_secs() < 60);
@@ -467,7 +467,7 @@ fn a_bad_file_does_not_hide_the_others() {
     fs::write(tmp.path().join("dup.toml"), "id = \"extract-rows\"\nprompt = \"x\"\n").unwrap();
     let (prompts, errors, _) = store::load_dir(tmp.path());
     assert_eq!(prompts.len(), 6);
-    let causes: Vec<String> = errors.iter().map(|e| e.cause.clone()).collect();
+    let causes: Vec<String> = errors.iter().map(|e| e.message.clone()).collect();
     assert_eq!(causes.len(), 2, "{causes:?}");
     assert!(causes[0].starts_with("unresolved git merge conflict marker"));
     assert!(
@@ -515,7 +515,7 @@ fn resolve_by_id_path_and_fragment() {
 #[test]
 fn resolve_a_broken_prompt_gives_its_error() {
     let e = store::resolve("template-syntax", Path::new(BAD)).unwrap_err();
-    assert!(e.cause.starts_with("template syntax error"), "{e}");
+    assert!(e.message.starts_with("template syntax error"), "{e}");
 }
 
 #[test]

@@ -791,7 +791,7 @@ fn a_finished_pair_is_compared_with_its_gold_set() {
                 file: "other.jsonl".into(),
                 line: Some(1),
                 column: None,
-                cause: "bad".into(),
+                message: "bad".into(),
                 source: None,
             }),
         }],
@@ -1149,7 +1149,7 @@ fn a_refused_continuation_says_so_in_the_status_line() {
             kind: cutline::llm::ErrorKind::BadRequest,
             status: Some(400),
             message: "This model does not support assistant message prefill.".into(),
-            cause: None,
+            source: None,
         });
         send(
             &mut s,
@@ -1409,7 +1409,7 @@ fn w_in_the_picker_asks_then_saves_the_typed_model() {
         &mut s,
         [Event::ModelSaved(Err(cutline::tui::providers::SaveModelError {
             path: "conf/cutline.toml".into(),
-            cause: cutline::tui::providers::SaveModelCause::Write(std::io::Error::new(
+            source: cutline::tui::providers::SaveModelCause::Write(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
                 "permission denied",
             )),
@@ -2011,7 +2011,7 @@ fn esc_on_the_eval_view_stops_the_eval_and_keeps_what_ran() {
                     kind: cutline::llm::ErrorKind::Auth,
                     status: Some(401),
                     message: "\u{1b}]52;c;AAAA\u{7}401 unauthorized\nsecond line".into(),
-                    cause: None,
+                    source: None,
                 },
             }),
         }],

@@ -277,7 +277,7 @@ pub fn main() -> i32 {
         Err(e) => {
             let name = cli.command.as_ref().map_or("cutline", Command::name);
             let out = Out::new(std::io::stdout().lock(), cli.format(), name);
-            let err = CliError::new(Category::Usage, e);
+            let err = CliError::caused(Category::Usage, e);
             if out.fail(&err).is_err() {
                 out::say("error", &err.message);
             }

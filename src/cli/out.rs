@@ -93,7 +93,7 @@ pub struct CliError {
     /// The typed error it came from, kept for whoever walks the chain (a
     /// library caller, the log); the edge prints `message`, which already
     /// says it.
-    pub cause: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+    pub source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl CliError {
@@ -103,14 +103,14 @@ impl CliError {
             category,
             message: message.into(),
             detail: None,
-            cause: None,
+            source: None,
         }
     }
 
     /// An error of `category` from the typed error `e`, kept as its source.
     pub fn caused(category: Category, e: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self {
-            cause: Some(std::sync::Arc::new(e)),
+            source: Some(std::sync::Arc::new(e)),
             ..Self::new(category, String::new())
         }
         .said()
@@ -120,14 +120,14 @@ impl CliError {
     /// already says what `e` says, and is what the edge prints.
     #[must_use]
     pub fn because(mut self, e: impl std::error::Error + Send + Sync + 'static) -> Self {
-        self.cause = Some(std::sync::Arc::new(e));
+        self.source = Some(std::sync::Arc::new(e));
         self
     }
 
     /// `message` from the cause, when none was given.
     fn said(mut self) -> Self {
         if self.message.is_empty()
-            && let Some(c) = &self.cause
+            && let Some(c) = &self.source
         {
             self.message = c.to_string();
         }
@@ -143,7 +143,7 @@ impl std::fmt::Display for CliError {
 
 impl std::error::Error for CliError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.cause.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
+        self.source.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
     }
 }
 
@@ -216,7 +216,7 @@ impl From<crate::run::target::ReplayError> for CliError {
                         nearest,
                         nearest_prompt,
                         same_input,
-                        difference,
+                        source: difference,
                         ..
                     } => serde_json::json!({"replay": {
                         "prompt_id": prompt_id,
@@ -226,7 +226,7 @@ impl From<crate::run::target::ReplayError> for CliError {
                         "differs": difference.to_string(),
                     }}),
                 };
-                let mut err = Self::new(Category::ProviderError, n.to_string());
+                let mut err = Self::new(Category::ProviderError, n.to_string()).because(*n);
                 err.detail = Some(detail);
                 err
             }

@@ -78,12 +78,33 @@ fn parse_runs(spec: &str, n: usize) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
+/// Why the runs after `#` were refused, with the session file.
+#[derive(Debug, thiserror::Error)]
+enum PickError {
+    /// The run list does not parse ([`parse_runs`]'s words).
+    #[error("{file}: {why}")]
+    Spec {
+        /// The session file.
+        file: String,
+        /// What is wrong with the list.
+        why: String,
+    },
+    /// A run number the session does not hold (a torn line was skipped).
+    #[error("{file}: run #{missing} is not in the session")]
+    Missing {
+        /// The session file.
+        file: String,
+        /// The run number.
+        missing: usize,
+    },
+}
+
 /// Load what the report needs: the session, the prompts directory (twins,
 /// sample input names) and the gold sets (`report::load`).
 fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Option<String>), CliError> {
     let (file_part, runs_spec) = split_reference(&args.session);
     let path = crate::session::locate(file_part, &cli.sessions)?;
-    let decide = |numbers: &[usize]| -> Result<report::load::Pick, String> {
+    let decide = |numbers: &[usize]| -> Result<report::load::Pick, PickError> {
         let Some(spec) = runs_spec else {
             return Ok(match args.format {
                 Kind::Svg => report::load::Pick::Last,
@@ -93,16 +114,16 @@ fn load(args: &Args, cli: &Cli, out: &mut Out<impl Write>) -> Result<(Input, Opt
         // `session#N` is the N of the recorded run id, as everywhere else
         // (equal to the position unless a torn line was skipped).
         let top = numbers.iter().copied().max().unwrap_or(0);
-        let bad = |e: String| format!("{}: {e}", path.display());
-        let picked = parse_runs(spec, top).map_err(bad)?;
-        if let Some(missing) = picked.iter().find(|k| !numbers.contains(k)) {
-            return Err(bad(format!("run #{missing} is not in the session")));
+        let file = || path.display().to_string();
+        let picked = parse_runs(spec, top).map_err(|why| PickError::Spec { file: file(), why })?;
+        if let Some(&missing) = picked.iter().find(|k| !numbers.contains(k)) {
+            return Err(PickError::Missing { file: file(), missing });
         }
         Ok(report::load::Pick::Runs(picked))
     };
     let input = report::load::from_file(&path, &cli.prompts, cli.tg_python, decide).map_err(|e| match e {
-        report::load::LoadError::Pick(why) => CliError::new(Category::Usage, why),
-        other => CliError::new(Category::InputError, other.to_string()),
+        report::load::LoadError::Pick(_) => CliError::caused(Category::Usage, e),
+        other => CliError::caused(Category::InputError, other),
     })?;
     for w in input.notes.iter().filter(|n| n.contains(&path.display().to_string())) {
         out.warn(w.clone()).map_err(io_err)?;

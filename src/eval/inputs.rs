@@ -88,10 +88,10 @@ pub struct InputsError {
     pub line: Option<usize>,
     /// 1-based column on that line, when known.
     pub column: Option<usize>,
-    /// What is wrong.
-    pub cause: String,
+    /// What is wrong (the cause in words, when there is one).
+    pub message: String,
     /// The typed error underneath (an io or serde_json error), kept as
-    /// [`std::error::Error::source`]; `cause` already says it, so the edge
+    /// [`std::error::Error::source`]; `message` already says it, so the edge
     /// prints this error's `Display` alone. Not part of equality.
     pub source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
 }
@@ -105,12 +105,12 @@ fn at(line: Option<usize>, column: Option<usize>) -> String {
 }
 
 impl InputsError {
-    fn new(file: impl Into<String>, cause: impl Into<String>) -> Self {
+    fn new(file: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             file: file.into(),
             line: None,
             column: None,
-            cause: cause.into(),
+            message: message.into(),
             source: None,
         }
     }
@@ -129,7 +129,10 @@ impl InputsError {
 
 impl PartialEq for InputsError {
     fn eq(&self, other: &Self) -> bool {
-        self.file == other.file && self.line == other.line && self.column == other.column && self.cause == other.cause
+        self.file == other.file
+            && self.line == other.line
+            && self.column == other.column
+            && self.message == other.message
     }
 }
 
@@ -137,7 +140,7 @@ impl Eq for InputsError {}
 
 impl std::fmt::Display for InputsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}{}: {}", self.file, at(self.line, self.column), self.cause)
+        write!(f, "{}{}: {}", self.file, at(self.line, self.column), self.message)
     }
 }
 

@@ -264,7 +264,7 @@ pub struct LlmError {
     /// recorded, and not part of equality (two errors that say the same
     /// are the same).
     #[serde(skip)]
-    pub cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl LlmError {
@@ -274,19 +274,19 @@ impl LlmError {
             kind,
             status: None,
             message: message.into(),
-            cause: None,
+            source: None,
         }
     }
 
-    /// A new error from the typed error `cause`, kept as its source;
+    /// A new error from the typed error `source`, kept as its source;
     /// `message` is what a person reads (and says the cause already).
     pub fn caused(
         kind: ErrorKind,
         message: impl Into<String>,
-        cause: impl std::error::Error + Send + Sync + 'static,
+        source: impl std::error::Error + Send + Sync + 'static,
     ) -> Self {
         Self {
-            cause: Some(Arc::new(cause)),
+            source: Some(Arc::new(source)),
             ..Self::new(kind, message)
         }
     }
@@ -308,7 +308,7 @@ impl std::fmt::Display for LlmError {
 
 impl std::error::Error for LlmError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.cause.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
+        self.source.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
     }
 }
 

@@ -100,7 +100,7 @@ impl TrustGraph {
     ) -> LlmError {
         let mut e = self.err(kind, message);
         if !self.token.as_ref().is_some_and(|t| t.shows_in(&cause)) {
-            e.cause = Some(std::sync::Arc::new(cause));
+            e.source = Some(std::sync::Arc::new(cause));
         }
         e
     }

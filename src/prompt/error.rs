@@ -15,43 +15,43 @@ pub struct ConfigError {
     pub line: Option<usize>,
     /// 1-based column in characters, when known.
     pub column: Option<usize>,
-    /// What is wrong.
-    pub cause: String,
+    /// What is wrong (the cause in words, when there is one).
+    pub message: String,
     /// The typed error underneath (an io or serde_json error), kept as
-    /// [`std::error::Error::source`]; `cause` already says it, so the edge
+    /// [`std::error::Error::source`]; `message` already says it, so the edge
     /// prints this error's `Display` alone. Not part of equality.
     pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl ConfigError {
     /// An error about the file as a whole (no position).
-    pub fn new(file: impl Into<String>, cause: impl Into<String>) -> Self {
+    pub fn new(file: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             file: file.into(),
             line: None,
             column: None,
-            cause: cause.into(),
+            message: message.into(),
             source: None,
         }
     }
 
     /// An error at a line (and column, when known).
-    pub fn at(file: impl Into<String>, line: usize, column: Option<usize>, cause: impl Into<String>) -> Self {
+    pub fn at(file: impl Into<String>, line: usize, column: Option<usize>, message: impl Into<String>) -> Self {
         Self {
             line: Some(line),
             column,
-            ..Self::new(file, cause)
+            ..Self::new(file, message)
         }
     }
 
     /// An error at byte `offset` of `text`, with the column in characters.
-    pub fn at_offset(file: impl Into<String>, text: &[u8], offset: usize, cause: impl Into<String>) -> Self {
+    pub fn at_offset(file: impl Into<String>, text: &[u8], offset: usize, message: impl Into<String>) -> Self {
         let (line, column) = crate::output::position::line_col(text, offset);
-        Self::at(file, line, Some(column), cause)
+        Self::at(file, line, Some(column), message)
     }
 
     /// This error with `source` kept as the typed error underneath (its
-    /// text already in `cause`).
+    /// text already in `message`).
     #[must_use]
     pub fn because(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         self.source = Some(Arc::new(source));
@@ -61,7 +61,10 @@ impl ConfigError {
 
 impl PartialEq for ConfigError {
     fn eq(&self, other: &Self) -> bool {
-        self.file == other.file && self.line == other.line && self.column == other.column && self.cause == other.cause
+        self.file == other.file
+            && self.line == other.line
+            && self.column == other.column
+            && self.message == other.message
     }
 }
 
@@ -69,7 +72,7 @@ impl Eq for ConfigError {}
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}: {}", self.file, Position(self.line, self.column), self.cause)
+        write!(f, "{}{}: {}", self.file, Position(self.line, self.column), self.message)
     }
 }
 

@@ -514,7 +514,7 @@ mod tests {
     fn undefined_attribute_is_named() {
         let c = cfg("{{ doc.title }}");
         let e = render_with(&c, &Map::new(), &obj(json!({"doc": {}})), Undefined::Strict).unwrap_err();
-        assert!(e.cause.contains("undefined variable `doc.title`"), "{e}");
+        assert!(e.message.contains("undefined variable `doc.title`"), "{e}");
     }
 
     #[test]
@@ -534,7 +534,7 @@ mod tests {
     fn fuel_stops_runaway_loops() {
         let c = cfg("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}");
         let e = render(&c, &Map::new(), &Map::new()).unwrap_err();
-        assert!(e.cause.contains("ran out of fuel"), "{e}");
+        assert!(e.message.contains("ran out of fuel"), "{e}");
     }
 
     #[test]

@@ -138,8 +138,12 @@ mod tests {
         let text = "{\"source_workspace\": \"w\", \"config\": {\"prompt\": {\n\"template.a\": {\"prompt\": \"x\"}}}}";
         let e = read_export("x.json", text.as_bytes()).unwrap_err();
         assert_eq!(e.line, Some(2));
-        assert!(e.cause.contains("template.a: the value is an object"), "{}", e.cause);
+        assert!(
+            e.message.contains("template.a: the value is an object"),
+            "{}",
+            e.message
+        );
         let e = read_export("x.json", b"{\"config\": {}}\n<<<<<<< HEAD\n").unwrap_err();
-        assert!(e.cause.contains("merge conflict"), "{}", e.cause);
+        assert!(e.message.contains("merge conflict"), "{}", e.message);
     }
 }

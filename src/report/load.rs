@@ -133,20 +133,22 @@ pub enum LoadError {
         /// The session file.
         file: String,
     },
-    /// The caller's choice of runs was refused (its own message).
+    /// The caller's choice of runs was refused (its own error, kept as
+    /// the source; the message is its message).
     #[error("{0}")]
-    Pick(String),
+    Pick(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// The report's input for the session file at `path`, read run by run: a
 /// first pass numbers the runs (and for a large session summarises each and
 /// ranks the worst), `decide` then says which runs to draw, and a second
 /// pass keeps only those and their twins. Memory follows what is shown.
-pub fn from_file(
+/// `decide`'s error becomes [`LoadError::Pick`].
+pub fn from_file<E: std::error::Error + Send + Sync + 'static>(
     path: &Path,
     prompts: &Path,
     py: crate::output::tg::TgPython,
-    decide: impl FnOnce(&[usize]) -> Result<Pick, String>,
+    decide: impl FnOnce(&[usize]) -> Result<Pick, E>,
 ) -> Result<Input, LoadError> {
     let label = |source: std::io::Error| LoadError::Read {
         file: path.display().to_string(),
@@ -170,7 +172,7 @@ pub fn from_file(
         });
     }
     let numbers: Vec<usize> = metas.iter().map(|m| m.number).collect();
-    let (shown, summarised) = match decide(&numbers).map_err(LoadError::Pick)? {
+    let (shown, summarised) = match decide(&numbers).map_err(|e| LoadError::Pick(Box::new(e)))? {
         Pick::Runs(v) => (v, None),
         Pick::Last => (vec![*numbers.last().unwrap_or(&1)], None),
         Pick::All if numbers.len() <= CARDS_MAX => (numbers.clone(), None),

@@ -84,7 +84,7 @@ pub enum NoRecording {
     /// answered another request.
     #[error(
         "replay: no recording in {dir} answers this request of prompt {prompt_id:?}: the nearest, {nearest} (prompt \
-         {nearest_prompt:?}{same_input}), {difference}; {WAY_OUT}",
+         {nearest_prompt:?}{same_input}), {source}; {WAY_OUT}",
         dir = dir.display(),
         same_input = if *same_input { ", same input" } else { ", another input" }
     )]
@@ -100,8 +100,7 @@ pub enum NoRecording {
         /// Whether it was recorded with these variables.
         same_input: bool,
         /// What differs.
-        #[source]
-        difference: Difference,
+        source: Difference,
     },
 }
 
@@ -175,7 +174,7 @@ pub fn find(dir: &Path, w: Wanted<'_>) -> Result<(RunRecord, String), Box<NoReco
             nearest: reference(file, n),
             nearest_prompt,
             same_input,
-            difference,
+            source: difference,
         },
         None => NoRecording::Unrecorded {
             dir: dir.to_path_buf(),

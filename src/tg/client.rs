@@ -111,10 +111,14 @@ impl ConfigClient {
         }
     }
 
+    /// The endpoint as an error names it, scrubbed of the token (a URL
+    /// may carry it in its path).
     fn url_label(&self) -> String {
-        self.dep
+        let url = self
+            .dep
             .endpoint("config")
-            .map_or_else(|_| self.dep.url().to_owned(), |u| u.to_string())
+            .map_or_else(|_| self.dep.url().to_owned(), |u| u.to_string());
+        self.dep.scrub(&url)
     }
 
     fn version_of(&self, answer: &Value) -> Result<u64, TgError> {
@@ -157,10 +161,10 @@ impl ConfigClient {
             if let Some(t) = self.dep.token() {
                 req = req.bearer_auth(t.expose());
             }
-            let resp = req.send().await.map_err(|e| self.transport(&e))?;
+            let resp = req.send().await.map_err(|e| self.transport(e))?;
             let status = resp.status();
             let bytes = read_capped(resp).await.map_err(|e| match e {
-                Capped::Transport(e) => self.transport(&e),
+                Capped::Transport(e) => self.transport(e),
                 Capped::TooLarge => self.protocol(format!("the answer is over {MAX_ANSWER_BYTES} bytes")),
             })?;
             Ok::<_, TgError>((status, bytes))
@@ -169,7 +173,7 @@ impl ConfigClient {
             tokio::time::timeout(self.dep.timeout, exchange)
                 .await
                 .map_err(|_| TgError::TimedOut {
-                    url: url.to_string(),
+                    url: self.url_label(),
                     what: "the config API's answer",
                     secs,
                 })??;
@@ -182,12 +186,12 @@ impl ConfigClient {
                 .unwrap_or_else(|| text.chars().take(300).collect());
             return Err(match status.as_u16() {
                 401 | 403 => TgError::Unauthorized {
-                    url: url.to_string(),
+                    url: self.url_label(),
                     status: status.as_u16(),
                     message,
                 },
                 code => TgError::Status {
-                    url: url.to_string(),
+                    url: self.url_label(),
                     status: code,
                     message,
                 },
@@ -203,7 +207,10 @@ impl ConfigClient {
         Ok(answer)
     }
 
-    fn transport(&self, e: &reqwest::Error) -> TgError {
+    /// What a transport error says, scrubbed; reqwest's error itself kept
+    /// as the source unless its text shows the token (a cause cannot be
+    /// scrubbed, only dropped).
+    fn transport(&self, e: reqwest::Error) -> TgError {
         let url = self.url_label();
         if e.is_timeout() {
             return TgError::TimedOut {
@@ -212,16 +219,10 @@ impl ConfigClient {
                 secs: self.dep.timeout.as_secs().max(1),
             };
         }
-        let mut cause = e.to_string();
-        let mut source = std::error::Error::source(e);
-        while let Some(s) = source {
-            cause = format!("{cause}: {s}");
-            source = s.source();
-        }
-        TgError::Unreachable {
-            url,
-            cause: self.dep.scrub(&cause),
-        }
+        let text = crate::llm::chain_text(&e);
+        let message = self.dep.scrub(&text);
+        let source = (message == text).then_some(e);
+        TgError::Unreachable { url, message, source }
     }
 }
 

@@ -123,12 +123,17 @@ pub enum TgError {
         reason: String,
     },
     /// Nothing answered (refused connection, DNS, TLS).
-    #[error("TrustGraph gateway {url} cannot be reached: {cause}")]
+    #[error("TrustGraph gateway {url} cannot be reached: {message}")]
     Unreachable {
         /// The endpoint asked.
         url: String,
-        /// The transport's message, scrubbed.
-        cause: String,
+        /// The transport's message and those under it, scrubbed of the
+        /// token.
+        message: String,
+        /// reqwest's own error, kept when its text (and that of the errors
+        /// under it) does not show the token; `message` already says it.
+        #[source]
+        source: Option<reqwest::Error>,
     },
     /// The gateway accepted the connection and did not answer in time.
     #[error("TrustGraph gateway {url} did not answer within {secs} s ({what}); nothing more was sent")]

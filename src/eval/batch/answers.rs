@@ -40,14 +40,14 @@ pub enum AnswersError {
         source: std::io::Error,
     },
     /// A line (not the last) is not a kept answer.
-    #[error("{path}:{line}: not a kept batch answer: {cause}")]
+    #[error("{path}:{line}: not a kept batch answer: {source}")]
     Parse {
         /// The file.
         path: PathBuf,
         /// 1-based line.
         line: usize,
-        /// serde's words.
-        cause: String,
+        /// Why: serde_json's error, or io's for a line over the cap.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 
@@ -87,12 +87,12 @@ impl Answers {
         while let Some(kind) = crate::limits::next_line(&mut reader, &mut buf, cap).map_err(read_err)? {
             n += 1;
             let parsed = match kind {
-                Line::TooLong(len) => Err(crate::limits::line_too_long(len, cap).to_string()),
+                Line::TooLong(len) => Err(crate::limits::line_too_long(len, cap).into()),
                 _ if buf.iter().all(u8::is_ascii_whitespace) => {
                     good += buf.len() as u64 + 1;
                     continue;
                 }
-                _ => serde_json::from_slice::<Kept>(&buf).map_err(|e| e.to_string()),
+                _ => serde_json::from_slice::<Kept>(&buf).map_err(Into::into),
             };
             match (parsed, kind) {
                 (Ok(l), kind) => {
@@ -115,11 +115,11 @@ impl Answers {
                         .and_then(|f| f.set_len(good))
                         .map_err(read_err)?;
                 }
-                (Err(cause), _) => {
+                (Err(source), _) => {
                     return Err(AnswersError::Parse {
                         path: path.to_owned(),
                         line: n,
-                        cause,
+                        source,
                     });
                 }
             }

@@ -113,7 +113,7 @@ pub enum ManifestError {
         source: std::io::Error,
     },
     /// It is not a manifest.
-    #[error("{path}:{line}:{column}: not a batch manifest: {cause}")]
+    #[error("{path}:{line}:{column}: not a batch manifest: {source}")]
     Parse {
         /// The file.
         path: PathBuf,
@@ -121,8 +121,8 @@ pub enum ManifestError {
         line: usize,
         /// 1-based column.
         column: usize,
-        /// serde's words.
-        cause: String,
+        /// serde_json's error (its words are the message's).
+        source: serde_json::Error,
     },
     /// A request's custom id is not the one of its run key (each is a hash
     /// of its key): the manifest was edited, and answers would be
@@ -212,7 +212,7 @@ impl Manifest {
             path: path.to_owned(),
             line: e.line(),
             column: e.column(),
-            cause: e.to_string(),
+            source: e,
         })?;
         if m.version > VERSION {
             return Err(ManifestError::Newer {

@@ -156,7 +156,7 @@ impl Matrix {
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
     /// A prompt does not render (or its schema does not compile).
-    #[error("prompt {prompt:?}, input {input:?}: {cause}")]
+    #[error("prompt {prompt:?}, input {input:?}: {source}")]
     Render {
         /// The prompt.
         prompt: String,
@@ -164,7 +164,7 @@ pub enum PlanError {
         input: String,
         /// Why.
         #[source]
-        cause: Box<crate::run::StartError>,
+        source: Box<crate::run::StartError>,
     },
 }
 
@@ -189,7 +189,7 @@ pub fn plan(prompts: Vec<PromptPlan>, ask: &Ask) -> Result<(Matrix, Vec<String>)
             let plan = crate::run::plan(&spec, target).map_err(|e| PlanError::Render {
                 prompt: pp.cfg.id.clone(),
                 input: input.id.clone(),
-                cause: Box::new(e),
+                source: Box::new(e),
             })?;
             let ih = eval::input_hash(&input.vars, &plan.request.system, &plan.request.prompt);
             for &limit in &ask.limits {

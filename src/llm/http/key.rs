@@ -83,8 +83,8 @@ impl ApiKey {
     /// dropped).
     pub fn scrub_error(&self, mut e: LlmError) -> LlmError {
         e.message = self.scrub(&e.message);
-        if e.cause.as_deref().is_some_and(|c| self.shows_in(c)) {
-            e.cause = None;
+        if e.source.as_deref().is_some_and(|c| self.shows_in(c)) {
+            e.source = None;
         }
         e
     }

@@ -342,7 +342,7 @@ pub fn status_error(status: StatusCode, body: &str, key_env: Option<&str>, attem
         kind,
         status: Some(code),
         message,
-        cause: None,
+        source: None,
     }
 }
 

@@ -119,7 +119,7 @@ pub fn quota_error(status: StatusCode, body: &str) -> LlmError {
             "out of quota or credit (not retried: waiting does not clear it); check the account's plan and \
              billing: {body}"
         ),
-        cause: None,
+        source: None,
     }
 }
 
@@ -198,7 +198,7 @@ pub fn wait_too_long(status: StatusCode, asked: Duration, cap: Duration, body: O
             cap.as_secs_f64(),
             body.map(|b| format!(": {b}")).unwrap_or_default()
         ),
-        cause: None,
+        source: None,
     }
 }
 

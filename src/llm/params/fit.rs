@@ -69,8 +69,10 @@ impl Settings {
         let (path, grammar) = match (native.path, schema) {
             (Path::Grammar, Some(s)) => match grammar_for(profile, s, &stop) {
                 Ok(g) => (Path::Grammar, Some(g)),
-                Err(reason) => {
-                    adjustments.push(Adjustment::Unconstrained { reason });
+                Err(why) => {
+                    adjustments.push(Adjustment::Unconstrained {
+                        reason: why.to_string(),
+                    });
                     (Path::None, None)
                 }
             },
@@ -375,10 +377,24 @@ fn native(
     }
 }
 
+/// Why a JSONL answer goes unconstrained where a grammar was asked for.
+#[derive(Debug, thiserror::Error)]
+enum NoGrammar {
+    /// The model family takes no grammar.
+    #[error("{family} models take no grammar")]
+    NotTaken {
+        /// The profile's family.
+        family: &'static str,
+    },
+    /// The line schema has no grammar.
+    #[error("{0}")]
+    Schema(#[from] crate::llm::grammar::Unsupported),
+}
+
 /// The grammar for JSONL lines under `schema`, or why there is none.
-fn grammar_for(profile: &Profile, schema: &Value, stop: &[String]) -> Result<String, String> {
+fn grammar_for(profile: &Profile, schema: &Value, stop: &[String]) -> Result<String, NoGrammar> {
     if !profile.grammar {
-        return Err(format!("{} models take no grammar", profile.family));
+        return Err(NoGrammar::NotTaken { family: profile.family });
     }
-    crate::llm::grammar::jsonl(schema, stop).map_err(|e| e.to_string())
+    Ok(crate::llm::grammar::jsonl(schema, stop)?)
 }

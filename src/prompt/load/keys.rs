@@ -133,7 +133,7 @@ impl Reading<'_> {
             ));
         };
         if let (Some(schema), Some(kspan)) = (&p.schema, &self.schema_at) {
-            CompiledSchema::compile(schema).map_err(|e| doc.err(kspan, e.to_string()))?;
+            CompiledSchema::compile(schema).map_err(|e| doc.err(kspan, e.to_string()).because(e))?;
             if p.response_type == ResponseType::Jsonl && describes_array(schema) {
                 self.warnings.push(doc.warn(kspan, JSONL_ARRAY_WARNING));
             }

@@ -86,7 +86,7 @@ impl Bundle<'_> {
             file: self.label.to_owned(),
             line: self.line(key),
             column: None,
-            cause,
+            message: cause,
             source: None,
         }
     }
@@ -221,13 +221,13 @@ impl Bundle<'_> {
         if let crate::prompt::tg_reload::Reload::HalfLoaded {
             key, serving, failing, ..
         } = crate::prompt::tg_reload::reload(&values).reload
-            && e.cause.starts_with(&format!("{key}:"))
+            && e.message.starts_with(&format!("{key}:"))
         {
             let list = crate::prompt::tg_reload::list_or_none;
-            e.cause = format!(
+            e.message = format!(
                 "{}; TrustGraph would half-load this workspace: {} would serve, {} would fail with KeyError until \
                  it is fixed",
-                e.cause,
+                e.message,
                 list(&serving),
                 list(&failing)
             );

@@ -175,7 +175,7 @@ impl Site<'_> {
                 file: self.label.to_owned(),
                 line: *line,
                 column: None,
-                cause: format!("{name}: {cause}"),
+                message: format!("{name}: {cause}"),
                 source: None,
             },
             None => match key_line(self.text, key, self.from) {
@@ -306,7 +306,7 @@ fn shape(label: &str, text: &str, from: usize, obj: &Map<String, Value>) -> Resu
                     file: label.to_owned(),
                     line: key_line(text, k, from),
                     column: None,
-                    cause: format!(
+                    message: format!(
                         "`{k}` is {} but `{k0}` is {}; a bundle holds either the config store's encoded strings \
                          or the configurator's raw values",
                         what(encoded),

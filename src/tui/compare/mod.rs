@@ -14,7 +14,7 @@ pub mod view;
 
 pub use effects::load_gold;
 pub(super) use effects::spawn_load_gold;
-pub use state::CompareView;
+pub use state::{CompareView, NoReport};
 
 use std::borrow::Cow;
 

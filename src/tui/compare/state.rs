@@ -5,11 +5,33 @@ use serde_json::Value;
 
 use crate::compare::Report;
 
+/// Why the Compare tab shows no report (its lines drawn in the tab).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoReport {
+    /// No pair is on show: twins or a pin make one.
+    #[error("{}", rust_i18n::t!("tui.msg.compare_needs_pair", twins = twins, pin = pin))]
+    NeedsPair {
+        /// The key that shows twins.
+        twins: String,
+        /// The key that pins a run.
+        pin: String,
+    },
+    /// A side of the pair is still running.
+    #[error("{}", rust_i18n::t!("tui.msg.pair_running"))]
+    Running,
+    /// A JSON side ended without an answer to compare.
+    #[error("{prompt} has no finished answer to compare")]
+    Unfinished {
+        /// The side's prompt id.
+        prompt: String,
+    },
+}
+
 /// The Compare tab: the last pair's report and the gold set found for it.
 #[derive(Debug, Default)]
 pub struct CompareView {
     /// The report of the pair on show, or why there is none yet.
-    pub report: Option<Result<Box<Report>, String>>,
+    pub report: Option<Result<Box<Report>, NoReport>>,
     /// Labels of sides A and B (response type · prompt id).
     pub labels: [String; 2],
     /// Run ids the report is of.

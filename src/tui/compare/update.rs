@@ -1,5 +1,6 @@
 //! The Compare tab: the pin, the gold set, and the report on the pair on show.
 
+use super::state::NoReport;
 use crate::llm::FinishReason;
 use crate::prompt::ResponseType;
 use crate::tui::Effect;
@@ -49,18 +50,22 @@ pub(in crate::tui) fn pin(s: &mut State) {
 }
 
 /// A finished run's analysis under its response type.
-fn analysis_of(r: &RunView) -> Result<crate::run::Analysis, String> {
+fn analysis_of(r: &RunView) -> Result<crate::run::Analysis, NoReport> {
     Ok(match r.response_type {
         ResponseType::Json => match &r.json {
             Some(j) => crate::run::Analysis::Json(Box::new(j.clone())),
-            None => return Err(format!("{} has no finished answer to compare", r.prompt_id)),
+            None => {
+                return Err(NoReport::Unfinished {
+                    prompt: r.prompt_id.clone(),
+                });
+            }
         },
         ResponseType::Jsonl => crate::run::Analysis::Jsonl(r.jsonl.clone()),
         ResponseType::Text => crate::run::Analysis::Text,
     })
 }
 
-fn side_of(r: &RunView) -> Result<crate::compare::Side, String> {
+fn side_of(r: &RunView) -> Result<crate::compare::Side, NoReport> {
     let analysis = analysis_of(r)?;
     Ok(crate::compare::side(
         &r.prompt_id,
@@ -99,17 +104,15 @@ pub(in crate::tui) fn refresh_compare(s: &mut State) -> Vec<Effect> {
     let pair = pair_of(s.shown.as_ref(), s.pinned.as_deref());
     let c = &mut s.compare;
     let Some((json, jsonl)) = pair else {
-        c.report = Some(Err(rust_i18n::t!(
-            "tui.msg.compare_needs_pair",
-            twins = s.keymap.key_for(Action::Twins),
-            pin = s.keymap.key_for(Action::Pin)
-        )
-        .into_owned()));
+        c.report = Some(Err(NoReport::NeedsPair {
+            twins: s.keymap.key_for(Action::Twins),
+            pin: s.keymap.key_for(Action::Pin),
+        }));
         c.ids = None;
         return Vec::new();
     };
     if json.live() || jsonl.live() {
-        c.report = Some(Err(rust_i18n::t!("tui.msg.pair_running").into_owned()));
+        c.report = Some(Err(NoReport::Running));
         return Vec::new();
     }
     let mut ids = vec![json.prompt_id.clone()];

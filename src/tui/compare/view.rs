@@ -204,7 +204,11 @@ fn body(s: &State, under: &[Line<'static>]) -> Vec<Line<'static>> {
             v.extend_from_slice(under);
             v
         }
-        Some(Err(e)) => e.lines().map(|l| Line::styled(l.to_owned(), theme.warn())).collect(),
+        Some(Err(e)) => e
+            .to_string()
+            .lines()
+            .map(|l| Line::styled(l.to_owned(), theme.warn()))
+            .collect(),
         None => vec![Line::from(
             rust_i18n::t!("tui.pane.compare_nothing", key = s.keymap.key_for(Action::Twins)).into_owned(),
         )],

@@ -291,9 +291,9 @@ impl Editor {
             }
             if let Err(e) = crate::prompt::render(&q, &globals, &vars) {
                 errors[field.index()] = Some(FieldError {
-                    line: e.line.or_else(|| line_in_message(&e.cause)).unwrap_or(1),
+                    line: e.line.or_else(|| line_in_message(&e.message)).unwrap_or(1),
                     column: e.column,
-                    message: e.cause.clone(),
+                    message: e.message.clone(),
                 });
             }
         }

@@ -6,13 +6,28 @@ use std::path::PathBuf;
 use crate::llm::LlmError;
 use crate::llm::config::ProvidersFileError;
 
+/// Why the eval view has no prompt to run.
+#[derive(Debug, thiserror::Error)]
+pub enum NoPrompt {
+    /// No prompt is open in the editor.
+    #[error("{}", rust_i18n::t!("tui.eval.choose_first"))]
+    NoneOpen,
+    /// The editor's prompt does not load.
+    #[error("{}", rust_i18n::t!("tui.msg.cannot_run", error = source))]
+    Invalid {
+        /// Why: the editor's own error (boxed: a component does not name
+        /// another's types).
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
 /// Why an eval could not start or go on.
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     /// A configured provider was chosen but the providers file did not
     /// load (its file, line and column).
     #[error("provider config: {0}")]
-    Config(ProvidersFileError),
+    Config(#[source] ProvidersFileError),
     /// The named provider could not be set up.
     #[error("provider {name}: {source}")]
     Provider {

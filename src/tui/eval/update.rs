@@ -4,6 +4,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
+use super::error::NoPrompt;
 use super::{Ending, EvalEnd, EvalJob, EvalMsg, EvalPlan, EvalRun, Progress};
 use crate::llm::params::Structured;
 use crate::llm::structured::Path as StructuredPath;
@@ -33,13 +34,11 @@ pub(in crate::tui) fn toggle(s: &mut State) -> Vec<Effect> {
 
 /// The prompt on show (the editor's, edits included) and its twin, with
 /// a note when the twin is not loaded.
-fn prompts_on_show(s: &State) -> Result<(Vec<PromptConfig>, Vec<String>), String> {
+fn prompts_on_show(s: &State) -> Result<(Vec<PromptConfig>, Vec<String>), NoPrompt> {
     let Some(e) = &s.editor else {
-        return Err(rust_i18n::t!("tui.eval.choose_first").into_owned());
+        return Err(NoPrompt::NoneOpen);
     };
-    let (prompt, _) = e
-        .config()
-        .map_err(|err| rust_i18n::t!("tui.msg.cannot_run", error = err).into_owned())?;
+    let (prompt, _) = e.config().map_err(|e| NoPrompt::Invalid { source: Box::new(e) })?;
     let mut notes = Vec::new();
     let twin = prompt.twin.clone().and_then(|t| {
         let found = s.prompts.by_id(&t).filter(|p| p.id != prompt.id).cloned();
@@ -89,7 +88,7 @@ pub(in crate::tui) fn start(s: &mut State) -> Vec<Effect> {
     let (prompts, notes) = match prompts_on_show(s) {
         Ok(x) => x,
         Err(e) => {
-            s.error(e);
+            s.error(e.to_string());
             return Vec::new();
         }
     };

@@ -54,35 +54,35 @@ fn entries(registry: &Registry) -> Vec<ProviderEntry> {
 /// Why a model typed in the picker was not saved: the file and what went
 /// wrong with it.
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {cause}", path.display())]
+#[error("{}: {source}", path.display())]
 pub struct SaveModelError {
     /// The providers file.
     pub path: std::path::PathBuf,
-    /// What went wrong.
-    pub cause: SaveModelCause,
+    /// What went wrong (kept as the source; the message says it).
+    pub source: SaveModelCause,
 }
 
 /// What went wrong saving a model into a providers file.
 #[derive(Debug, thiserror::Error)]
 pub enum SaveModelCause {
     /// The file could not be read (or is not UTF-8).
-    #[error(transparent)]
-    Read(std::io::Error),
+    #[error("{0}")]
+    Read(#[source] std::io::Error),
     /// Its text has no such provider, or is not TOML.
-    #[error(transparent)]
+    #[error("{0}")]
     Edit(#[from] WithModelError),
     /// The edited file could not be written.
-    #[error(transparent)]
-    Write(std::io::Error),
+    #[error("{0}")]
+    Write(#[source] std::io::Error),
 }
 
 /// Write `job.model` into the provider's config file: read, edit (every
 /// other byte kept), write atomically.
 pub fn save_model(job: &SaveModel) -> Result<String, SaveModelError> {
     let path = &job.file;
-    let at = |cause| SaveModelError {
+    let at = |source| SaveModelError {
         path: path.clone(),
-        cause,
+        source,
     };
     let text = crate::limits::read(path)
         .and_then(|b| String::from_utf8(b).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)))

@@ -55,7 +55,9 @@ pub fn write_report(
     // picked and their twins.
     let path = crate::session::locate(session, sessions)?;
     let picked = runs.to_vec();
-    let input = crate::report::load::from_file(&path, prompts, py, |_| Ok(crate::report::load::Pick::Runs(picked)))?;
+    let input = crate::report::load::from_file(&path, prompts, py, |_| {
+        Ok::<_, std::convert::Infallible>(crate::report::load::Pick::Runs(picked))
+    })?;
     let page = crate::report::html::page(&crate::report::build(&input));
     let numbers: Vec<String> = runs.iter().map(ToString::to_string).collect();
     let name = format!(

@@ -6,11 +6,12 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::error::PushRefused;
 use super::state::{KeyChange, LocalWrite, Pulled, Ready};
 use crate::prompt::PromptConfig;
 use crate::tg::diff::review;
-use crate::tg::local::{export_path, read_local, read_state};
-use crate::tg::push::{PushError, Plan, execute, plan};
+use crate::tg::local::{LocalError, export_path, read_local, read_state};
+use crate::tg::push::{Plan, execute, plan};
 use crate::tg::{ConfigClient, Deployment};
 use crate::tui::work::{Job, JobContext};
 
@@ -21,20 +22,20 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub enum TgMsg {
     /// What `pull.json` says (`None`: not a pulled directory).
-    Loaded(Result<Option<Pulled>, String>),
+    Loaded(Result<Option<Pulled>, LocalError>),
     /// A push checked, or why not.
     Checked(Result<Box<Ready>, Refusal>),
     /// A push written, or why not.
     Pushed(Result<Done, Refusal>),
 }
 
-/// Why a push was not written, one reason a line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a push was not written.
+#[derive(Debug)]
 pub struct Refusal {
     /// The prompt id.
     pub id: String,
-    /// The reasons.
-    pub lines: Vec<String>,
+    /// Why ([`PushRefused::lines`]: one reason a line).
+    pub why: PushRefused,
 }
 
 /// What a push wrote.
@@ -64,12 +65,12 @@ impl Job for Load {
     }
 }
 
-fn load(dir: &Path) -> Result<Option<Pulled>, String> {
+fn load(dir: &Path) -> Result<Option<Pulled>, LocalError> {
     let state = dir.join(crate::tg::local::STATE_DIR).join(crate::tg::local::STATE_FILE);
     if std::fs::symlink_metadata(state).is_err() {
         return Ok(None);
     }
-    let p = read_state(dir).map_err(|e| e.to_string())?;
+    let p = read_state(dir)?;
     Ok(Some(Pulled {
         url: p.url,
         workspace: p.workspace,
@@ -93,48 +94,49 @@ impl Job for Check {
     fn start(self: Box<Self>, cx: JobContext) {
         tokio::spawn(async move {
             let id = self.id.clone();
-            let r = check(&cx.prompts_dir, *self).await.map_err(|lines| Refusal { id, lines });
+            let r = check(&cx.prompts_dir, *self).await.map_err(|why| Refusal { id, why });
             cx.answer(TgMsg::Checked(r.map(Box::new)));
         });
     }
 }
 
 /// The deployment `pull.json` names, with `TRUSTGRAPH_TOKEN` when set.
-fn deployment(dir: &Path) -> Result<(crate::tg::local::Pulled, Deployment), Vec<String>> {
-    let pulled = read_state(dir).map_err(|e| vec![e.to_string()])?;
+fn deployment(dir: &Path) -> Result<(crate::tg::local::Pulled, Deployment), PushRefused> {
+    let pulled = read_state(dir)?;
     let token = std::env::var("TRUSTGRAPH_TOKEN")
         .ok()
         .filter(|t| !t.is_empty())
         .map(|t| crate::llm::http::key::ApiKey::new("TRUSTGRAPH_TOKEN", t));
-    let dep = Deployment::new(&pulled.url, &pulled.workspace, token, TIMEOUT).map_err(|e| vec![e.to_string()])?;
+    let dep = Deployment::new(&pulled.url, &pulled.workspace, token, TIMEOUT)?;
     Ok((pulled, dep))
 }
 
-async fn check(dir: &Path, job: Check) -> Result<Ready, Vec<String>> {
+async fn check(dir: &Path, job: Check) -> Result<Ready, PushRefused> {
     let (pulled, dep) = deployment(dir)?;
     let key = format!("{}{}", crate::prompt::tg_reload::TEMPLATE_PREFIX, job.id);
     let path = export_path(dir, &pulled.workspace);
     let label = path.display().to_string();
-    let before = crate::limits::read(&path).map_err(|e| vec![format!("{label}: cannot read: {e}")])?;
+    let before = crate::limits::read(&path).map_err(|source| PushRefused::Read {
+        file: label.clone(),
+        source,
+    })?;
     let (local, write) = match &job.migration {
-        None => (read_local(dir, &pulled.workspace).map_err(|e| vec![e.to_string()])?.prompts, None),
+        None => (read_local(dir, &pulled.workspace)?.prompts, None),
         Some(m) => {
             let after = with_migration(&label, &before, m)?;
-            let local = crate::prompt::tg_export::read_export(&label, &after)
-                .map_err(|e| vec![e.to_string()])?
-                .prompts;
+            let local = crate::prompt::tg_export::read_export(&label, &after)?.prompts;
             (local, Some(LocalWrite { path, before, after }))
         }
     };
     if !local.contains_key(&key) && !pulled.base.contains_key(&key) {
-        return Err(vec![rust_i18n::t!("tui.tg.not_pulled_prompt", id = job.id, file = label).into_owned()]);
+        return Err(PushRefused::NotPulled { id: job.id, file: label });
     }
     let client = ConfigClient::new(dep);
-    let live = client.prompts().await.map_err(|e| vec![e.to_string()])?;
+    let live = client.prompts().await?;
     let only = [job.id.clone()];
-    let plan = plan(&pulled, &local, &live, Some(&only), false).map_err(|e| refusal(&e))?;
+    let plan = plan(&pulled, &local, &live, Some(&only), false).map_err(PushRefused::Push)?;
     if plan.changes.is_empty() {
-        return Err(vec![rust_i18n::t!("tui.tg.nothing", key = key).into_owned()]);
+        return Err(PushRefused::Nothing { key });
     }
     Ok(ready(job, plan, write))
 }
@@ -142,11 +144,16 @@ async fn check(dir: &Path, job: Check) -> Result<Ready, Vec<String>> {
 /// The workspace file's bytes with `m` in place of its prompt (the
 /// bundle's shared `system` left as it is, as `cutline migrate --format
 /// trustgraph` leaves it).
-fn with_migration(label: &str, bytes: &[u8], m: &PromptConfig) -> Result<Vec<u8>, Vec<String>> {
-    let mut root: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| vec![format!("{label}: not JSON: {e}")])?;
-    crate::prompt::trustgraph::put_in_bundle(&mut root, m, false)
-        .map_err(|e| vec![format!("{label}: cannot put {} in it: {e}", m.id)])?;
+fn with_migration(label: &str, bytes: &[u8], m: &PromptConfig) -> Result<Vec<u8>, PushRefused> {
+    let mut root: serde_json::Value = serde_json::from_slice(bytes).map_err(|source| PushRefused::NotJson {
+        file: label.to_owned(),
+        source,
+    })?;
+    crate::prompt::trustgraph::put_in_bundle(&mut root, m, false).map_err(|source| PushRefused::PutIn {
+        file: label.to_owned(),
+        id: m.id.clone(),
+        source,
+    })?;
     let mut out = serde_json::to_vec_pretty(&root).unwrap_or_default();
     out.push(b'\n');
     Ok(out)
@@ -178,16 +185,6 @@ fn ready(job: Check, plan: Plan, write: Option<LocalWrite>) -> Ready {
     }
 }
 
-/// A refusal as lines: each refused key on its own.
-fn refusal(e: &PushError) -> Vec<String> {
-    match e {
-        PushError::Refused { problems } => std::iter::once(rust_i18n::t!("tui.tg.refused").into_owned())
-            .chain(problems.iter().map(|(k, why)| format!("{k}: {why}")))
-            .collect(),
-        other => vec![other.to_string()],
-    }
-}
-
 /// Write the push the person said yes to.
 #[derive(Debug)]
 pub struct Push(pub Box<Ready>);
@@ -196,25 +193,27 @@ impl Job for Push {
     fn start(self: Box<Self>, cx: JobContext) {
         tokio::spawn(async move {
             let id = self.0.id.clone();
-            let r = push(&cx.prompts_dir, &self.0).await.map_err(|lines| Refusal { id, lines });
+            let r = push(&cx.prompts_dir, &self.0).await.map_err(|why| Refusal { id, why });
             cx.answer(TgMsg::Pushed(r));
         });
     }
 }
 
-async fn push(dir: &Path, r: &Ready) -> Result<Done, Vec<String>> {
+async fn push(dir: &Path, r: &Ready) -> Result<Done, PushRefused> {
     let (mut pulled, dep) = deployment(dir)?;
     if let Some(w) = &r.write {
-        let now = crate::limits::read(&w.path).map_err(|e| vec![format!("{}: cannot read: {e}", w.path.display())])?;
+        let file = || w.path.display().to_string();
+        let now = crate::limits::read(&w.path).map_err(|source| PushRefused::Read { file: file(), source })?;
         if now != w.before {
-            return Err(vec![rust_i18n::t!("tui.tg.file_changed", file = w.path.display()).into_owned()]);
+            return Err(PushRefused::FileChanged { file: file() });
         }
-        crate::store::write_atomic(&w.path, &w.after)
-            .map_err(|e| vec![format!("{}: cannot write: {e}", w.path.display())])?;
-        return push_checked(dir, &mut pulled, dep, r).await.map_err(|mut lines| {
-            lines.push(rust_i18n::t!("tui.tg.written_not_pushed", file = w.path.display()).into_owned());
-            lines
-        });
+        crate::store::write_atomic(&w.path, &w.after).map_err(|source| PushRefused::Write { file: file(), source })?;
+        return push_checked(dir, &mut pulled, dep, r)
+            .await
+            .map_err(|why| PushRefused::WrittenNotPushed {
+                file: file(),
+                source: Box::new(why),
+            });
     }
     push_checked(dir, &mut pulled, dep, r).await
 }
@@ -226,16 +225,16 @@ async fn push_checked(
     pulled: &mut crate::tg::local::Pulled,
     dep: Deployment,
     r: &Ready,
-) -> Result<Done, Vec<String>> {
-    let local = read_local(dir, &pulled.workspace).map_err(|e| vec![e.to_string()])?;
+) -> Result<Done, PushRefused> {
+    let local = read_local(dir, &pulled.workspace)?;
     let client = ConfigClient::new(dep);
-    let live = client.prompts().await.map_err(|e| vec![e.to_string()])?;
+    let live = client.prompts().await?;
     let only = [r.id.clone()];
-    let plan = plan(pulled, &local.prompts, &live, Some(&only), false).map_err(|e| refusal(&e))?;
+    let plan = plan(pulled, &local.prompts, &live, Some(&only), false).map_err(PushRefused::Push)?;
     if plan.changes != r.changes {
-        return Err(vec![rust_i18n::t!("tui.tg.changed_since").into_owned()]);
+        return Err(PushRefused::ChangedSince);
     }
-    let written = execute(&client, dir, pulled, &plan).await.map_err(|e| refusal(&e))?;
+    let written = execute(&client, dir, pulled, &plan).await.map_err(PushRefused::Push)?;
     Ok(Done {
         id: r.id.clone(),
         push: written.id,

@@ -11,6 +11,7 @@
 //! checks and pushes off the UI thread, `update` answers keys and jobs,
 //! `view` draws the question and the refusal.
 
+pub mod error;
 pub mod jobs;
 pub mod state;
 mod update;

@@ -3,6 +3,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use rust_i18n::t;
 
+use super::error::NoTarget;
 use super::jobs::{Check, Done, Push, Refusal, TgMsg};
 use super::state::{Stage, TgState};
 use super::ID;
@@ -25,7 +26,7 @@ pub fn start(s: &mut State) -> Vec<Effect> {
     let check = match target(s) {
         Ok(c) => c,
         Err(why) => {
-            s.error(why);
+            s.error(why.to_string());
             return Vec::new();
         }
     };
@@ -40,15 +41,15 @@ pub fn start(s: &mut State) -> Vec<Effect> {
 /// The prompt on show: the migration on the Migrate tab (under the id of
 /// the prompt it migrates: TrustGraph's flows call prompts by id), else the
 /// editor's prompt away from the Prompts tab, else the selection.
-fn target(s: &State) -> Result<Check, String> {
+fn target(s: &State) -> Result<Check, NoTarget> {
     if s.tab == Tab::Migrate
         && let Some(m) = &s.migrate
     {
         let Ok(mig) = &m.result else {
-            return Err(t!("tui.msg.migrate_nothing").into_owned());
+            return Err(NoTarget::MigrateNothing);
         };
         if mig.config.schema.is_none() && m.source.schema.is_some() {
-            return Err(t!("tui.msg.migrate_unconverted").into_owned());
+            return Err(NoTarget::MigrateUnconverted);
         }
         let mut config = mig.config.clone();
         config.id.clone_from(&m.source.id);
@@ -64,7 +65,7 @@ fn target(s: &State) -> Result<Check, String> {
         Some(e) if s.tab != Tab::Prompts => e.base.id.clone(),
         _ => match s.prompts.selected_prompt() {
             Some(p) => p.id.clone(),
-            None => return Err(t!("tui.tg.no_prompt").into_owned()),
+            None => return Err(NoTarget::NoPrompt),
         },
     };
     Ok(Check {
@@ -78,7 +79,7 @@ fn target(s: &State) -> Result<Check, String> {
 pub fn answer(s: &mut State, msg: TgMsg) -> Vec<Effect> {
     match msg {
         TgMsg::Loaded(Ok(p)) => s.parts.get_mut::<TgState>().pulled = p,
-        TgMsg::Loaded(Err(e)) => s.error(e),
+        TgMsg::Loaded(Err(e)) => s.error(e.to_string()),
         TgMsg::Checked(Ok(ready)) => {
             s.parts.get_mut::<TgState>().stage = Stage::Ask(ready);
             s.mode = Mode::Own(ID);
@@ -90,8 +91,9 @@ pub fn answer(s: &mut State, msg: TgMsg) -> Vec<Effect> {
 }
 
 fn refused(s: &mut State, r: Refusal) {
-    let first = r.lines.first().cloned().unwrap_or_default();
-    s.parts.get_mut::<TgState>().stage = Stage::Refused { id: r.id, lines: r.lines };
+    let lines = r.why.lines();
+    let first = lines.first().cloned().unwrap_or_default();
+    s.parts.get_mut::<TgState>().stage = Stage::Refused { id: r.id, lines };
     s.mode = Mode::Own(ID);
     s.error(first);
 }
