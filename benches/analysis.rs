@@ -271,6 +271,24 @@ fn salvage_benches(c: &mut Criterion) {
         b.iter(|| json::outline(black_box(cut.as_bytes()), &js));
     });
     g.bench_function("analyse_cut", |b| b.iter(|| json::analyse(black_box(cut), &js)));
+    // The peer: jiter's partial mode parses the cut array too (and makes
+    // the cut element a value of its own, which salvage never does).
+    g.bench_function("jiter_partial_cut", |b| {
+        b.iter(|| jiter::JsonValue::parse_with_config(black_box(cut.as_bytes()), false, jiter::PartialMode::TrailingStrings));
+    });
+    g.finish();
+    // Ten times the size (13 MB): the issue measured jiter further ahead there.
+    let big = array_text(100_000);
+    let big_cut = &big[..big.rfind("{\"entity\"").unwrap() + 20];
+    let mut g = c.benchmark_group("salvage_big");
+    g.sample_size(20);
+    g.throughput(Throughput::Bytes(big_cut.len() as u64));
+    g.bench_function("salvage_cut", |b| {
+        b.iter(|| salvage::salvage(black_box(big_cut.as_bytes())));
+    });
+    g.bench_function("jiter_partial_cut", |b| {
+        b.iter(|| jiter::JsonValue::parse_with_config(black_box(big_cut.as_bytes()), false, jiter::PartialMode::TrailingStrings));
+    });
     g.finish();
 }
 
