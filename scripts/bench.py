@@ -184,6 +184,71 @@ def criterion_ratio(group: str, num: str, den: str) -> Callable[[Ctx], float]:
     return measure
 
 
+def eval_slots_busy(ctx: Ctx) -> float:
+    """Mean requests in flight over a 500-run `eval --concurrency 50`
+    (100 runs in quick form) against a local OpenAI-wire server that holds
+    each answer 50 ms: the slots the engine keeps busy (group commit; one
+    disk sync per run held it near 10)."""
+    import http.server
+    import threading
+
+    spans: list[tuple[float, float]] = []
+    lock = threading.Lock()
+    items = json.dumps([{"entity": f"E{i}", "definition": "a definition"} for i in range(3)])
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # quiet
+            pass
+
+        def do_POST(self):  # noqa: N802 - http.server's name
+            start = time.perf_counter()
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            time.sleep(0.05)
+            chunks = [
+                {"choices": [{"index": 0, "delta": {"role": "assistant", "content": items}, "finish_reason": None}]},
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                {"choices": [], "usage": {"prompt_tokens": 300, "completion_tokens": 40, "total_tokens": 340}},
+            ]
+            body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+            data = body.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            with lock:
+                spans.append((start, time.perf_counter()))
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        n = 100 if ctx.quick else 500
+        w = ctx.work / "slots"
+        w.mkdir(exist_ok=True)
+        with open(w / "inputs.jsonl", "w") as f:
+            for i in range(n):
+                f.write(json.dumps({"id": f"doc{i}", "text": f"Document {i}."}) + "\n")
+        (w / "cutline.toml").write_text(
+            f'[[provider]]\nname = "srv"\nkind = "openai"\nbase_url = "http://127.0.0.1:{server.server_port}/v1"\n'
+            'model = "gpt-4.1-mini"\napi_key_env = "CUTLINE_BENCH_KEY"\n'
+        )
+        env = dict(os.environ, CUTLINE_CONFIG=str(w / "cutline.toml"), CUTLINE_LEARNED_FILE="",
+                   CUTLINE_BENCH_KEY="sk-bench")
+        run([str(ctx.bin), "--prompts", str(ROOT / "prompts"), "--sessions", str(w / "sessions"), "eval",
+             "--prompt", "extract-definitions", "--provider", "srv", "--max-tokens", "256", "--no-twins",
+             "--inputs", str(w / "inputs.jsonl"), "--session", "slots", "--no-progress", "--concurrency", "50",
+             "--output", "jsonl"], env=env, cwd=w)
+    finally:
+        server.shutdown()
+    if len(spans) != n:
+        raise RuntimeError(f"the server answered {len(spans)} requests for {n} runs")
+    first, last = min(s for s, _ in spans), max(e for _, e in spans)
+    return sum(e - s for s, e in spans) / (last - first)
+
+
 CACHED: dict = {}
 
 FIGURES = [
@@ -200,6 +265,8 @@ FIGURES = [
            "×", False, criterion_ratio("salvage", "salvage_cut", "jiter_partial_cut"), full_only=True),
     Figure("salvage-vs-jiter-13mb", "salvage / jiter's partial-mode parse of the same cut array, 13 MB (time)",
            "×", False, criterion_ratio("salvage_big", "salvage_cut", "jiter_partial_cut"), full_only=True),
+    Figure("eval-slots-busy", "mean requests in flight, eval of 500 runs at --concurrency 50, 50 ms answers",
+           "of 50", True, eval_slots_busy, quick_size="100 runs, debug"),
     Figure("batch-file-rss-10k", "peak RSS of eval --batch-file, 10,000 runs", "MiB", False, batch_memory("file"),
            quick_size="2,000 runs, debug"),
     Figure("batch-results-rss-10k", "peak RSS of eval --batch-results, 10,000 runs", "MiB", False,
