@@ -184,69 +184,144 @@ def criterion_ratio(group: str, num: str, den: str) -> Callable[[Ctx], float]:
     return measure
 
 
+class OpenAiServer:
+    """A local OpenAI-wire chat server that holds each answer 50 ms and
+    logs when each request started and ended (streamed or not, as asked)."""
+
+    HOLD = 0.05
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.spans: list[tuple[float, float]] = []
+        lock = threading.Lock()
+        items = json.dumps([{"entity": f"E{i}", "definition": "a definition"} for i in range(3)])
+        usage = {"prompt_tokens": 300, "completion_tokens": 40, "total_tokens": 340}
+        spans = self.spans
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):  # noqa: N802 - http.server's name
+                start = time.perf_counter()
+                req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+                time.sleep(OpenAiServer.HOLD)
+                if req.get("stream"):
+                    chunks = [
+                        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": items},
+                                      "finish_reason": None}]},
+                        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                        {"choices": [], "usage": usage},
+                    ]
+                    data = ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
+                    kind = "text/event-stream"
+                else:
+                    data = json.dumps({
+                        "id": "c", "object": "chat.completion", "created": 0, "model": req.get("model", "m"),
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": items},
+                                     "finish_reason": "stop"}],
+                        "usage": usage,
+                    }).encode()
+                    kind = "application/json"
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                with lock:
+                    spans.append((start, time.perf_counter()))
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def busy(self) -> float:
+        """Mean requests in flight from the first request's start to the last's end."""
+        first, last = min(s for s, _ in self.spans), max(e for _, e in self.spans)
+        return sum(e - s for s, e in self.spans) / (last - first)
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def cutline_eval(ctx: Ctx, url: str, n: int) -> float:
+    """Wall seconds of a cutline eval of `n` runs at --concurrency 50 against `url`."""
+    w = ctx.work / f"eval-{n}-{time.monotonic_ns()}"
+    w.mkdir()
+    with open(w / "inputs.jsonl", "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": f"doc{i}", "text": f"Document {i}."}) + "\n")
+    (w / "cutline.toml").write_text(
+        f'[[provider]]\nname = "srv"\nkind = "openai"\nbase_url = "{url}"\n'
+        'model = "gpt-4.1-mini"\napi_key_env = "CUTLINE_BENCH_KEY"\n'
+    )
+    env = dict(os.environ, CUTLINE_CONFIG=str(w / "cutline.toml"), CUTLINE_LEARNED_FILE="",
+               CUTLINE_BENCH_KEY="sk-bench")
+    start = time.perf_counter()
+    run([str(ctx.bin), "--prompts", str(ROOT / "prompts"), "--sessions", str(w / "sessions"), "eval",
+         "--prompt", "extract-definitions", "--provider", "srv", "--max-tokens", "256", "--no-twins",
+         "--inputs", str(w / "inputs.jsonl"), "--session", "bench", "--no-progress", "--concurrency", "50",
+         "--output", "jsonl"], env=env, cwd=w)
+    return time.perf_counter() - start
+
+
 def eval_slots_busy(ctx: Ctx) -> float:
     """Mean requests in flight over a 500-run `eval --concurrency 50`
     (100 runs in quick form) against a local OpenAI-wire server that holds
     each answer 50 ms: the slots the engine keeps busy (group commit; one
     disk sync per run held it near 10)."""
-    import http.server
-    import threading
-
-    spans: list[tuple[float, float]] = []
-    lock = threading.Lock()
-    items = json.dumps([{"entity": f"E{i}", "definition": "a definition"} for i in range(3)])
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):  # quiet
-            pass
-
-        def do_POST(self):  # noqa: N802 - http.server's name
-            start = time.perf_counter()
-            self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            time.sleep(0.05)
-            chunks = [
-                {"choices": [{"index": 0, "delta": {"role": "assistant", "content": items}, "finish_reason": None}]},
-                {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-                {"choices": [], "usage": {"prompt_tokens": 300, "completion_tokens": 40, "total_tokens": 340}},
-            ]
-            body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-            data = body.encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            with lock:
-                spans.append((start, time.perf_counter()))
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    n = 100 if ctx.quick else 500
+    srv = OpenAiServer()
     try:
-        n = 100 if ctx.quick else 500
-        w = ctx.work / "slots"
-        w.mkdir(exist_ok=True)
-        with open(w / "inputs.jsonl", "w") as f:
-            for i in range(n):
-                f.write(json.dumps({"id": f"doc{i}", "text": f"Document {i}."}) + "\n")
-        (w / "cutline.toml").write_text(
-            f'[[provider]]\nname = "srv"\nkind = "openai"\nbase_url = "http://127.0.0.1:{server.server_port}/v1"\n'
-            'model = "gpt-4.1-mini"\napi_key_env = "CUTLINE_BENCH_KEY"\n'
-        )
-        env = dict(os.environ, CUTLINE_CONFIG=str(w / "cutline.toml"), CUTLINE_LEARNED_FILE="",
-                   CUTLINE_BENCH_KEY="sk-bench")
-        run([str(ctx.bin), "--prompts", str(ROOT / "prompts"), "--sessions", str(w / "sessions"), "eval",
-             "--prompt", "extract-definitions", "--provider", "srv", "--max-tokens", "256", "--no-twins",
-             "--inputs", str(w / "inputs.jsonl"), "--session", "slots", "--no-progress", "--concurrency", "50",
-             "--output", "jsonl"], env=env, cwd=w)
+        cutline_eval(ctx, srv.url, n)
     finally:
-        server.shutdown()
-    if len(spans) != n:
-        raise RuntimeError(f"the server answered {len(spans)} requests for {n} runs")
-    first, last = min(s for s, _ in spans), max(e for _, e in spans)
-    return sum(e - s for s, e in spans) / (last - first)
+        srv.close()
+    if len(srv.spans) != n:
+        raise RuntimeError(f"the server answered {len(srv.spans)} requests for {n} runs")
+    return srv.busy()
+
+
+# 0.120.27: the newest promptfoo that runs on Node 20 (Debian's; 0.121+ needs Node 22.22).
+PROMPTFOO = CACHE / "promptfoo-0.120.27"
+
+
+def promptfoo_ratio(ctx: Ctx) -> float:
+    """promptfoo's wall time over cutline's for the same 500 requests at
+    concurrency 50 on the same local server (promptfoo from npm, installed
+    once under the user's cache; no assertions, no cache, nothing written)."""
+    pf = PROMPTFOO / "node_modules" / ".bin" / "promptfoo"
+    if not pf.exists():
+        PROMPTFOO.mkdir(parents=True, exist_ok=True)
+        run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "promptfoo@0.120.27"], cwd=PROMPTFOO)
+    n = 500
+    srv = OpenAiServer()
+    try:
+        cut = cutline_eval(ctx, srv.url, n)
+        w = ctx.work / "promptfoo"
+        w.mkdir(exist_ok=True)
+        tests = "".join(f"  - vars: {{text: 'Document {i}.'}}\n" for i in range(n))
+        (w / "promptfooconfig.yaml").write_text(
+            "prompts:\n  - 'Extract definitions as a JSON array from: {{text}}'\n"
+            "providers:\n  - id: openai:chat:gpt-4.1-mini\n    config:\n"
+            f"      apiBaseUrl: {srv.url}\n      apiKey: sk-bench\n      max_tokens: 256\n"
+            f"tests:\n{tests}"
+        )
+        env = dict(os.environ, PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1",
+                   PROMPTFOO_CONFIG_DIR=str(w / "home"), OPENAI_API_KEY="sk-bench")
+        start = time.perf_counter()
+        run([str(pf), "eval", "-c", str(w / "promptfooconfig.yaml"), "--max-concurrency", "50", "--no-cache",
+             "--no-write", "--no-table", "--no-progress-bar"], env=env, cwd=w)
+        pft = time.perf_counter() - start
+    finally:
+        srv.close()
+    if len(srv.spans) != 2 * n:
+        raise RuntimeError(f"the server answered {len(srv.spans)} requests for {n} runs on each side")
+    return pft / cut
 
 
 CACHED: dict = {}
@@ -267,6 +342,8 @@ FIGURES = [
            "×", False, criterion_ratio("salvage_big", "salvage_cut", "jiter_partial_cut"), full_only=True),
     Figure("eval-slots-busy", "mean requests in flight, eval of 500 runs at --concurrency 50, 50 ms answers",
            "of 50", True, eval_slots_busy, quick_size="100 runs, debug"),
+    Figure("eval-vs-promptfoo", "promptfoo's wall time / cutline eval's, 500 requests at concurrency 50, same server",
+           "×", True, promptfoo_ratio, full_only=True),
     Figure("batch-file-rss-10k", "peak RSS of eval --batch-file, 10,000 runs", "MiB", False, batch_memory("file"),
            quick_size="2,000 runs, debug"),
     Figure("batch-results-rss-10k", "peak RSS of eval --batch-results, 10,000 runs", "MiB", False,
@@ -280,7 +357,6 @@ FIGURES = [
 # Figures BENCHMARKS.md states that no command here regenerates yet, and
 # the command that made each (so the gap is printed, not hidden).
 NOT_YET = {
-    "eval-vs-promptfoo": "a 500-run eval beside promptfoo on one local server (issue 37's own measurement; no script)",
     "salvage-phantoms": "elements jiter, json_repair and partial-json invent at a cut (issue 37's; no script)",
     "client-overhead": "scripts/bench-client.sh (needs the local model)",
     "parse-1g-rss": "scripts/bench-reference.sh --memory (a 1 GB file in /tmp)",
@@ -315,7 +391,7 @@ def main() -> int:
         return 0
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     if a.bin:
-        binary = a.bin
+        binary = a.bin.resolve()
     elif a.quick:
         binary = target / "debug" / "cutline"
     else:
