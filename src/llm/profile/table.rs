@@ -390,7 +390,7 @@ pub const TABLE: &[Row] = &[
     },
     // A model newer than this table: every Gemini since 2.5 thinks, and
     // Google's guidance for thinking models is to keep their temperature
-    // (1.0), so none is sent until the Models API (`gemini_models`) says
+    // (1.0), so none is sent until the Models API (`gemini::models`) says
     // otherwise; when it cannot answer (404, a timeout) this holds.
     Row {
         kinds: &[Kind::Gemini],
