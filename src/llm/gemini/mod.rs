@@ -30,6 +30,7 @@ use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{ErrorKind, Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Thinking, Usage};
 
 pub mod models;
+pub mod spec;
 
 /// A Gemini endpoint.
 #[derive(Debug, Clone)]

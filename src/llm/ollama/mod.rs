@@ -18,6 +18,7 @@ use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
 
 pub mod models;
+pub mod spec;
 
 /// An Ollama server.
 #[derive(Debug, Clone)]

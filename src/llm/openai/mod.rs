@@ -24,6 +24,7 @@ use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Thinking, Usage};
 
 pub mod responses;
+pub mod spec;
 
 /// An OpenAI chat-completions endpoint.
 #[derive(Debug, Clone)]

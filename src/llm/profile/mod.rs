@@ -140,18 +140,19 @@ pub struct Profile {
     pub retires: Option<&'static str>,
 }
 
-/// The profile of `model` on `kind` (the open default when no row matches).
+/// The profile of `model` on `kind`: the first of its spec's rows that
+/// matches (the open default when none does).
 pub fn lookup(kind: Kind, model: &str) -> Profile {
     let lower = model.to_ascii_lowercase();
     // `models/gemini-2.5-pro`, `openai/gpt-5`: the last segment names it.
     let id = lower.rsplit('/').next().unwrap_or(&lower);
-    let mut p = table::TABLE
+    let spec = kind.spec();
+    let mut p = spec
+        .rows
         .iter()
-        .find(|r| r.kinds.contains(&kind) && r.prefixes.iter().any(|p| id.starts_with(p)))
+        .find(|r| r.prefixes.iter().any(|p| id.starts_with(p)))
         .map_or(table::OPEN, |r| r.profile);
-    if kind == Kind::Openai
-        && let Some((_, date)) = table::OPENAI_SHUTDOWN.iter().find(|(ids, _)| ids.contains(&id))
-    {
+    if let Some((_, date)) = spec.retired.iter().find(|(ids, _)| ids.contains(&id)) {
         p.retires = Some(date);
     }
     p

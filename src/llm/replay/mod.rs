@@ -10,6 +10,8 @@ use super::{Event, EventStream, FinishReason, Provider, ProviderInfo, Request, T
 
 mod matching;
 
+pub mod spec;
+
 pub use matching::{Asked, Difference, Place};
 
 /// Plays back one recorded transcript.
