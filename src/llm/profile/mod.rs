@@ -1,7 +1,8 @@
 //! Model profiles: what a model accepts on the wire, as data.
 //!
-//! A [`Profile`] is the seed: a row of [`table::TABLE`] looked up by kind and
-//! model id, brought up to date with what each provider's SDK says of its
+//! A [`Profile`] is the seed: a row of the kind's spec (`llm::ProviderSpec`,
+//! in the provider's folder; [`table::Row`]) looked up by model id, brought
+//! up to date with what each provider's SDK says of its
 //! current models. It is never the last word. What the provider's Models API
 //! reports, what servers refused (and `cutline probe` found) and the
 //! provider's `[provider.profile]` table are [`Overrides`] laid over it, in

@@ -61,8 +61,9 @@ fn ms_since(start: Instant) -> u64 {
 }
 
 /// The target of a job: the recording itself, or the workbench's provider
-/// choice resolved by the one run path (a replay there plays the recording
-/// of the prompt with these variables, else of any input, with a note).
+/// choice resolved by the one run path (`run::target::resolve`: a replay
+/// there plays the recording of exactly the job's request, or says what
+/// differs).
 async fn target_for(job: &RunJob, registry: &Result<Registry, ProvidersFileError>) -> Result<Resolved, RunError> {
     target_of(&job.source, &job.provider, &job.sessions_dir, registry).await
 }
