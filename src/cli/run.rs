@@ -16,7 +16,7 @@ use super::{Cli, io_err};
 use crate::llm::params::Structured;
 use crate::llm::registry::{Choice, Target};
 use crate::llm::{self, ErrorKind};
-use crate::run::target::Recording;
+use crate::run::target::ResolveError;
 use crate::run::{Outcome, Spec};
 use crate::session::Recorder;
 
@@ -94,17 +94,19 @@ impl StructuredArg {
 /// recording of exactly the request `spec` makes in `sessions`).
 pub fn target_for(word: &str, spec: &Spec, sessions: &std::path::Path) -> Result<Target, CliError> {
     let choice = super::params::choice(word)?;
-    if choice == Choice::Replay {
-        return crate::run::target::replay_for(spec, sessions).map_err(CliError::from);
-    }
-    crate::run::target::resolve(
-        super::params::registry()?,
-        &choice,
-        None,
-        (&spec.prompt.id, &spec.vars, sessions, Recording::SameInput),
-    )
-    .map(|r| r.target)
-    .map_err(CliError::from)
+    // A replay needs no providers file: a broken one does not stop it.
+    let none = crate::llm::registry::Registry::default();
+    let registry = if choice == Choice::Replay {
+        &none
+    } else {
+        super::params::registry()?
+    };
+    crate::run::target::resolve(registry, &choice, None, (spec, sessions))
+        .map(|r| r.target)
+        .map_err(|e| match e {
+            ResolveError::Provider(e) => CliError::from(e),
+            ResolveError::Replay(e) => CliError::from(e),
+        })
 }
 
 /// Run `run`.

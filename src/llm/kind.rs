@@ -1,18 +1,21 @@
 //! The wire protocol a provider speaks: as configured (`Kind`) and as runs
 //! record it (`WireKind`). Its own module at the bottom of `llm`, so that
 //! profiles, parameters and wires can name a kind without depending on the
-//! config file's reader.
+//! config file's reader; the words are each provider's spec's, read from
+//! the list `llm::PROVIDERS` (the parent's own item, so no wire is
+//! imported here).
 
 use serde::{Deserialize, Serialize};
 
-/// The wire protocol of a configured provider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// The wire protocol of a configured provider: a name. What each kind is
+/// (its words, defaults, profile rows, how it is built) is its provider's
+/// spec (`llm::ProviderSpec`, in the provider's folder), found with
+/// [`Kind::spec`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// OpenAI chat completions (`max_completion_tokens`).
     Openai,
     /// vLLM, LM Studio, llama-server's `/v1` and others (`max_tokens`).
-    #[serde(alias = "openai_compatible")]
     OpenaiCompatible,
     /// Anthropic Messages.
     Anthropic,
@@ -21,7 +24,6 @@ pub enum Kind {
     /// Ollama's native `/api/chat`.
     Ollama,
     /// llama.cpp's native `/completion` (base models, token pieces).
-    #[serde(alias = "llama_server")]
     LlamaServer,
     /// The embedded llama-server, started on first use.
     Local,
@@ -32,50 +34,109 @@ pub enum Kind {
     Trustgraph,
 }
 
+/// How many config words there are, older spellings included.
+const WORD_COUNT: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < super::PROVIDERS.len() {
+        n += 1 + super::PROVIDERS[i].aliases.len();
+        i += 1;
+    }
+    n
+};
+
+/// The config words in `llm::PROVIDERS`' order, each followed by its older
+/// spellings: what an unknown word's error lists, as it always has.
+const WORDS: [&str; WORD_COUNT] = {
+    let mut out = [""; WORD_COUNT];
+    let (mut i, mut n) = (0, 0);
+    while i < super::PROVIDERS.len() {
+        out[n] = super::PROVIDERS[i].word;
+        n += 1;
+        let mut a = 0;
+        while a < super::PROVIDERS[i].aliases.len() {
+            out[n] = super::PROVIDERS[i].aliases[a];
+            n += 1;
+            a += 1;
+        }
+        i += 1;
+    }
+    out
+};
+
+/// A kind no spec registers: words and defaults empty, no rows.
+const UNREGISTERED: super::ProviderSpec = super::ProviderSpec {
+    kind: Kind::Replay,
+    word: "",
+    aliases: &[],
+    records: None,
+    base_url: None,
+    key_env: None,
+    needs_model: false,
+    model: None,
+    max_tokens: None,
+    rows: &[],
+    retired: &[],
+    build: None,
+    options: &[],
+};
+
 impl Kind {
+    /// Its provider's spec (`llm::PROVIDERS`).
+    pub fn spec(self) -> &'static super::ProviderSpec {
+        super::PROVIDERS
+            .iter()
+            .find(|s| s.kind == self)
+            .unwrap_or(&UNREGISTERED)
+    }
+
+    /// The kind a config word (or an older spelling) names.
+    pub fn from_word(word: &str) -> Option<Self> {
+        super::PROVIDERS
+            .iter()
+            .find(|s| s.word == word || s.aliases.contains(&word))
+            .map(|s| s.kind)
+    }
+
     /// The config spelling.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Openai => "openai",
-            Self::OpenaiCompatible => "openai-compatible",
-            Self::Anthropic => "anthropic",
-            Self::Gemini => "gemini",
-            Self::Ollama => "ollama",
-            Self::LlamaServer => "llama-server",
-            Self::Local => "local",
-            Self::Replay => "replay",
-            Self::Trustgraph => "trustgraph",
-        }
+        self.spec().word
     }
 
     /// The base URL when the config gives none.
     pub fn default_base_url(self) -> Option<&'static str> {
-        match self {
-            Self::Openai => Some("https://api.openai.com/v1"),
-            Self::Anthropic => Some("https://api.anthropic.com"),
-            Self::Gemini => Some("https://generativelanguage.googleapis.com"),
-            Self::Ollama => Some("http://127.0.0.1:11434"),
-            Self::LlamaServer => Some("http://127.0.0.1:8080"),
-            Self::Trustgraph => Some("http://localhost:8888"),
-            Self::OpenaiCompatible | Self::Local | Self::Replay => None,
-        }
+        self.spec().base_url
     }
 
     /// The key variable when the config names none (`None`: no key needed).
     pub fn default_key_env(self) -> Option<&'static str> {
-        match self {
-            Self::Openai => Some("OPENAI_API_KEY"),
-            Self::Anthropic => Some("ANTHROPIC_API_KEY"),
-            Self::Gemini => Some("GEMINI_API_KEY"),
-            _ => None,
-        }
+        self.spec().key_env
     }
 
     pub(super) fn needs_model(self) -> bool {
-        matches!(
-            self,
-            Self::Openai | Self::OpenaiCompatible | Self::Anthropic | Self::Gemini | Self::Ollama
-        )
+        self.spec().needs_model
+    }
+}
+
+impl Serialize for Kind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Word;
+        impl serde::de::Visitor<'_> for Word {
+            type Value = Kind;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("variant identifier")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Kind, E> {
+                Kind::from_word(v).ok_or_else(|| E::unknown_variant(v, &WORDS))
+            }
+        }
+        d.deserialize_str(Word)
     }
 }
 
@@ -105,29 +166,24 @@ pub enum WireKind {
 }
 
 impl WireKind {
-    const WORDS: [(&'static str, WireKind); 7] = [
-        ("llama_server", Self::LlamaServer),
-        ("ollama", Self::Ollama),
-        ("openai", Self::Openai),
-        ("openai_compatible", Self::OpenaiCompatible),
-        ("anthropic", Self::Anthropic),
-        ("gemini", Self::Gemini),
-        ("replay", Self::Replay),
-    ];
-
     /// The word runs record.
     pub fn as_str(&self) -> &str {
         match self {
             Self::Other(w) => w,
-            known => Self::WORDS.iter().find(|(_, k)| k == known).map_or("", |(w, _)| w),
+            known => super::PROVIDERS
+                .iter()
+                .filter_map(|s| s.records.as_ref())
+                .find(|(_, k)| k == known)
+                .map_or("", |(w, _)| w),
         }
     }
 }
 
 impl From<&str> for WireKind {
     fn from(w: &str) -> Self {
-        Self::WORDS
+        super::PROVIDERS
             .iter()
+            .filter_map(|s| s.records.as_ref())
             .find(|(word, _)| *word == w)
             .map_or_else(|| Self::Other(w.to_owned()), |(_, k)| k.clone())
     }
@@ -156,7 +212,41 @@ impl std::fmt::Display for WireKind {
 
 #[cfg(test)]
 mod tests {
-    use super::WireKind;
+    use super::{Kind, WireKind};
+
+    #[test]
+    fn every_kind_has_its_one_spec_and_reads_back_from_its_words() {
+        let all = [
+            Kind::Openai,
+            Kind::OpenaiCompatible,
+            Kind::Anthropic,
+            Kind::Gemini,
+            Kind::Ollama,
+            Kind::LlamaServer,
+            Kind::Local,
+            Kind::Replay,
+            Kind::Trustgraph,
+        ];
+        assert_eq!(crate::llm::PROVIDERS.len(), all.len());
+        for k in all {
+            assert_eq!(crate::llm::PROVIDERS.iter().filter(|s| s.kind == k).count(), 1, "{k:?}");
+            assert_eq!(k.spec().kind, k);
+            assert_eq!(Kind::from_word(k.as_str()), Some(k));
+            for a in k.spec().aliases {
+                assert_eq!(Kind::from_word(a), Some(k));
+            }
+            let json = serde_json::to_string(&k).unwrap();
+            assert_eq!(serde_json::from_str::<Kind>(&json).unwrap(), k);
+        }
+        let err = serde_json::from_str::<Kind>("\"gpt\"").unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "unknown variant `gpt`, expected one of `openai`, `openai-compatible`, `openai_compatible`, \
+                 `anthropic`, `gemini`, `ollama`, `llama-server`, `llama_server`, `local`, `replay`, `trustgraph`"
+            ),
+            "{err}"
+        );
+    }
 
     #[test]
     fn recorded_words_read_back_and_write_the_same() {

@@ -19,11 +19,9 @@ pub mod anthropic;
 pub mod batch;
 pub mod config;
 pub mod gemini;
-pub mod gemini_models;
 pub mod grammar;
 pub mod http;
 pub mod kind;
-pub mod ollama_models;
 pub use kind::WireKind;
 pub mod learned;
 pub mod llama_server;
@@ -37,11 +35,81 @@ pub mod profile;
 pub mod redact;
 pub mod registry;
 pub mod replay;
-mod replay_match;
-pub mod responses;
 pub mod structured;
+mod transcript;
 pub mod trustgraph;
 pub mod wire;
+
+pub use transcript::{Piece, Transcript, collect};
+
+/// One provider kind's facts besides its wire code, written once in the
+/// provider's own folder (`openai/spec.rs`, `anthropic/spec.rs`, …) and
+/// registered in [`PROVIDERS`]: the config words, the wire word its runs
+/// record, its defaults, its seed profile rows and how a config entry
+/// becomes one. `Kind`'s words and defaults, the registry's wire defaults,
+/// the profile table and the config builder all read it from here.
+pub struct ProviderSpec {
+    /// The kind.
+    pub kind: kind::Kind,
+    /// Its config spelling.
+    pub word: &'static str,
+    /// Older spellings read as it.
+    pub aliases: &'static [&'static str],
+    /// The wire word its runs record (`None`: it records another wire's,
+    /// or a word of its own kept as it is).
+    pub records: Option<(&'static str, WireKind)>,
+    /// The base URL when the config gives none.
+    pub base_url: Option<&'static str>,
+    /// The key variable when the config names none (`None`: no key).
+    pub key_env: Option<&'static str>,
+    /// Whether a config entry must name a model.
+    pub needs_model: bool,
+    /// The model sent when the config names none.
+    pub model: Option<&'static str>,
+    /// The wire's own max-token default (Anthropic requires one).
+    pub max_tokens: Option<u32>,
+    /// The seed profile rows, first match wins (none: the open profile).
+    pub rows: &'static [profile::table::Row],
+    /// Announced shutdown dates by exact model id.
+    pub retired: &'static [(&'static [&'static str], &'static str)],
+    /// A provider from a config entry (`None`: chosen with `--provider`,
+    /// built by the registry; its entry takes no headers and no key).
+    pub build: Option<Build>,
+    /// The kind-specific config keys it takes (`api`, `structured_via`,
+    /// `workspace` and `flow`); another kind's entry refuses them.
+    pub options: &'static [&'static str],
+}
+
+/// How a config entry becomes a provider.
+#[derive(Clone, Copy)]
+pub enum Build {
+    /// An HTTP wire on the endpoint the entry resolves to
+    /// (`config::endpoint`: URL, model, key, headers, retries, timeouts).
+    Endpoint(fn(wire::Endpoint) -> Box<dyn Provider>),
+    /// From the entry itself, its key read through the lookup given.
+    Entry(FromEntry),
+}
+
+/// An environment lookup (`std::env::var`, or a test's map).
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// A provider built from its config entry, its key read through `Env`.
+pub type FromEntry = fn(&config::ProviderConfig, Env<'_>) -> Result<Box<dyn Provider>, LlmError>;
+
+/// Every provider kind, one line each: a new provider adds its folder,
+/// its `Kind` name and its line here. In the order the config's error
+/// names the words.
+pub const PROVIDERS: &[ProviderSpec] = &[
+    openai::spec::OPENAI,
+    openai::spec::COMPATIBLE,
+    anthropic::spec::SPEC,
+    gemini::spec::SPEC,
+    ollama::spec::SPEC,
+    llama_server::spec::SPEC,
+    llama_server::spec::LOCAL,
+    replay::spec::SPEC,
+    trustgraph::spec::SPEC,
+];
 
 /// A request, provider-neutral.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -498,125 +566,4 @@ impl Default for Timeouts {
             total: Duration::from_secs(900),
         }
     }
-}
-
-/// Everything one run produced, gathered from its events.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Transcript {
-    /// The full text received.
-    pub text: String,
-    /// Reasoning / thinking text, when the provider streamed any.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub thinking: String,
-    /// Token pieces with their arrival time in ms since the request.
-    pub pieces: Vec<Piece>,
-    /// The generated tokens' ids, one per piece, when the server reports
-    /// them (llama-server); empty otherwise.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub token_ids: Vec<u32>,
-    /// Why it ended (`error` when it failed).
-    pub finish: Option<FinishReason>,
-    /// The provider's own word.
-    pub raw_reason: Option<String>,
-    /// Token counts.
-    pub usage: Usage,
-    /// The failure, if any; `text` still holds what arrived before it.
-    pub error: Option<LlmError>,
-    /// Milliseconds to the first delta.
-    pub first_token_ms: Option<u64>,
-    /// Milliseconds for the whole run.
-    pub total_ms: u64,
-    /// The provider's token to resume an answer it left incomplete.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub continuation_token: Option<String>,
-    /// The provider batch that answered, when it came back in one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub batch: Option<BatchRef>,
-}
-
-/// One token piece (or one delta, when the server gives no pieces).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Piece {
-    /// Its text.
-    pub text: String,
-    /// Milliseconds since the request when it arrived.
-    pub ms: u64,
-    /// True when this is a whole delta, not a known token.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub delta: bool,
-}
-
-impl Transcript {
-    /// Fold one event in, at `ms` since the request.
-    pub fn push(&mut self, event: &Event, ms: u64) {
-        match event {
-            Event::Delta { text, pieces } => {
-                if self.first_token_ms.is_none() && !text.is_empty() {
-                    self.first_token_ms = Some(ms);
-                }
-                self.text.push_str(text);
-                if pieces.is_empty() {
-                    if !text.is_empty() {
-                        self.pieces.push(Piece {
-                            text: text.clone(),
-                            ms,
-                            delta: true,
-                        });
-                    }
-                } else {
-                    self.pieces.extend(pieces.iter().map(|p| Piece {
-                        text: p.clone(),
-                        ms,
-                        delta: false,
-                    }));
-                }
-            }
-            Event::Thinking { text } => self.thinking.push_str(text),
-            Event::Resume { token } => self.continuation_token = Some(token.clone()),
-            Event::Tokens { ids } => self.token_ids.extend_from_slice(ids),
-            Event::Finish {
-                reason,
-                raw_reason,
-                usage,
-            } => {
-                self.finish = Some(*reason);
-                self.raw_reason.clone_from(raw_reason);
-                self.usage = *usage;
-            }
-            Event::Error(e) => {
-                self.finish = Some(FinishReason::Error);
-                self.error = Some(e.clone());
-            }
-            Event::Batch(b) => self.batch = Some(b.clone()),
-        }
-        self.total_ms = ms;
-    }
-
-    /// True when every piece is a real token (so cuts by piece are exact).
-    pub fn has_token_pieces(&self) -> bool {
-        !self.pieces.is_empty() && self.pieces.iter().all(|p| !p.delta)
-    }
-}
-
-/// Drive a stream to its end, calling `on_event` for each event.
-pub async fn collect(mut stream: EventStream, mut on_event: impl FnMut(&Event, &Transcript)) -> Transcript {
-    use futures_util::StreamExt;
-    let start = std::time::Instant::now();
-    let mut t = Transcript::default();
-    while let Some(ev) = stream.next().await {
-        let ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        t.push(&ev, ms);
-        on_event(&ev, &t);
-        if matches!(ev, Event::Finish { .. } | Event::Error(_)) {
-            break;
-        }
-    }
-    if t.finish.is_none() {
-        t.finish = Some(FinishReason::Error);
-        t.error = Some(LlmError::new(
-            ErrorKind::Stream,
-            "the stream ended without a finish event",
-        ));
-    }
-    t
 }

@@ -1,5 +1,5 @@
-//! What the Models API readers of Ollama (`llm::ollama_models`) and Gemini
-//! (`llm::gemini_models`) share: only a model no table row knows by name
+//! What the Models API readers of Ollama (`llm::ollama::models`) and Gemini
+//! (`llm::gemini::models`) share: only a model no table row knows by name
 //! (it falls to the catch-all row) is asked about, by one request whose
 //! JSON answer is read at the time it came; whether the answer says the
 //! model thinks decides its defaults, and an answer that does not say

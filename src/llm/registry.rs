@@ -205,7 +205,7 @@ impl Registry {
 /// The defaults a wire imposes: Anthropic requires a max-token limit.
 pub fn wire_defaults(kind: Kind) -> WireDefaults {
     WireDefaults {
-        max_tokens: (kind == Kind::Anthropic).then_some(super::anthropic::DEFAULT_MAX_TOKENS),
+        max_tokens: kind.spec().max_tokens,
     }
 }
 

@@ -1,24 +1,13 @@
 //! From a provider choice to a [`Target`], for every caller: configured and
 //! local providers come from the [`Registry`]; a replay finds the recorded
-//! run of the prompt with the same variables in the sessions directory.
+//! run of exactly the request the spec makes in the sessions directory.
 
 use std::path::Path;
 
-use serde_json::{Map, Value};
-
+use crate::llm::LlmError;
 use crate::llm::registry::{Choice, Registry, Target};
 use crate::llm::replay::Replay;
-use crate::llm::{ErrorKind, LlmError};
 use crate::session::RunRecord;
-
-/// How a replay looks for its recording.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recording {
-    /// A run of the prompt with exactly these variables.
-    SameInput,
-    /// That, else any run of the prompt (the workbench, with a note).
-    AnyInput,
-}
 
 /// A resolved target and, for a replay, a note naming what it plays.
 #[derive(Debug, Clone)]
@@ -29,41 +18,38 @@ pub struct Resolved {
     pub note: Option<String>,
 }
 
-/// Resolve `choice` for a run of `prompt_id` with `vars`.
+/// Why [`resolve`] has no target.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// The configured or local provider could not be set up.
+    #[error(transparent)]
+    Provider(#[from] LlmError),
+    /// No recording answers the request (or the prompt does not render).
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+}
+
+/// Resolve `choice` for a run of `spec`, the one decision every caller
+/// that runs one prompt makes (`cutline run`, the workbench's runner): a
+/// configured or local provider comes from the registry (`model` in place
+/// of its own); a replay plays the recording, among every session in
+/// `sessions`, of exactly the request `spec` makes ([`replay_found`]).
 pub fn resolve(
     registry: &Registry,
     choice: &Choice,
     model: Option<&str>,
-    recorded: (&str, &Map<String, Value>, &Path, Recording),
-) -> Result<Resolved, LlmError> {
-    let (prompt_id, vars, sessions, how) = recorded;
-    if *choice != Choice::Replay {
-        if registry.is_local(choice) {
-            crate::llm::local::installed()?;
-        }
-        let target = registry.target(choice, model)?;
-        return Ok(Resolved {
-            note: model.map(|m| format!("model {m}")),
-            target,
-        });
+    (spec, sessions): (&crate::run::Spec, &Path),
+) -> Result<Resolved, ResolveError> {
+    if *choice == Choice::Replay {
+        return Ok(replay_found(spec, sessions)?);
     }
-    let exact = crate::session::find_recording(sessions, prompt_id, Some(vars));
-    let (rec, source, same) = match (exact, how) {
-        (Some((r, s)), _) => (r, s, true),
-        (None, Recording::AnyInput) => match crate::session::find_recording(sessions, prompt_id, None) {
-            Some((r, s)) => (r, s, false),
-            None => return Err(no_recording(prompt_id, sessions)),
-        },
-        (None, Recording::SameInput) => return Err(no_recording(prompt_id, sessions)),
-    };
-    let note = if same {
-        format!("replay of {source}")
-    } else {
-        format!("replay of {source} (recorded with another input)")
-    };
+    if registry.is_local(choice) {
+        crate::llm::local::installed()?;
+    }
+    let target = registry.target(choice, model)?;
     Ok(Resolved {
-        target: replay_of(&rec, source),
-        note: Some(note),
+        note: model.map(|m| format!("model {m}")),
+        target,
     })
 }
 
@@ -125,14 +111,4 @@ pub enum ReplayError {
     /// No recording answers the request.
     #[error(transparent)]
     NoRecording(#[from] Box<super::recorded::NoRecording>),
-}
-
-fn no_recording(prompt_id: &str, sessions: &Path) -> LlmError {
-    LlmError::new(
-        ErrorKind::BadRequest,
-        format!(
-            "no recorded run of prompt {prompt_id:?} with these variables in {}; record one with `cutline run {prompt_id} --provider local`",
-            sessions.display()
-        ),
-    )
 }

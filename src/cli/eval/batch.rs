@@ -184,9 +184,7 @@ fn write_lines(m: &Matrix, ask: &Ask, pending: &[Planned], w: &mut dyn Write) ->
         .shared
         .as_ref()
         .ok_or_else(|| CliError::new(Category::Usage, "--batch-file needs a configured provider, not replay"))?;
-    let encoder = crate::llm::batch::openai::OpenAiBatch {
-        provider: crate::llm::openai::OpenAi::compatible(offline_endpoint(target)),
-    };
+    let encoder = crate::llm::batch::file_lines(target.provider.as_ref());
     for p in pending {
         let spec = m.spec(p, ask);
         let plan = crate::run::plan(&spec, target)?;
@@ -198,17 +196,6 @@ fn write_lines(m: &Matrix, ask: &Ask, pending: &[Planned], w: &mut dyn Write) ->
         w.write_all(b"\n").map_err(io_err)?;
     }
     Ok(pending.len())
-}
-
-/// An endpoint with the target's model, for encoding only (the requests
-/// carry every decided field).
-fn offline_endpoint(target: &crate::llm::registry::Target) -> crate::llm::wire::Endpoint {
-    let info = target.provider.info();
-    crate::llm::wire::Endpoint::new(
-        &info.name,
-        info.base_url.as_deref().unwrap_or("http://offline"),
-        &info.model,
-    )
 }
 
 /// `--batch-file`: write the lines and stop.

@@ -20,6 +20,7 @@
 
 pub mod models;
 pub mod schema;
+pub mod spec;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

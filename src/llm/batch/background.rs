@@ -12,9 +12,10 @@ use serde_json::{Value, json};
 
 use super::{BatchApi, Fut, Item, Limits, Outcome, Phase, Result1, Status, Submitted, Window};
 use crate::llm::openai::OpenAi;
+use crate::llm::openai::responses;
 use crate::llm::wire::Auth;
 use crate::llm::wire::json::{Body, Call};
-use crate::llm::{ErrorKind, LlmError, responses};
+use crate::llm::{ErrorKind, LlmError};
 
 /// Requests in flight at once while submitting or polling.
 const PARALLEL: usize = 8;

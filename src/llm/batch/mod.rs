@@ -218,6 +218,37 @@ pub fn api(provider: &dyn Provider, window: Window) -> Option<std::sync::Arc<dyn
     })
 }
 
+/// The lines of an OpenAI batch input file (`eval --batch-file`, for
+/// vLLM's `run-batch` or a manual upload) of requests planned for
+/// `provider`, whatever wire it speaks: each encoded as an
+/// OpenAI-compatible server reads it, with the provider's model. The
+/// encoder is built here, beside the batch APIs, so that no caller builds
+/// a provider (an OpenAI-compatible provider names no batch wire, as no
+/// batch API serves it).
+pub fn file_lines(provider: &dyn Provider) -> FileLines {
+    let info = provider.info();
+    let endpoint = super::wire::Endpoint::new(
+        &info.name,
+        info.base_url.as_deref().unwrap_or("http://offline"),
+        &info.model,
+    );
+    FileLines(openai::OpenAiBatch {
+        provider: super::openai::OpenAi::compatible(endpoint),
+    })
+}
+
+/// The encoder [`file_lines`] gives: one request, one OpenAI batch input
+/// line.
+#[derive(Debug, Clone)]
+pub struct FileLines(openai::OpenAiBatch);
+
+impl FileLines {
+    /// `item` as one line of the file.
+    pub fn line(&self, item: &Item) -> serde_json::Value {
+        self.0.line(item)
+    }
+}
+
 /// A custom id for `key` (a run key): `c` and 16 hex digits of its hash,
 /// within every API's rules.
 pub fn custom_id(key: &str) -> String {

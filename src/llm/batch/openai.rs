@@ -11,10 +11,11 @@ use serde_json::{Value, json};
 
 use super::{BatchApi, Fut, Item, Limits, Outcome, Phase, Result1, Status, Submitted};
 use crate::llm::openai::OpenAi;
+use crate::llm::openai::responses;
 use crate::llm::profile::Api;
 use crate::llm::wire::Auth;
 use crate::llm::wire::json::{Body, Call};
-use crate::llm::{ErrorKind, LlmError, http, responses};
+use crate::llm::{ErrorKind, LlmError, http};
 
 /// The metadata key a batch is tagged with.
 pub const TAG: &str = "cutline_session";

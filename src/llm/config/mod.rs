@@ -61,7 +61,7 @@ use super::structured::Mode;
 use super::wire::Headers;
 
 pub use super::kind::Kind;
-pub use build::{build, build_with_env, endpoint};
+pub use build::{build, build_with_env, endpoint, key_from_env};
 pub use files::{WithModelError, default_paths, with_model};
 pub use parse::parse;
 

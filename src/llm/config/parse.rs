@@ -192,10 +192,14 @@ fn check_endpoint(raw: &Raw, name: &str, at: usize) -> Option<(usize, String)> {
                 ));
             }
         }
-        None if raw.kind == Kind::OpenaiCompatible => {
+        // A kind built from its entry with no URL of its own to default to.
+        None if raw.kind.spec().base_url.is_none() && raw.kind.spec().build.is_some() => {
             return Some((
                 at,
-                format!("provider {name:?} (kind openai-compatible) needs a `base_url`, e.g. http://127.0.0.1:8080/v1"),
+                format!(
+                    "provider {name:?} (kind {}) needs a `base_url`, e.g. http://127.0.0.1:8080/v1",
+                    raw.kind.as_str()
+                ),
             ));
         }
         None => {}
@@ -203,48 +207,54 @@ fn check_endpoint(raw: &Raw, name: &str, at: usize) -> Option<(usize, String)> {
     None
 }
 
-/// Options the entry's kind does not take.
+/// Options the entry's kind does not take: a kind-specific key is taken by
+/// the kinds whose spec lists it (`ProviderSpec::options`); a kind chosen
+/// with `--provider` (no `build`) takes no headers and no key.
 fn check_kind_options(raw: &Raw, name: &str, at: usize) -> Option<(usize, String)> {
-    if let Some(a) = raw
-        .api
-        .as_ref()
-        .filter(|_| !matches!(raw.kind, Kind::Openai | Kind::OpenaiCompatible))
-    {
-        return Some((
-            a.span().start,
-            format!("provider {name:?}: `api` applies to kinds openai and openai-compatible only"),
-        ));
+    let spec = raw.kind.spec();
+    let given = [
+        ("api", "`api` applies", raw.api.as_ref().map(|a| a.span().start)),
+        (
+            "structured_via",
+            "`structured_via` applies",
+            raw.structured_via.as_ref().map(|v| v.span().start),
+        ),
+        (
+            "workspace",
+            "`workspace` and `flow` apply",
+            raw.workspace.as_ref().or(raw.flow.as_ref()).map(|v| v.span().start),
+        ),
+    ];
+    for (key, says, at) in given {
+        if let Some(at) = at.filter(|_| !spec.options.contains(&key)) {
+            return Some((at, format!("provider {name:?}: {says} to {} only", takers(key))));
+        }
     }
-    if let Some(v) = raw.structured_via.as_ref().filter(|_| raw.kind != Kind::Anthropic) {
-        return Some((
-            v.span().start,
-            format!("provider {name:?}: `structured_via` applies to kind anthropic only"),
-        ));
-    }
-    if let Some(v) = raw
-        .workspace
-        .as_ref()
-        .or(raw.flow.as_ref())
-        .filter(|_| raw.kind != Kind::Trustgraph)
-    {
-        return Some((
-            v.span().start,
-            format!("provider {name:?}: `workspace` and `flow` apply to kind trustgraph only"),
-        ));
-    }
-    if matches!(raw.kind, Kind::Local | Kind::Replay) {
+    if spec.build.is_none() {
         let unsupported = if raw.headers.is_empty() { None } else { Some("headers") };
         if let Some(what) = unsupported.or(raw.api_key_env.as_ref().map(|_| "api_key_env")) {
             return Some((
                 at,
-                format!(
-                    "provider {name:?}: `{what}` is not supported for kind {}",
-                    raw.kind.as_str()
-                ),
+                format!("provider {name:?}: `{what}` is not supported for kind {}", spec.word),
             ));
         }
     }
     None
+}
+
+/// The kinds that take `key`, for a message: `kind anthropic`, `kinds
+/// openai and openai-compatible`.
+fn takers(key: &str) -> String {
+    let words: Vec<&str> = crate::llm::PROVIDERS
+        .iter()
+        .filter(|s| s.options.contains(&key))
+        .map(|s| s.word)
+        .collect();
+    match words.as_slice() {
+        [one] => format!("kind {one}"),
+        [rest @ .., last] => format!("kinds {} and {last}", rest.join(", ")),
+        [] => "no kind".to_owned(),
+    }
 }
 
 /// `temperature` and `top_p` outside their ranges.

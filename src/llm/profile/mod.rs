@@ -1,7 +1,8 @@
 //! Model profiles: what a model accepts on the wire, as data.
 //!
-//! A [`Profile`] is the seed: a row of [`table::TABLE`] looked up by kind and
-//! model id, brought up to date with what each provider's SDK says of its
+//! A [`Profile`] is the seed: a row of the kind's spec (`llm::ProviderSpec`,
+//! in the provider's folder; [`table::Row`]) looked up by model id, brought
+//! up to date with what each provider's SDK says of its
 //! current models. It is never the last word. What the provider's Models API
 //! reports, what servers refused (and `cutline probe` found) and the
 //! provider's `[provider.profile]` table are [`Overrides`] laid over it, in
@@ -140,18 +141,19 @@ pub struct Profile {
     pub retires: Option<&'static str>,
 }
 
-/// The profile of `model` on `kind` (the open default when no row matches).
+/// The profile of `model` on `kind`: the first of its spec's rows that
+/// matches (the open default when none does).
 pub fn lookup(kind: Kind, model: &str) -> Profile {
     let lower = model.to_ascii_lowercase();
     // `models/gemini-2.5-pro`, `openai/gpt-5`: the last segment names it.
     let id = lower.rsplit('/').next().unwrap_or(&lower);
-    let mut p = table::TABLE
+    let spec = kind.spec();
+    let mut p = spec
+        .rows
         .iter()
-        .find(|r| r.kinds.contains(&kind) && r.prefixes.iter().any(|p| id.starts_with(p)))
+        .find(|r| r.prefixes.iter().any(|p| id.starts_with(p)))
         .map_or(table::OPEN, |r| r.profile);
-    if kind == Kind::Openai
-        && let Some((_, date)) = table::OPENAI_SHUTDOWN.iter().find(|(ids, _)| ids.contains(&id))
-    {
+    if let Some((_, date)) = spec.retired.iter().find(|(ids, _)| ids.contains(&id)) {
         p.retires = Some(date);
     }
     p

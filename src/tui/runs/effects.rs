@@ -18,7 +18,7 @@ use crate::llm::{self, Event as LlmEvent};
 use crate::output::jsonl::JsonlAnalysis;
 use crate::output::schema::CompiledSchema;
 use crate::output::sweep::SweepSchemas;
-use crate::run::target::{Recording, Resolved};
+use crate::run::target::{ResolveError, Resolved};
 use crate::session::Recorder;
 use crate::tui::Event;
 use crate::tui::choice::ProviderChoice;
@@ -61,8 +61,9 @@ fn ms_since(start: Instant) -> u64 {
 }
 
 /// The target of a job: the recording itself, or the workbench's provider
-/// choice resolved by the one run path (a replay there plays the recording
-/// of the prompt with these variables, else of any input, with a note).
+/// choice resolved by the one run path (`run::target::resolve`: a replay
+/// there plays the recording of exactly the job's request, or says what
+/// differs).
 async fn target_for(job: &RunJob, registry: &Result<Registry, ProvidersFileError>) -> Result<Resolved, RunError> {
     target_of(&job.source, &job.provider, &job.sessions_dir, registry).await
 }
@@ -81,26 +82,17 @@ pub(in crate::tui) async fn target_of(
         }),
         // A replay plays the recording of exactly this request (whatever
         // prompt id it was recorded under), or says what differs.
-        (Source::Prompt(spec), ProviderChoice::Replay) => {
-            let (spec, dir) = (spec.clone(), sessions_dir.to_path_buf());
-            tokio::task::spawn_blocking(move || crate::run::target::replay_found(&spec, &dir))
-                .await?
-                .map_err(|e| RunError::Replay(Box::new(e)))
-        }
         (Source::Prompt(spec), pick) => {
             let (registry, choice, model) = registry_choice(pick, registry).map_err(RunError::Config)?;
-            let (dir, id, vars) = (sessions_dir.to_path_buf(), spec.prompt.id.clone(), spec.vars.clone());
+            let (spec, dir) = (spec.clone(), sessions_dir.to_path_buf());
             tokio::task::spawn_blocking(move || {
-                crate::run::target::resolve(
-                    &registry,
-                    &choice,
-                    model.as_deref(),
-                    (&id, &vars, &dir, Recording::AnyInput),
-                )
-                .map_err(|e| match choice {
-                    Choice::Replay => RunError::NoRecording(e),
-                    Choice::Named(name) => RunError::Provider { name, source: e },
-                    Choice::Local => RunError::Local(e),
+                crate::run::target::resolve(&registry, &choice, model.as_deref(), (&spec, &dir)).map_err(|e| {
+                    match (e, choice) {
+                        (ResolveError::Replay(e), _) => RunError::Replay(Box::new(e)),
+                        (ResolveError::Provider(source), Choice::Named(name)) => RunError::Provider { name, source },
+                        (ResolveError::Provider(e), Choice::Local) => RunError::Local(e),
+                        (ResolveError::Provider(e), Choice::Replay) => RunError::NoRecording(e),
+                    }
                 })
             })
             .await?
@@ -190,21 +182,11 @@ fn planned(
     job: &RunJob,
     target: &crate::llm::registry::Target,
 ) -> Result<(crate::run::Spec, crate::run::Plan, String), RunError> {
-    let (spec, mut plan) = match &job.source {
-        Source::Prompt(spec) => {
-            let spec = spec.as_ref().clone().limit(job.max_tokens);
-            let plan = crate::run::plan(&spec, target)?;
-            (spec, plan)
-        }
-        Source::Recording { record, .. } => {
-            let prompt = record.prompt_config().unwrap_or_else(|_| crate::prompt::PromptConfig {
-                id: record.prompt_id.clone(),
-                ..crate::prompt::PromptConfig::default()
-            });
-            let mut spec = crate::run::Spec::new(prompt, record.variables.clone()).limit(job.max_tokens);
-            spec.tg_python = job.tg_python;
-            (spec, crate::run::Plan::recorded(record, job.max_tokens))
-        }
+    // The limit is the spec's; a recording replays its own request at it.
+    let spec = job.spec();
+    let mut plan = match &job.source {
+        Source::Prompt(_) => crate::run::plan(&spec, target)?,
+        Source::Recording { record, .. } => crate::run::Plan::recorded(record, spec.cli.max_tokens),
     };
     if !job.prefill.text.is_empty() {
         crate::run::continuation::set_up(

@@ -109,7 +109,8 @@ pub struct RunJob {
     pub source: Source,
     /// Schemas for the streaming analysers.
     pub schemas: Arc<SweepSchemas>,
-    /// Max-token limit.
+    /// Max-token limit: the run's, over whatever its spec says
+    /// ([`RunJob::spec`]).
     pub max_tokens: Option<u32>,
     /// The Python whose limits TrustGraph's verdict follows.
     pub tg_python: crate::output::tg::TgPython,
@@ -119,6 +120,28 @@ pub struct RunJob {
     /// (prefilled where the provider can, else a follow-up turn); empty for
     /// a fresh run.
     pub prefill: Prefill,
+}
+
+impl RunJob {
+    /// The spec the run is planned from, at the job's limit: the one place
+    /// the runner puts the limit into a spec (`run::plan`, or a
+    /// recording's own request through `Plan::recorded`, reads it from
+    /// there). A recording's is its recorded prompt (a prompt of its id
+    /// when the snapshot does not load) and variables.
+    pub fn spec(&self) -> Spec {
+        match &self.source {
+            Source::Prompt(spec) => spec.as_ref().clone().limit(self.max_tokens),
+            Source::Recording { record, .. } => {
+                let prompt = record.prompt_config().unwrap_or_else(|_| crate::prompt::PromptConfig {
+                    id: record.prompt_id.clone(),
+                    ..crate::prompt::PromptConfig::default()
+                });
+                let mut spec = Spec::new(prompt, record.variables.clone()).limit(self.max_tokens);
+                spec.tg_python = self.tg_python;
+                spec
+            }
+        }
+    }
 }
 
 /// The answer a continuation goes on from.

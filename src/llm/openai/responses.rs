@@ -19,9 +19,9 @@
 
 use serde_json::{Value, json};
 
-use super::structured;
-use super::wire::{self, Decoder, Endpoint};
-use super::{Event, FinishReason, LlmError, Request, Usage};
+use crate::llm::structured;
+use crate::llm::wire::{self, Decoder, Endpoint};
+use crate::llm::{Event, FinishReason, LlmError, Request, Usage};
 
 /// The URL of the endpoint.
 pub fn url(endpoint: &Endpoint) -> String {

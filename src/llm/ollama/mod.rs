@@ -17,6 +17,9 @@ use super::profile::Effort;
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
 
+pub mod models;
+pub mod spec;
+
 /// An Ollama server.
 #[derive(Debug, Clone)]
 pub struct Ollama {
@@ -112,9 +115,9 @@ impl Provider for Ollama {
     }
 
     /// `/api/show`, for a model no table row knows by name
-    /// (`llm::ollama_models`).
+    /// (`llm::ollama::models`).
     fn describe(&self) -> Option<super::Describe> {
-        super::ollama_models::asks(&self.endpoint.model).then(|| super::ollama_models::describe(self.endpoint.clone()))
+        models::asks(&self.endpoint.model).then(|| models::describe(self.endpoint.clone()))
     }
 
     /// `/api/show` decides only thinking: asked when effort or a budget is.

@@ -10,6 +10,8 @@
 
 use serde_json::{Value, json};
 
+pub mod spec;
+
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{ErrorKind, Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Usage};
 

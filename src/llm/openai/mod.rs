@@ -14,14 +14,17 @@
 //! `reasoning_effort`; cached prompt tokens are read from
 //! `prompt_tokens_details.cached_tokens`. A request whose `api` is
 //! `responses` (a model only that endpoint serves) goes through
-//! `llm::responses` instead, on the same endpoint and key.
+//! `openai::responses` instead, on the same endpoint and key.
 
 use serde_json::{Value, json};
 
 use super::profile::{Api, Effort, TokenField};
+use super::structured;
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Thinking, Usage};
-use super::{responses, structured};
+
+pub mod responses;
+pub mod spec;
 
 /// An OpenAI chat-completions endpoint.
 #[derive(Debug, Clone)]

@@ -8,7 +8,11 @@ use serde_json::Value;
 use super::http::spawn_stream;
 use super::{Event, EventStream, FinishReason, Provider, ProviderInfo, Request, Transcript, Usage};
 
-pub use super::replay_match::{Asked, Difference, Place};
+mod matching;
+
+pub mod spec;
+
+pub use matching::{Asked, Difference, Place};
 
 /// Plays back one recorded transcript.
 #[derive(Debug, Clone)]

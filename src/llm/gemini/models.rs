@@ -10,12 +10,12 @@ use enumset::{EnumSet, enum_set};
 use reqwest::Method;
 use serde_json::Value;
 
-use super::kind::Kind;
-use super::learned::ModelsApi;
-use super::models_api::{self, Ask};
-use super::profile::{Effort, Overrides, ThinkingForm};
-use super::wire::json::Body;
-use super::wire::{Auth, Endpoint};
+use crate::llm::kind::Kind;
+use crate::llm::learned::ModelsApi;
+use crate::llm::models_api::{self, Ask};
+use crate::llm::profile::{Effort, Overrides, ThinkingForm};
+use crate::llm::wire::json::Body;
+use crate::llm::wire::{Auth, Endpoint};
 
 /// The table's row for a model no other row names.
 const GENERIC: &str = "gemini";
@@ -27,7 +27,7 @@ pub fn asks(model: &str) -> bool {
 
 /// Ask the Models API about `endpoint`'s model; `Ok(None)` when it does not
 /// know it.
-pub fn describe(endpoint: Endpoint) -> super::Describe {
+pub fn describe(endpoint: Endpoint) -> crate::llm::Describe {
     let model = endpoint.model.trim_start_matches("models/");
     let ask = Ask {
         method: Method::GET,

@@ -11,12 +11,12 @@ use enumset::EnumSet;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::kind::Kind;
-use super::learned::ModelsApi;
-use super::models_api::{self, Ask};
-use super::profile::Overrides;
-use super::wire::json::Body;
-use super::wire::{Auth, Endpoint};
+use crate::llm::kind::Kind;
+use crate::llm::learned::ModelsApi;
+use crate::llm::models_api::{self, Ask};
+use crate::llm::profile::Overrides;
+use crate::llm::wire::json::Body;
+use crate::llm::wire::{Auth, Endpoint};
 
 /// The table's row for a model no other row names.
 const GENERIC: &str = "ollama";
@@ -28,7 +28,7 @@ pub fn asks(model: &str) -> bool {
 
 /// Ask `/api/show` about `endpoint`'s model; `Ok(None)` when Ollama does
 /// not have it (404).
-pub fn describe(endpoint: Endpoint) -> super::Describe {
+pub fn describe(endpoint: Endpoint) -> crate::llm::Describe {
     let ask = Ask {
         method: Method::POST,
         url: format!("{}/api/show", endpoint.base_url),

@@ -29,6 +29,9 @@ use super::profile::Effort;
 use super::wire::{self, Auth, Decoder, Endpoint, Framing, HeaderSpec};
 use super::{ErrorKind, Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Thinking, Usage};
 
+pub mod models;
+pub mod spec;
+
 /// A Gemini endpoint.
 #[derive(Debug, Clone)]
 pub struct Gemini {
@@ -156,9 +159,9 @@ impl Provider for Gemini {
     }
 
     /// The Models API, for a model no table row knows by name
-    /// (`llm::gemini_models`).
+    /// (`llm::gemini::models`).
     fn describe(&self) -> Option<super::Describe> {
-        super::gemini_models::asks(&self.endpoint.model).then(|| super::gemini_models::describe(self.endpoint.clone()))
+        models::asks(&self.endpoint.model).then(|| models::describe(self.endpoint.clone()))
     }
 
     fn batch_wire(&self) -> Option<super::BatchWire> {

@@ -26,6 +26,8 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Map, Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
+pub mod spec;
+
 use super::http::key::ApiKey;
 use super::http::spawn_stream;
 use super::{ErrorKind, Event, EventStream, FinishReason, LlmError, Provider, ProviderInfo, Request, Timeouts, Usage};

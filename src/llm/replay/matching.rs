@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::Request;
+use crate::llm::Request;
 
 /// The parts of a request that change the answer, as replay compares them.
 #[derive(Debug, Clone, PartialEq)]
