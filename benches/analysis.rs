@@ -277,7 +277,13 @@ fn salvage_benches(c: &mut Criterion) {
     let bare_cut = &cut[cut.find('[').unwrap()..];
     assert_eq!(jiter_len(bare_cut), 10_000);
     g.bench_function("jiter_partial_cut", |b| {
-        b.iter(|| jiter::JsonValue::parse_with_config(black_box(bare_cut.as_bytes()), false, jiter::PartialMode::TrailingStrings));
+        b.iter(|| {
+            jiter::JsonValue::parse_with_config(
+                black_box(bare_cut.as_bytes()),
+                false,
+                jiter::PartialMode::TrailingStrings,
+            )
+        });
     });
     g.finish();
     // Ten times the size (13 MB): the issue measured jiter further ahead there.
@@ -292,7 +298,13 @@ fn salvage_benches(c: &mut Criterion) {
         b.iter(|| salvage::salvage(black_box(big_cut.as_bytes())));
     });
     g.bench_function("jiter_partial_cut", |b| {
-        b.iter(|| jiter::JsonValue::parse_with_config(black_box(big_cut.as_bytes()), false, jiter::PartialMode::TrailingStrings));
+        b.iter(|| {
+            jiter::JsonValue::parse_with_config(
+                black_box(big_cut.as_bytes()),
+                false,
+                jiter::PartialMode::TrailingStrings,
+            )
+        });
     });
     g.finish();
 }
