@@ -35,6 +35,19 @@ impl std::fmt::Display for Violation {
     }
 }
 
+/// Keywords that say nothing about the value (the whole-array reading in
+/// `json/whole.rs` and [`RootOnly`] both skip them).
+pub(crate) const ANNOTATIONS: [&str; 8] = [
+    "$schema",
+    "$id",
+    "$comment",
+    "title",
+    "description",
+    "$defs",
+    "definitions",
+    "examples",
+];
+
 /// A schema's whole verdict on an array or object, for a schema that asks
 /// only the root's kind and an array's length (see
 /// [`CompiledSchema::root_only`]).
@@ -47,27 +60,21 @@ pub struct RootOnly {
 }
 
 impl RootOnly {
-    /// Keywords that say nothing about an array or object root.
-    const INERT: [&str; 14] = [
-        "$schema",
-        "$id",
+    /// Keywords beyond [`ANNOTATIONS`] that say nothing about an array
+    /// or object root (`format` asserts on strings only).
+    const INERT: [&str; 7] = [
         "id",
-        "$comment",
         "$anchor",
-        "title",
-        "description",
         "default",
-        "examples",
         "deprecated",
         "readOnly",
         "writeOnly",
         "format",
-        "$defs",
     ];
 
-    /// The root-only reading of a compiled (prepared) schema. `definitions`
-    /// counts as inert too; a `$ref` anywhere does not occur here since
-    /// only the keywords above and `type`/`minItems`/`maxItems` are allowed.
+    /// The root-only reading of a compiled (prepared) schema: only the
+    /// keywords above, [`ANNOTATIONS`] and `type`/`minItems`/`maxItems`
+    /// are allowed, so no `$ref` occurs.
     fn of(schema: &Value) -> Option<Self> {
         let o = match schema {
             Value::Bool(b) => {
@@ -81,7 +88,9 @@ impl RootOnly {
             Value::Object(o) => o,
             _ => return None,
         };
-        let known = |k: &str| Self::INERT.contains(&k) || matches!(k, "definitions" | "type" | "minItems" | "maxItems");
+        let known = |k: &str| {
+            ANNOTATIONS.contains(&k) || Self::INERT.contains(&k) || matches!(k, "type" | "minItems" | "maxItems")
+        };
         if !o.keys().all(|k| known(k)) {
             return None;
         }

@@ -15,19 +15,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use crate::output::schema::CompiledSchema;
-
-/// Keywords that say nothing about the value.
-const ANNOTATIONS: [&str; 8] = [
-    "$schema",
-    "$id",
-    "$comment",
-    "title",
-    "description",
-    "$defs",
-    "definitions",
-    "examples",
-];
+use crate::output::schema::{ANNOTATIONS, CompiledSchema};
 
 /// `minItems` and `maxItems` of an array schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
