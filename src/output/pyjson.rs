@@ -159,7 +159,24 @@ fn floats_held(value: &Value, infinite: bool) -> Option<Value> {
 /// `bytes`: the floats Python holds (see [`python_floats`]), or `None`
 /// when that is `value` itself.
 pub fn python_checked(bytes: &[u8], value: &Value) -> Option<Value> {
+    // The value's own numbers decide it; the bytes only say where none can
+    // differ. A flat object or array of strings (what an extraction line
+    // is) has no number to look at, so neither the bytes nor a walk are read.
+    if flat_without_numbers(value) {
+        return None;
+    }
     may_round(bytes).then(|| python_floats(value)).flatten()
+}
+
+/// Whether `value` is a scalar other than a number, or a container whose
+/// members are all such scalars: no float in it can round.
+fn flat_without_numbers(value: &Value) -> bool {
+    let plain = |v: &Value| matches!(v, Value::Null | Value::Bool(_) | Value::String(_));
+    match value {
+        Value::Object(o) => o.values().all(plain),
+        Value::Array(a) => a.iter().all(plain),
+        v => plain(v),
+    }
 }
 
 /// Non-empty containers above the deepest leaf (a scalar or an empty

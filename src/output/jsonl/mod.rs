@@ -26,11 +26,13 @@ use serde_json::Value;
 
 mod judge;
 mod object_schema;
+mod whole;
 
 pub use super::tg::Raises;
 use judge::judge_full;
 pub use judge::{judge_line_at, line_ok, utf8_warning, value_ok, value_ok_py};
 pub use object_schema::{object_schema_rejects, object_schema_warning};
+pub use whole::{analyse, analyse_py};
 
 use super::schema::{CompiledSchema, Violation};
 use super::text::{py_strip_bytes, skip_py_space};
@@ -372,6 +374,9 @@ pub struct LineJudge<'s> {
     held: Option<Held>,
     /// The response line TrustGraph numbers 1, once known.
     tg_first: Option<usize>,
+    /// The whole response is known to be valid UTF-8 (checked once, in one
+    /// pass, by [`analyse_py`]), so no line is checked again.
+    utf8: bool,
 }
 
 impl<'s> LineJudge<'s> {
@@ -390,6 +395,7 @@ impl<'s> LineJudge<'s> {
             seen: false,
             held: None,
             tg_first: None,
+            utf8: false,
         }
     }
 
@@ -438,9 +444,15 @@ impl<'s> LineJudge<'s> {
     }
 
     /// The end of the response: release a held line as the last one.
-    pub fn finish<F: FnMut(LineOutcome, Option<Value>)>(mut self, emit: &mut F) {
+    pub fn finish<F: FnMut(LineOutcome, Option<Value>)>(self, emit: &mut F) {
+        self.finish_part(true, emit);
+    }
+
+    /// The end of this judge's part of the response: a held line is the
+    /// last one when `last` (no non-blank line follows in later parts).
+    fn finish_part<F: FnMut(LineOutcome, Option<Value>)>(mut self, last: bool, emit: &mut F) {
         if let Some(h) = self.held.take() {
-            self.release(&h, true, emit);
+            self.release(&h, last, emit);
         }
     }
 
@@ -459,7 +471,11 @@ impl<'s> LineJudge<'s> {
         terminated: bool,
         emit: &mut F,
     ) {
-        let (text, invalid_utf8) = judge::as_text(line);
+        let (text, invalid_utf8) = if self.utf8 {
+            (std::borrow::Cow::Borrowed(line), None)
+        } else {
+            judge::as_text(line)
+        };
         let j = judge_full(&text, place, terminated, self.schema, self.items, self.py);
         if j.value.is_some() {
             self.items += 1;
@@ -475,37 +491,6 @@ impl<'s> LineJudge<'s> {
             j.value,
         );
     }
-}
-
-/// Analyse a whole `jsonl` response in one pass, for TrustGraph on its
-/// default Python.
-pub fn analyse(text: &[u8], schema: Option<&CompiledSchema>) -> JsonlAnalysis {
-    analyse_py(text, schema, TgPython::default())
-}
-
-/// Analyse a whole `jsonl` response in one pass, for TrustGraph's service on
-/// the given Python.
-pub fn analyse_py(text: &[u8], schema: Option<&CompiledSchema>, py: TgPython) -> JsonlAnalysis {
-    let mut out = JsonlAnalysis::default();
-    // Counting lines first (memchr) spares the outcome and item vectors
-    // their regrowth copies.
-    let lines = memchr::memchr_iter(b'\n', text).count() + 1;
-    out.lines.reserve_exact(lines);
-    out.items.reserve(lines);
-    let mut judge = LineJudge::with_python(schema, py);
-    let mut emit = |o: LineOutcome, v: Option<Value>| out.push(o, v);
-    let mut start = 0;
-    for nl in memchr::memchr_iter(b'\n', text) {
-        judge.line(&text[start..nl], true, &mut emit);
-        start = nl + 1;
-    }
-    if start < text.len() {
-        judge.line(&text[start..], false, &mut emit);
-    }
-    let offset = judge.tg_line_offset();
-    judge.finish(&mut emit);
-    out.tg_line_offset = offset;
-    out
 }
 
 #[cfg(test)]
