@@ -1,38 +1,23 @@
 //! The wire protocol a provider speaks: as configured (`Kind`) and as runs
 //! record it (`WireKind`). Its own module at the bottom of `llm`, so that
 //! profiles, parameters and wires can name a kind without depending on the
-//! config file's reader; the words are each provider's spec's, read from
-//! the list `llm::PROVIDERS` (the parent's own item, so no wire is
-//! imported here).
+//! config file's reader. Neither type lists the providers: each
+//! provider's spec declares its `Kind` and `WireKind` constants beside it,
+//! and the words are read from the list `llm::PROVIDERS` (the parent's own
+//! item, so no wire is imported here).
 
 use serde::{Deserialize, Serialize};
 
-/// The wire protocol of a configured provider: a name. What each kind is
-/// (its words, defaults, profile rows, how it is built) is its provider's
+/// The wire protocol of a configured provider: its config word. Each
+/// provider's spec declares its own, as an associated constant next to the
+/// spec (`Kind::Openai` in `openai/spec.rs`), so a new provider adds no
+/// variant here; the constants still name a kind as a value and in a
+/// `match` (the derived equality is structural over the word). What each
+/// kind is (its defaults, profile rows, how it is built) is its provider's
 /// spec (`llm::ProviderSpec`, in the provider's folder), found with
 /// [`Kind::spec`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// OpenAI chat completions (`max_completion_tokens`).
-    Openai,
-    /// vLLM, LM Studio, llama-server's `/v1` and others (`max_tokens`).
-    OpenaiCompatible,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google Gemini.
-    Gemini,
-    /// Ollama's native `/api/chat`.
-    Ollama,
-    /// llama.cpp's native `/completion` (base models, token pieces).
-    LlamaServer,
-    /// The embedded llama-server, started on first use.
-    Local,
-    /// A recorded run played back (chosen with `--provider replay`).
-    Replay,
-    /// A TrustGraph deployment's own prompt service (its gateway's
-    /// WebSocket API): the prompt goes by id, the deployment renders it.
-    Trustgraph,
-}
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Kind(&'static str);
 
 /// How many config words there are, older spellings included.
 const WORD_COUNT: usize = {
@@ -51,7 +36,7 @@ const WORDS: [&str; WORD_COUNT] = {
     let mut out = [""; WORD_COUNT];
     let (mut i, mut n) = (0, 0);
     while i < super::PROVIDERS.len() {
-        out[n] = super::PROVIDERS[i].word;
+        out[n] = super::PROVIDERS[i].kind.0;
         n += 1;
         let mut a = 0;
         while a < super::PROVIDERS[i].aliases.len() {
@@ -66,8 +51,7 @@ const WORDS: [&str; WORD_COUNT] = {
 
 /// A kind no spec registers: words and defaults empty, no rows.
 const UNREGISTERED: super::ProviderSpec = super::ProviderSpec {
-    kind: Kind::Replay,
-    word: "",
+    kind: Kind(""),
     aliases: &[],
     records: None,
     base_url: None,
@@ -82,6 +66,12 @@ const UNREGISTERED: super::ProviderSpec = super::ProviderSpec {
 };
 
 impl Kind {
+    /// The kind a spec declares by its config word; only a spec names one
+    /// (a word no spec registers would have no spec).
+    pub(crate) const fn named(word: &'static str) -> Self {
+        Self(word)
+    }
+
     /// Its provider's spec (`llm::PROVIDERS`).
     pub fn spec(self) -> &'static super::ProviderSpec {
         super::PROVIDERS
@@ -94,13 +84,13 @@ impl Kind {
     pub fn from_word(word: &str) -> Option<Self> {
         super::PROVIDERS
             .iter()
-            .find(|s| s.word == word || s.aliases.contains(&word))
+            .find(|s| s.kind.0 == word || s.aliases.contains(&word))
             .map(|s| s.kind)
     }
 
     /// The config spelling.
     pub fn as_str(self) -> &'static str {
-        self.spec().word
+        self.0
     }
 
     /// The base URL when the config gives none.
@@ -140,41 +130,37 @@ impl<'de> Deserialize<'de> for Kind {
     }
 }
 
-/// The wire protocol a provider speaks, as runs record it. A word it does
-/// not know (a test double's, or a wire's from a later cutline in an old
-/// session) is kept as it is, so every session reads back and writes the
-/// same bytes.
+/// The wire protocol a provider speaks, as runs record it. The words a
+/// provider records are declared by its spec (`ProviderSpec::records`), as
+/// associated constants next to it (`WireKind::Openai` in
+/// `openai/spec.rs`); a word no spec records (a test double's, or a wire's
+/// from a later cutline in an old session) is kept as it is, so every
+/// session reads back and writes the same bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum WireKind {
-    /// llama-server's `/completion` (the local model).
-    LlamaServer,
-    /// Ollama's `/api/chat`.
-    Ollama,
-    /// OpenAI's own API.
-    Openai,
-    /// A server that speaks OpenAI's chat completions.
-    OpenaiCompatible,
-    /// Anthropic's Messages API.
-    Anthropic,
-    /// Gemini's `generateContent`.
-    Gemini,
-    /// A recorded run played back.
-    Replay,
+    /// A word a provider's spec records.
+    Known(KnownWire),
     /// Any other word, kept.
     Other(String),
 }
 
+/// A word a provider's spec records; only a spec makes one, so a `Known`
+/// word always reads back as itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KnownWire(&'static str);
+
 impl WireKind {
+    /// The wire a spec declares by the word its runs record.
+    pub(crate) const fn recorded(word: &'static str) -> Self {
+        Self::Known(KnownWire(word))
+    }
+
     /// The word runs record.
     pub fn as_str(&self) -> &str {
         match self {
+            Self::Known(KnownWire(w)) => w,
             Self::Other(w) => w,
-            known => super::PROVIDERS
-                .iter()
-                .filter_map(|s| s.records.as_ref())
-                .find(|(_, k)| k == known)
-                .map_or("", |(w, _)| w),
         }
     }
 }
@@ -184,8 +170,8 @@ impl From<&str> for WireKind {
         super::PROVIDERS
             .iter()
             .filter_map(|s| s.records.as_ref())
-            .find(|(word, _)| *word == w)
-            .map_or_else(|| Self::Other(w.to_owned()), |(_, k)| k.clone())
+            .find(|k| k.as_str() == w)
+            .map_or_else(|| Self::Other(w.to_owned()), Clone::clone)
     }
 }
 
@@ -193,7 +179,7 @@ impl From<String> for WireKind {
     fn from(w: String) -> Self {
         match Self::from(w.as_str()) {
             Self::Other(_) => Self::Other(w),
-            known => known,
+            known @ Self::Known(_) => known,
         }
     }
 }

@@ -15,49 +15,43 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub mod adapt;
-pub mod anthropic;
 pub mod batch;
 pub mod config;
-pub mod gemini;
 pub mod grammar;
 pub mod http;
 pub mod kind;
 pub use kind::WireKind;
 pub mod learned;
-pub mod llama_server;
 pub mod local;
 pub mod mismatch;
 pub mod models_api;
-pub mod ollama;
-pub mod openai;
 pub mod params;
 pub mod profile;
 pub mod redact;
 pub mod registry;
-pub mod replay;
 pub mod structured;
 mod transcript;
-pub mod trustgraph;
 pub mod wire;
 
 pub use transcript::{Piece, Transcript, collect};
 
 /// One provider kind's facts besides its wire code, written once in the
 /// provider's own folder (`openai/spec.rs`, `anthropic/spec.rs`, …) and
-/// registered in [`PROVIDERS`]: the config words, the wire word its runs
-/// record, its defaults, its seed profile rows and how a config entry
-/// becomes one. `Kind`'s words and defaults, the registry's wire defaults,
-/// the profile table and the config builder all read it from here.
+/// registered in [`PROVIDERS`]: its `Kind` and config words, the wire word
+/// its runs record, its defaults, its seed profile rows and how a config
+/// entry becomes one. The `Kind` and `WireKind` constants it names are
+/// declared beside it (`impl Kind { pub const Openai … }`), so a provider
+/// is its folder and its line here. `Kind`'s words and defaults,
+/// `WireKind`'s words, the registry's wire defaults, the profile table and
+/// the config builder all read it from here.
 pub struct ProviderSpec {
-    /// The kind.
+    /// The kind, which is its config spelling (`Kind::as_str`).
     pub kind: kind::Kind,
-    /// Its config spelling.
-    pub word: &'static str,
     /// Older spellings read as it.
     pub aliases: &'static [&'static str],
     /// The wire word its runs record (`None`: it records another wire's,
     /// or a word of its own kept as it is).
-    pub records: Option<(&'static str, WireKind)>,
+    pub records: Option<WireKind>,
     /// The base URL when the config gives none.
     pub base_url: Option<&'static str>,
     /// The key variable when the config names none (`None`: no key).
@@ -96,20 +90,32 @@ pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 /// A provider built from its config entry, its key read through `Env`.
 pub type FromEntry = fn(&config::ProviderConfig, Env<'_>) -> Result<Box<dyn Provider>, LlmError>;
 
-/// Every provider kind, one line each: a new provider adds its folder,
-/// its `Kind` name and its line here. In the order the config's error
-/// names the words.
-pub const PROVIDERS: &[ProviderSpec] = &[
-    openai::spec::OPENAI,
-    openai::spec::COMPATIBLE,
-    anthropic::spec::SPEC,
-    gemini::spec::SPEC,
-    ollama::spec::SPEC,
-    llama_server::spec::SPEC,
-    llama_server::spec::LOCAL,
-    replay::spec::SPEC,
-    trustgraph::spec::SPEC,
-];
+/// Declares each provider's folder and lists its specs in [`PROVIDERS`],
+/// so a provider is registered by one line (as the workbench's
+/// `components!`): `folder::{SPEC, …}`, the specs its `spec.rs` holds.
+macro_rules! providers {
+    ($($module:ident :: { $($spec:ident),+ $(,)? }),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every provider kind, in the order the config's error names the
+        /// words. A new provider is its folder (its `spec.rs` declaring its
+        /// `Kind` and `WireKind` constants beside its spec) and its line in
+        /// the `providers!` list.
+        pub const PROVIDERS: &[ProviderSpec] = &[$($($module::spec::$spec),+),*];
+    };
+}
+
+// The providers, one folder each (the wire in `mod.rs`, the facts in
+// `spec.rs`): the registration.
+providers! {
+    openai::{OPENAI, COMPATIBLE},
+    anthropic::{SPEC},
+    gemini::{SPEC},
+    ollama::{SPEC},
+    llama_server::{SPEC, LOCAL},
+    replay::{SPEC},
+    trustgraph::{SPEC},
+}
 
 /// A request, provider-neutral.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::output::schema::CompiledSchema;
+use crate::output::schema::{CompiledSchema, SchemaCompileError};
 
 /// How a structured request reached the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -181,8 +181,11 @@ pub fn augment_system(system: &str, schema: &Value) -> String {
     }
 }
 
-/// Why structured content was rejected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Why structured content was rejected: a record's data (its words are
+/// `failure`), and an error whose cause is the schema's compile error when
+/// that is why.
+#[derive(Debug, Clone, Serialize, Deserialize, thiserror::Error)]
+#[error("{failure}")]
 pub struct StructuredOutputInvalid {
     /// The schema that was requested.
     pub schema: Value,
@@ -193,6 +196,18 @@ pub struct StructuredOutputInvalid {
     /// JSON pointer of the first violation, when validation failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
+    /// The schema's compile error, when the schema did not compile
+    /// (`failure` says it in words); not recorded, not part of equality.
+    #[serde(skip)]
+    #[source]
+    pub source: Option<SchemaCompileError>,
+}
+
+impl PartialEq for StructuredOutputInvalid {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.schema, &self.content, &self.failure, &self.pointer)
+            == (&other.schema, &other.content, &other.failure, &other.pointer)
+    }
 }
 
 /// [`check`] for a run on `path`: a wrapped answer (`{"items": …}`) is
@@ -215,13 +230,18 @@ pub fn check(content: &str, schema: &Value) -> Result<Value, Box<StructuredOutpu
             content: content.to_owned(),
             failure,
             pointer,
+            source: None,
         })
     };
     let value: Value = serde_json::from_str(content.trim()).map_err(|e| {
         let why = if e.is_eof() { "truncated JSON" } else { "invalid JSON" };
         fail(format!("{why}: {e}"), None)
     })?;
-    let compiled = CompiledSchema::compile(schema).map_err(|e| fail(e.to_string(), Some(e.pointer.clone())))?;
+    let compiled = CompiledSchema::compile(schema).map_err(|e| {
+        let mut invalid = fail(e.to_string(), Some(e.pointer.clone()));
+        invalid.source = Some(e);
+        invalid
+    })?;
     match compiled.validate(&value) {
         Ok(()) => Ok(value),
         Err(errs) => {
@@ -295,5 +315,29 @@ mod tests {
         let e = check("{\"m\": 3}", &s).unwrap_err();
         assert_eq!(e.pointer.as_deref(), Some("/n"));
         assert!(check("{\"n\": ", &s).unwrap_err().failure.starts_with("truncated JSON"));
+    }
+
+    #[test]
+    fn a_schema_that_does_not_compile_is_the_typed_cause_and_its_words_are_unchanged() {
+        use std::error::Error as _;
+        let s = json!({"type": "object", "properties": {"n": {"type": 7}}});
+        let e = check("{\"n\": 3}", &s).unwrap_err();
+        let compile = CompiledSchema::compile(&s).unwrap_err();
+        assert_eq!(e.failure, compile.to_string());
+        assert_eq!(e.pointer.as_deref(), Some(compile.pointer.as_str()));
+        assert_eq!(e.to_string(), e.failure);
+        let cause = e.source().and_then(|c| c.downcast_ref::<SchemaCompileError>());
+        assert_eq!(cause, Some(&compile));
+        // Not recorded: the record's bytes are what they were, and it reads
+        // back equal.
+        let json = serde_json::to_value(&*e).unwrap();
+        assert_eq!(
+            json,
+            json!({"schema": s, "content": "{\"n\": 3}", "failure": e.failure, "pointer": compile.pointer})
+        );
+        assert_eq!(serde_json::from_value::<StructuredOutputInvalid>(json).unwrap(), *e);
+        // A violation has no cause.
+        let s = json!({"type": "object", "required": ["n"]});
+        assert!(check("{}", &s).unwrap_err().source().is_none());
     }
 }

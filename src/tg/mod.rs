@@ -35,7 +35,10 @@ pub use crate::prompt::tg_reload::PROMPT_TYPE;
 /// (`TRUSTGRAPH_URL`, `TRUSTGRAPH_TOKEN`, `TRUSTGRAPH_WORKSPACE`).
 #[derive(Debug, Clone)]
 pub struct Deployment {
+    /// The URL asked, the token in it where the gateway wants it there.
     url: reqwest::Url,
+    /// The URL as written and shown ([`shown_url`]).
+    shown: String,
     /// The workspace whose config is read and written.
     pub workspace: String,
     token: Option<ApiKey>,
@@ -47,13 +50,27 @@ impl Deployment {
     /// A deployment at `url` (the gateway's base URL, as TrustGraph's CLI
     /// takes it); a URL that is not http(s), or carries a user name or
     /// password, is refused (a credential goes in the token, never in a URL
-    /// that cutline keeps on disk).
+    /// that cutline keeps on disk). A URL as [`shown_url`] wrote it gets
+    /// the token back in place of `<redacted>`.
     pub fn new(url: &str, workspace: &str, token: Option<ApiKey>, timeout: Duration) -> Result<Self, TgError> {
+        let token = token.filter(|t| !t.is_empty());
         let bad = |reason: &str| TgError::Url {
-            url: url.to_owned(),
+            url: shown_url(url, token.as_ref()),
             reason: reason.to_owned(),
         };
-        let mut parsed = reqwest::Url::parse(url.trim()).map_err(|e| bad(&e.to_string()))?;
+        let given = match &token {
+            Some(t) => url
+                .trim()
+                .replace(REDACTED, t.expose())
+                .replace(REDACTED_IN_URL, t.expose()),
+            None if url.contains(REDACTED) || url.contains(REDACTED_IN_URL) => {
+                return Err(bad(
+                    "the token was scrubbed out of it when it was stored (give it with --token or TRUSTGRAPH_TOKEN)",
+                ));
+            }
+            None => url.trim().to_owned(),
+        };
+        let mut parsed = reqwest::Url::parse(&given).map_err(|e| bad(&e.to_string()))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(bad("the scheme must be http or https"));
         }
@@ -70,29 +87,27 @@ impl Deployment {
             parsed.set_path(&path);
         }
         if workspace.trim().is_empty() {
-            return Err(TgError::Url {
-                url: url.to_owned(),
-                reason: "the workspace is empty".to_owned(),
-            });
+            return Err(bad("the workspace is empty"));
         }
         Ok(Self {
+            shown: shown_url(parsed.as_str(), token.as_ref()),
             url: parsed,
             workspace: workspace.to_owned(),
-            token: token.filter(|t| !t.is_empty()),
+            token,
             timeout,
         })
     }
 
-    /// The base URL as written to `pull.json` and shown (no credential is
-    /// ever part of it).
+    /// The base URL as written to `pull.json` and the journal and shown:
+    /// [`shown_url`], so a token in its path is never part of it.
     pub fn url(&self) -> &str {
-        self.url.as_str()
+        &self.shown
     }
 
     /// `{base}api/v1/{path}`.
     pub fn endpoint(&self, path: &str) -> Result<reqwest::Url, TgError> {
         self.url.join(&format!("api/v1/{path}")).map_err(|e| TgError::Url {
-            url: self.url.to_string(),
+            url: self.shown.clone(),
             reason: e.to_string(),
         })
     }
@@ -104,11 +119,51 @@ impl Deployment {
 
     /// `text` with the token in every form a server can echo it replaced.
     pub fn scrub(&self, text: &str) -> String {
-        match &self.token {
-            Some(t) => t.scrub(text),
-            None => text.to_owned(),
-        }
+        scrub(self.token.as_ref(), text)
     }
+}
+
+/// What the token is replaced by.
+const REDACTED: &str = crate::llm::redact::REDACTED;
+/// The same once a URL parser has escaped it in a path.
+const REDACTED_IN_URL: &str = "%3Credacted%3E";
+
+/// `text` with `token` in every form a server can echo it replaced
+/// ([`ApiKey::scrub`]): what every error naming the endpoint says.
+fn scrub(token: Option<&ApiKey>, text: &str) -> String {
+    token.map_or_else(|| text.to_owned(), |t| t.scrub(text))
+}
+
+/// A deployment URL as cutline writes it (`pull.json`, the journal) and
+/// shows it (errors, the workbench's status line): the token scrubbed
+/// wherever it appears, as every error naming the endpoint has it, and a
+/// user name, password, query or fragment, which cutline cannot tell from
+/// a credential, replaced whole. [`Deployment::new`] puts the token back.
+pub fn shown_url(url: &str, token: Option<&ApiKey>) -> String {
+    let Ok(mut u) = reqwest::Url::parse(url.trim()) else {
+        return scrub(token, url);
+    };
+    let userinfo = !u.username().is_empty() || u.password().is_some();
+    let (query, fragment) = (u.query().is_some(), u.fragment().is_some());
+    // Fails only for a URL with no host, which has no user info either.
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.set_query(None);
+    u.set_fragment(None);
+    // A URL shown before shows the same (the parser escapes the `<>`).
+    let mut out = u.to_string().replace(REDACTED_IN_URL, REDACTED);
+    if let Some(at) = out.find("://").filter(|_| userinfo) {
+        out.insert_str(at + 3, &format!("{REDACTED}@"));
+    }
+    if query {
+        out.push('?');
+        out.push_str(REDACTED);
+    }
+    if fragment {
+        out.push('#');
+        out.push_str(REDACTED);
+    }
+    scrub(token, &out)
 }
 
 /// A deployment that could not be asked, or refused.
@@ -117,7 +172,7 @@ pub enum TgError {
     /// The URL or workspace given is unusable.
     #[error("TrustGraph URL {url:?}: {reason}")]
     Url {
-        /// As given.
+        /// As given, as [`shown_url`] shows it.
         url: String,
         /// Why it is refused.
         reason: String,

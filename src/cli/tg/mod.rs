@@ -111,13 +111,16 @@ impl Conn {
     pub fn for_pulled(&self) -> Result<(PathBuf, Pulled, Deployment), CliError> {
         let (url, ws) = self.asked();
         let dir = self.dir(ws.as_deref().unwrap_or(DEFAULT_WORKSPACE));
-        let pulled = crate::tg::local::read_state(&dir)?;
+        let mut pulled = crate::tg::local::read_state(&dir)?;
         let dep = Deployment::new(
             url.as_deref().unwrap_or(&pulled.url),
             ws.as_deref().unwrap_or(&pulled.workspace),
             self.token(),
             self.timeout,
         )?;
+        // A pull written before URLs were stored scrubbed is compared, and
+        // written back after a push, as it is stored now.
+        pulled.url = crate::tg::shown_url(&pulled.url, self.token().as_ref());
         if dep.url() != pulled.url || dep.workspace != pulled.workspace {
             return Err(crate::tg::push::PushError::Elsewhere {
                 pulled_url: pulled.url.clone(),

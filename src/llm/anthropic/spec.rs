@@ -16,9 +16,8 @@ use Effort::{High, Low, Max, Medium, Xhigh};
 /// Anthropic Messages.
 pub const SPEC: ProviderSpec = ProviderSpec {
     kind: Kind::Anthropic,
-    word: "anthropic",
     aliases: &[],
-    records: Some(("anthropic", WireKind::Anthropic)),
+    records: Some(WireKind::Anthropic),
     base_url: Some("https://api.anthropic.com"),
     key_env: Some("ANTHROPIC_API_KEY"),
     needs_model: true,
@@ -29,6 +28,24 @@ pub const SPEC: ProviderSpec = ProviderSpec {
     build: Some(Build::Endpoint(build)),
     options: &["structured_via"],
 };
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `Kind::Openai` reads and matches as before"
+)]
+impl Kind {
+    /// Anthropic Messages.
+    pub const Anthropic: Kind = Kind::named("anthropic");
+}
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `WireKind::Openai` reads and matches as before"
+)]
+impl WireKind {
+    /// Anthropic's Messages API.
+    pub const Anthropic: WireKind = WireKind::recorded("anthropic");
+}
 
 fn build(endpoint: Endpoint) -> Box<dyn Provider> {
     Box::new(Anthropic::new(endpoint))

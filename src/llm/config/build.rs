@@ -27,8 +27,8 @@ pub fn build_with_env(
             format!(
                 "{}: kind {} is chosen with `--provider {}`, not built from a config entry",
                 cfg.label(),
-                spec.word,
-                spec.word
+                spec.kind.as_str(),
+                spec.kind.as_str()
             ),
         )
     })?;

@@ -235,7 +235,10 @@ fn check_kind_options(raw: &Raw, name: &str, at: usize) -> Option<(usize, String
         if let Some(what) = unsupported.or(raw.api_key_env.as_ref().map(|_| "api_key_env")) {
             return Some((
                 at,
-                format!("provider {name:?}: `{what}` is not supported for kind {}", spec.word),
+                format!(
+                    "provider {name:?}: `{what}` is not supported for kind {}",
+                    spec.kind.as_str()
+                ),
             ));
         }
     }
@@ -248,7 +251,7 @@ fn takers(key: &str) -> String {
     let words: Vec<&str> = crate::llm::PROVIDERS
         .iter()
         .filter(|s| s.options.contains(&key))
-        .map(|s| s.word)
+        .map(|s| s.kind.as_str())
         .collect();
     match words.as_slice() {
         [one] => format!("kind {one}"),

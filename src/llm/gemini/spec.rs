@@ -16,9 +16,8 @@ use Effort::{High, Low, Medium, Minimal, Xhigh};
 /// Google Gemini.
 pub const SPEC: ProviderSpec = ProviderSpec {
     kind: Kind::Gemini,
-    word: "gemini",
     aliases: &[],
-    records: Some(("gemini", WireKind::Gemini)),
+    records: Some(WireKind::Gemini),
     base_url: Some("https://generativelanguage.googleapis.com"),
     key_env: Some("GEMINI_API_KEY"),
     needs_model: true,
@@ -29,6 +28,24 @@ pub const SPEC: ProviderSpec = ProviderSpec {
     build: Some(Build::Endpoint(build)),
     options: &[],
 };
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `Kind::Openai` reads and matches as before"
+)]
+impl Kind {
+    /// Google Gemini.
+    pub const Gemini: Kind = Kind::named("gemini");
+}
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `WireKind::Openai` reads and matches as before"
+)]
+impl WireKind {
+    /// Gemini's `generateContent`.
+    pub const Gemini: WireKind = WireKind::recorded("gemini");
+}
 
 fn build(endpoint: Endpoint) -> Box<dyn Provider> {
     Box::new(Gemini::new(endpoint))

@@ -34,8 +34,8 @@ impl ApiKey {
         &self.env
     }
 
-    /// The key itself, for the request header only (the providers', and
-    /// `tg`'s for a TrustGraph gateway).
+    /// The key itself, for the request only: the providers' header, and
+    /// `tg`'s header and the gateway URL it was scrubbed out of.
     pub(crate) fn expose(&self) -> &str {
         &self.value
     }

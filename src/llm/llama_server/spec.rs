@@ -15,9 +15,8 @@ use crate::llm::{Build, Provider, ProviderSpec};
 /// llama.cpp's native `/completion` (base models, token pieces).
 pub const SPEC: ProviderSpec = ProviderSpec {
     kind: Kind::LlamaServer,
-    word: "llama-server",
     aliases: &["llama_server"],
-    records: Some(("llama_server", WireKind::LlamaServer)),
+    records: Some(WireKind::LlamaServer),
     base_url: Some("http://127.0.0.1:8080"),
     key_env: None,
     needs_model: false,
@@ -34,7 +33,6 @@ pub const SPEC: ProviderSpec = ProviderSpec {
 /// `llama_server` wire.
 pub const LOCAL: ProviderSpec = ProviderSpec {
     kind: Kind::Local,
-    word: "local",
     aliases: &[],
     records: None,
     base_url: None,
@@ -47,6 +45,27 @@ pub const LOCAL: ProviderSpec = ProviderSpec {
     build: None,
     options: &[],
 };
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `Kind::Openai` reads and matches as before"
+)]
+impl Kind {
+    /// llama.cpp's native `/completion` (base models, token pieces).
+    pub const LlamaServer: Kind = Kind::named("llama-server");
+
+    /// The embedded llama-server, started on first use.
+    pub const Local: Kind = Kind::named("local");
+}
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `WireKind::Openai` reads and matches as before"
+)]
+impl WireKind {
+    /// llama-server's `/completion` (the local model).
+    pub const LlamaServer: WireKind = WireKind::recorded("llama_server");
+}
 
 fn build(endpoint: Endpoint) -> Box<dyn Provider> {
     Box::new(LlamaServer::new(endpoint))

@@ -16,9 +16,8 @@ use Effort::{High, Low, Max, Medium};
 /// Ollama's native `/api/chat`.
 pub const SPEC: ProviderSpec = ProviderSpec {
     kind: Kind::Ollama,
-    word: "ollama",
     aliases: &[],
-    records: Some(("ollama", WireKind::Ollama)),
+    records: Some(WireKind::Ollama),
     base_url: Some("http://127.0.0.1:11434"),
     key_env: None,
     needs_model: true,
@@ -29,6 +28,24 @@ pub const SPEC: ProviderSpec = ProviderSpec {
     build: Some(Build::Endpoint(build)),
     options: &[],
 };
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `Kind::Openai` reads and matches as before"
+)]
+impl Kind {
+    /// Ollama's native `/api/chat`.
+    pub const Ollama: Kind = Kind::named("ollama");
+}
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `WireKind::Openai` reads and matches as before"
+)]
+impl WireKind {
+    /// Ollama's `/api/chat`.
+    pub const Ollama: WireKind = WireKind::recorded("ollama");
+}
 
 fn build(endpoint: Endpoint) -> Box<dyn Provider> {
     Box::new(Ollama::new(endpoint))

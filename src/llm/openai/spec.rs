@@ -16,9 +16,8 @@ use Effort::{High, Low, Max, Medium, Minimal, Xhigh};
 /// OpenAI's own API (`max_completion_tokens`).
 pub const OPENAI: ProviderSpec = ProviderSpec {
     kind: Kind::Openai,
-    word: "openai",
     aliases: &[],
-    records: Some(("openai", WireKind::Openai)),
+    records: Some(WireKind::Openai),
     base_url: Some("https://api.openai.com/v1"),
     key_env: Some("OPENAI_API_KEY"),
     needs_model: true,
@@ -33,9 +32,8 @@ pub const OPENAI: ProviderSpec = ProviderSpec {
 /// vLLM, LM Studio, llama-server's `/v1` and others (`max_tokens`).
 pub const COMPATIBLE: ProviderSpec = ProviderSpec {
     kind: Kind::OpenaiCompatible,
-    word: "openai-compatible",
     aliases: &["openai_compatible"],
-    records: Some(("openai_compatible", WireKind::OpenaiCompatible)),
+    records: Some(WireKind::OpenaiCompatible),
     base_url: None,
     key_env: None,
     needs_model: true,
@@ -46,6 +44,30 @@ pub const COMPATIBLE: ProviderSpec = ProviderSpec {
     build: Some(Build::Endpoint(build_compatible)),
     options: &["api"],
 };
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `Kind::Openai` reads and matches as before"
+)]
+impl Kind {
+    /// OpenAI's own API (`max_completion_tokens`).
+    pub const Openai: Kind = Kind::named("openai");
+
+    /// vLLM, LM Studio, llama-server's `/v1` and others (`max_tokens`).
+    pub const OpenaiCompatible: Kind = Kind::named("openai-compatible");
+}
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `WireKind::Openai` reads and matches as before"
+)]
+impl WireKind {
+    /// OpenAI's own API.
+    pub const Openai: WireKind = WireKind::recorded("openai");
+
+    /// A server that speaks OpenAI's chat completions.
+    pub const OpenaiCompatible: WireKind = WireKind::recorded("openai_compatible");
+}
 
 fn build_openai(endpoint: Endpoint) -> Box<dyn Provider> {
     Box::new(OpenAi::new(endpoint))

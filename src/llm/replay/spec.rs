@@ -9,9 +9,8 @@ use crate::llm::kind::{Kind, WireKind};
 /// A recorded run played back.
 pub const SPEC: ProviderSpec = ProviderSpec {
     kind: Kind::Replay,
-    word: "replay",
     aliases: &[],
-    records: Some(("replay", WireKind::Replay)),
+    records: Some(WireKind::Replay),
     base_url: None,
     key_env: None,
     needs_model: false,
@@ -22,3 +21,21 @@ pub const SPEC: ProviderSpec = ProviderSpec {
     build: None,
     options: &[],
 };
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `Kind::Openai` reads and matches as before"
+)]
+impl Kind {
+    /// A recorded run played back (chosen with `--provider replay`).
+    pub const Replay: Kind = Kind::named("replay");
+}
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `WireKind::Openai` reads and matches as before"
+)]
+impl WireKind {
+    /// A recorded run played back.
+    pub const Replay: WireKind = WireKind::recorded("replay");
+}

@@ -13,7 +13,6 @@ use crate::llm::{Build, LlmError, Provider, ProviderSpec};
 /// API): the prompt goes by id, the deployment renders it.
 pub const SPEC: ProviderSpec = ProviderSpec {
     kind: Kind::Trustgraph,
-    word: "trustgraph",
     aliases: &[],
     records: None,
     base_url: Some("http://localhost:8888"),
@@ -26,6 +25,16 @@ pub const SPEC: ProviderSpec = ProviderSpec {
     build: Some(Build::Entry(build)),
     options: &["workspace", "flow"],
 };
+
+#[allow(
+    non_upper_case_globals,
+    reason = "named as the enum variants they replaced, so `Kind::Openai` reads and matches as before"
+)]
+impl Kind {
+    /// A TrustGraph deployment's own prompt service (its gateway's
+    /// WebSocket API): the prompt goes by id, the deployment renders it.
+    pub const Trustgraph: Kind = Kind::named("trustgraph");
+}
 
 /// A TrustGraph deployment's prompt service: the gateway URL, the token
 /// from `api_key_env` (else `TRUSTGRAPH_TOKEN` when it is set, as

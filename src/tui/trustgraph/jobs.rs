@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::error::PushRefused;
 use super::state::{KeyChange, LocalWrite, Pulled, Ready};
+use crate::llm::http::key::ApiKey;
 use crate::prompt::PromptConfig;
 use crate::tg::diff::review;
 use crate::tg::local::{LocalError, export_path, read_local, read_state};
@@ -61,21 +62,31 @@ pub struct Load;
 
 impl Job for Load {
     fn start(self: Box<Self>, cx: JobContext) {
-        tokio::task::spawn_blocking(move || cx.answer(TgMsg::Loaded(load(&cx.prompts_dir))));
+        tokio::task::spawn_blocking(move || cx.answer(TgMsg::Loaded(load(&cx.prompts_dir, env_token().as_ref()))));
     }
 }
 
-fn load(dir: &Path) -> Result<Option<Pulled>, LocalError> {
+/// The pull as the status line names it, its URL scrubbed of `token` (a
+/// pull written before URLs were stored scrubbed may still hold it).
+pub(super) fn load(dir: &Path, token: Option<&ApiKey>) -> Result<Option<Pulled>, LocalError> {
     let state = dir.join(crate::tg::local::STATE_DIR).join(crate::tg::local::STATE_FILE);
     if std::fs::symlink_metadata(state).is_err() {
         return Ok(None);
     }
     let p = read_state(dir)?;
     Ok(Some(Pulled {
-        url: p.url,
+        url: crate::tg::shown_url(&p.url, token),
         workspace: p.workspace,
         version: p.version,
     }))
+}
+
+/// `TRUSTGRAPH_TOKEN`, when set.
+fn env_token() -> Option<ApiKey> {
+    std::env::var("TRUSTGRAPH_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
+        .map(|t| ApiKey::new("TRUSTGRAPH_TOKEN", t))
 }
 
 /// Check the push of prompt `id` (or of the migration on show, under the
@@ -100,14 +111,12 @@ impl Job for Check {
     }
 }
 
-/// The deployment `pull.json` names, with `TRUSTGRAPH_TOKEN` when set.
+/// The deployment `pull.json` names, with `TRUSTGRAPH_TOKEN` when set; the
+/// pull's URL as it is stored now (scrubbed), for when a push writes it back.
 fn deployment(dir: &Path) -> Result<(crate::tg::local::Pulled, Deployment), PushRefused> {
-    let pulled = read_state(dir)?;
-    let token = std::env::var("TRUSTGRAPH_TOKEN")
-        .ok()
-        .filter(|t| !t.is_empty())
-        .map(|t| crate::llm::http::key::ApiKey::new("TRUSTGRAPH_TOKEN", t));
-    let dep = Deployment::new(&pulled.url, &pulled.workspace, token, TIMEOUT)?;
+    let mut pulled = read_state(dir)?;
+    let dep = Deployment::new(&pulled.url, &pulled.workspace, env_token(), TIMEOUT)?;
+    dep.url().clone_into(&mut pulled.url);
     Ok((pulled, dep))
 }
 

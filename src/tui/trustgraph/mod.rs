@@ -17,6 +17,9 @@ pub mod state;
 mod update;
 pub mod view;
 
+#[cfg(test)]
+mod tests;
+
 use std::borrow::Cow;
 
 use ratatui::Frame;
