@@ -128,12 +128,12 @@ def reference_ratio(once: bool) -> Callable[[Ctx], float]:
     return measure
 
 
-def batch_memory(side: str) -> Callable[[Ctx], float]:
-    """Peak RSS in MiB of `eval --batch-file` or `--batch-results` at 10,000
+def batch_memory(side: str, runs: int = 10000) -> Callable[[Ctx], float]:
+    """Peak RSS in MiB of `eval --batch-file` or `--batch-results` at `runs`
     runs (2,000 in quick form), by scripts/bench-batch-memory.sh."""
 
     def measure(ctx: Ctx) -> float:
-        n = 2000 if ctx.quick else 10000
+        n = 2000 if ctx.quick else runs
         key = f"batch-{n}"
         if key not in CACHED:
             p = run(["bash", str(ROOT / "scripts/bench-batch-memory.sh"), "--bin", str(ctx.bin), str(n)])
@@ -382,6 +382,10 @@ FIGURES = [
            quick_size="2,000 runs, debug"),
     Figure("batch-results-rss-10k", "peak RSS of eval --batch-results, 10,000 runs", "MiB", False,
            batch_memory("results"), quick_size="2,000 runs, debug"),
+    Figure("batch-file-rss-100k", "peak RSS of eval --batch-file, 100,000 runs", "MiB", False,
+           batch_memory("file", 100000), full_only=True),
+    Figure("batch-results-rss-100k", "peak RSS of eval --batch-results, 100,000 runs", "MiB", False,
+           batch_memory("results", 100000), full_only=True),
     Figure("sweep-dense-array", "heap the sweep holds / text, 200,000 {\"a\":1}, items {\"type\":\"array\"}",
            "×", False, sweep_dense_heap("array"), deterministic=True),
     Figure("sweep-dense-object", "heap the sweep holds / text, 200,000 {\"a\":1}, items {\"type\":\"object\"}",

@@ -12,9 +12,25 @@ use super::{Header, RunRecord, file_for, now_ms, session_stem};
 /// Take the session file's exclusive advisory lock, so two processes never
 /// append to one session (their run numbers would collide and an eval
 /// would repeat the other's runs). The OS drops it when the process ends,
-/// even on `kill -9`.
+/// even on `kill -9`. A lock still held is tried again for a quarter of a
+/// second: a process forked by this one (any child, between its fork and
+/// its exec) or one ending holds it for a moment after it is let go.
 fn lock(file: &File, path: &Path) -> std::io::Result<()> {
-    match file.try_lock() {
+    const TRIES: u32 = 25;
+    let mut tries = 1;
+    loop {
+        match file.try_lock() {
+            Err(std::fs::TryLockError::WouldBlock) if tries < TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return lock_outcome(other, path),
+        }
+    }
+}
+
+fn lock_outcome(r: Result<(), std::fs::TryLockError>, path: &Path) -> std::io::Result<()> {
+    match r {
         Ok(()) => Ok(()),
         Err(std::fs::TryLockError::WouldBlock) => Err(std::io::Error::new(
             std::io::ErrorKind::WouldBlock,

@@ -282,10 +282,13 @@ pub fn record_file<W: Write>(
     recorder: &mut Recorder,
     events: &mut CliEvents<'_, W>,
 ) -> Result<engine::Executed, CliError> {
-    let ids: HashMap<String, String> = pending
+    // Custom id → the run's place in the plan (its key is read there, not
+    // copied: 100,000 keys are ~8 MB).
+    let ids: HashMap<String, usize> = pending
         .iter()
-        .map(|p| (crate::llm::batch::custom_id(&p.key), p.key.clone()))
+        .filter_map(|p| Some((crate::llm::batch::custom_id(&p.key), *m.index.get(&p.key)?)))
         .collect();
+    let key_of = |id: &str| ids.get(id).map(|&i| m.planned[i].key.as_str());
     let chosen = chosen_lines(file)?;
     let total = chosen.len();
     let unmatched = chosen.keys().filter(|id| !ids.contains_key(*id)).count();
@@ -316,7 +319,7 @@ pub fn record_file<W: Write>(
     let answered: HashSet<&str> = chosen
         .iter()
         .filter(|(_, (_, rank))| *rank > 0)
-        .filter_map(|(id, _)| ids.get(id).map(String::as_str))
+        .filter_map(|(id, _)| key_of(id))
         .collect();
     let jobs: Vec<Planned> = pending
         .into_iter()
@@ -334,7 +337,7 @@ pub fn record_file<W: Write>(
                 return None;
             }
         };
-        let key = ids.get(&r.custom_id)?;
+        let key = key_of(&r.custom_id)?;
         if chosen.get(&r.custom_id).map(|c| c.0) != Some(i) {
             return None;
         }
@@ -343,7 +346,7 @@ pub fn record_file<W: Write>(
             Outcome::Errored(e) => Answer::Failed(e),
             Outcome::Expired | Outcome::Cancelled => return None,
         };
-        Some((key.clone(), r.custom_id, answer))
+        Some((key.to_owned(), r.custom_id, answer))
     });
     let source = file.display().to_string();
     let done = engine::batched::record(m, ask, jobs, answers, &source, recorder, events).map_err(CliError::from)?;

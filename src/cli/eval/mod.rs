@@ -258,19 +258,33 @@ struct Recorded<'a> {
 /// The prompts of the matrix with their inputs, gold sets and (with
 /// `replay`) each input's recording.
 fn prompt_plans<W: Write>(args: &Args, cli: &Cli, who: &Who, out: &mut Out<W>) -> Result<Vec<PromptPlan>, CliError> {
-    let (raw_inputs, overlay) = loaded(args)?;
+    let (mut raw_inputs, overlay) = loaded(args)?;
     let gold_dir = args.gold.clone().unwrap_or_else(|| cli.prompts.join("gold"));
     let mut plans = Vec::new();
-    for cfg in resolve_prompts(args, &cli.workspace()?)? {
-        let inputs = inputs_of(&cfg, raw_inputs.as_deref(), overlay.as_ref())?;
+    let prompts = resolve_prompts(args, &cli.workspace()?)?;
+    let last = prompts.len().saturating_sub(1);
+    for (k, cfg) in prompts.into_iter().enumerate() {
+        // The last prompt takes the inputs read; the others copy them.
+        let raw = if k == last {
+            raw_inputs.take().map(std::borrow::Cow::Owned)
+        } else {
+            raw_inputs.as_deref().map(std::borrow::Cow::Borrowed)
+        };
+        let inputs = inputs_of(&cfg, raw, overlay.as_ref())?;
         if let Some(w) = crate::run::plan::schema_problem(cfg.schema.as_ref()) {
             out.warn(format!("prompt {:?}: {w}", cfg.id)).map_err(io_err)?;
         }
         let gold = gold_for(&cfg, &gold_dir, &args.keys)?;
-        let replays = inputs
-            .iter()
-            .map(|input| who.replay.then(|| recording(cli, args, &cfg, input)).transpose())
-            .collect::<Result<Vec<_>, _>>()?;
+        // Empty unless replaying: a slot per input for nothing was ~250
+        // bytes a run.
+        let replays = if who.replay {
+            inputs
+                .iter()
+                .map(|input| recording(cli, args, &cfg, input).map(Some))
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            Vec::new()
+        };
         plans.push(PromptPlan {
             cfg,
             inputs,

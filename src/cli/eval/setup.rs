@@ -82,13 +82,15 @@ pub(super) fn who(args: &Args) -> Result<Who, CliError> {
 
 /// The inputs of `cfg`: `--inputs` shaped for it, else its sample inputs;
 /// `--vars` laid over each.
+/// `raw` owned when `cfg` is the last prompt to use it (moved, not copied).
 pub(super) fn inputs_of(
     cfg: &PromptConfig,
-    raw: Option<&[RawInput]>,
+    raw: Option<std::borrow::Cow<'_, [RawInput]>>,
     overlay: Option<&Map<String, Value>>,
 ) -> Result<Vec<Input>, CliError> {
     let mut inputs: Vec<Input> = match raw {
-        Some(raw) => raw.iter().map(|r| r.for_prompt(cfg)).collect(),
+        Some(std::borrow::Cow::Owned(raw)) => raw.into_iter().map(|r| r.into_prompt(cfg)).collect(),
+        Some(std::borrow::Cow::Borrowed(raw)) => raw.iter().map(|r| r.for_prompt(cfg)).collect(),
         None => inputs::samples(cfg),
     };
     if let Some(over) = overlay {

@@ -285,7 +285,7 @@ fn cells(args: &Args, cli: &Cli) -> Result<Planned, CliError> {
     let mut cells = Vec::new();
     let mut listed = Vec::new();
     for cfg in prompts {
-        let inputs = super::setup::inputs_of(&cfg, raw.as_deref(), overlay.as_ref())?;
+        let inputs = super::setup::inputs_of(&cfg, raw.as_deref().map(std::borrow::Cow::Borrowed), overlay.as_ref())?;
         let gold = super::setup::gold_for(&cfg, &gold_dir, &args.keys)?.map(Arc::new);
         let cfg = Arc::new(cfg);
         listed.push(cfg.clone());

@@ -88,6 +88,15 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// This writer, with room for the summaries of `runs` runs: grown by
+    /// doubling, 100,000 of them would hold room for 131,072 (~13 MB for
+    /// nothing).
+    #[must_use]
+    pub fn expecting(mut self, runs: usize) -> Self {
+        self.done.summaries.reserve_exact(runs);
+        self
+    }
+
     /// Record `record` of `planned` (analysed as `analysis`) and tell the
     /// caller, synced before it returns; `false` when the session is full
     /// and the eval must stop.

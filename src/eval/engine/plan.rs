@@ -23,8 +23,16 @@ pub struct PromptPlan {
     pub inputs: Vec<Input>,
     /// Its gold set, when one annotates it.
     pub gold: Option<Gold>,
-    /// With `replay`: each input's recording, as a target.
+    /// With `replay`: each input's recording, as a target (empty, or one
+    /// per input).
     pub replays: Vec<Option<Target>>,
+}
+
+impl PromptPlan {
+    /// The recording input `i` replays, when replaying.
+    pub fn replay(&self, i: usize) -> Option<&Target> {
+        self.replays.get(i).and_then(Option::as_ref)
+    }
 }
 
 /// One run of the matrix.
@@ -123,7 +131,7 @@ impl Matrix {
 
     /// The target of a planned run.
     pub fn target<'a>(&'a self, p: &Planned, ask: &'a Ask) -> Option<&'a Target> {
-        self.plans[p.prompt].replays[p.input].as_ref().or(ask.shared.as_ref())
+        self.plans[p.prompt].replay(p.input).or(ask.shared.as_ref())
     }
 
     /// The spec of a planned run.
@@ -177,10 +185,10 @@ pub fn plan(prompts: Vec<PromptPlan>, ask: &Ask) -> Result<(Matrix, Vec<String>)
     for (pi, pp) in prompts.iter().enumerate() {
         let ph = eval::prompt_hash(&crate::run::snapshot(&pp.cfg));
         for (ii, input) in pp.inputs.iter().enumerate() {
-            let Some(target) = pp.replays[ii].as_ref().or(ask.shared.as_ref()) else {
+            let Some(target) = pp.replay(ii).or(ask.shared.as_ref()) else {
                 continue;
             };
-            let model = if pp.replays[ii].is_some() {
+            let model = if pp.replay(ii).is_some() {
                 target.provider.info().model
             } else {
                 ask.model.clone()

@@ -31,6 +31,7 @@ pub async fn execute(
     recorder: &mut Recorder,
     events: &mut impl Events,
 ) -> Result<Executed, ExecError> {
+    let runs = pending.len();
     let in_flight = Arc::new(AtomicUsize::new(0));
     let max_in_flight = Arc::new(AtomicUsize::new(0));
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Finished>(concurrency.clamp(1, 1024));
@@ -42,7 +43,7 @@ pub async fn execute(
         tx,
         (in_flight.clone(), max_in_flight.clone()),
     )));
-    let mut w = Writer::new(recorder);
+    let mut w = Writer::new(recorder).expecting(runs);
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     loop {
         let f = tokio::select! {
