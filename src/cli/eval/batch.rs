@@ -288,10 +288,8 @@ pub fn record_file<W: Write>(
         .iter()
         .filter_map(|p| Some((crate::llm::batch::custom_id(&p.key), *m.index.get(&p.key)?)))
         .collect();
-    let key_of = |id: &str| ids.get(id).map(|&i| m.planned[i].key.as_str());
-    let chosen = chosen_lines(file)?;
-    let total = chosen.len();
-    let unmatched = chosen.keys().filter(|id| !ids.contains_key(*id)).count();
+    let (chosen, unmatched) = chosen_lines(file, &ids)?;
+    let total = chosen.len() + unmatched;
     if !pending.is_empty() && unmatched == total {
         // A file of another eval (or session, or limits): recording
         // nothing and saying nothing would look like success.
@@ -319,7 +317,7 @@ pub fn record_file<W: Write>(
     let answered: HashSet<&str> = chosen
         .iter()
         .filter(|(_, (_, rank))| *rank > 0)
-        .filter_map(|(id, _)| key_of(id))
+        .map(|(&i, _)| m.planned[i].key.as_str())
         .collect();
     let jobs: Vec<Planned> = pending
         .into_iter()
@@ -337,10 +335,11 @@ pub fn record_file<W: Write>(
                 return None;
             }
         };
-        let key = key_of(&r.custom_id)?;
-        if chosen.get(&r.custom_id).map(|c| c.0) != Some(i) {
+        let at = *ids.get(&r.custom_id)?;
+        if chosen.get(&at).map(|c| c.0) != Some(i) {
             return None;
         }
+        let key = &m.planned[at].key;
         let answer = match r.outcome {
             Outcome::Succeeded(t) => Answer::Answered(t),
             Outcome::Errored(e) => Answer::Failed(e),
@@ -357,22 +356,32 @@ pub fn record_file<W: Write>(
     }
 }
 
-/// The first pass over a results file: for each custom id, the line
-/// (0-based, among results) that answers it and how good it is (the
-/// better of two, the first of two alike: `eval::batch::one_each`'s
-/// rule), holding no answer text.
-fn chosen_lines(file: &Path) -> Result<HashMap<String, (usize, u8)>, CliError> {
-    let mut chosen: HashMap<String, (usize, u8)> = HashMap::new();
+/// A pending run's place in the plan → the results line chosen for it and
+/// its rank.
+type Chosen = HashMap<usize, (usize, u8)>;
+
+/// The first pass over a results file: for each pending run (by its place
+/// in the plan, through `ids`, its custom id's), the line (0-based, among
+/// results) that answers it and how good it is (the better of two, the
+/// first of two alike: `eval::batch::one_each`'s rule), holding no answer
+/// text; and how many other custom ids the file answers.
+fn chosen_lines(file: &Path, ids: &HashMap<String, usize>) -> Result<(Chosen, usize), CliError> {
+    let mut chosen: HashMap<usize, (usize, u8)> = HashMap::new();
+    let mut unmatched: HashSet<String> = HashSet::new();
     for (i, r) in results_of(file)?.enumerate() {
         let r = r?;
+        let Some(&at) = ids.get(&r.custom_id) else {
+            unmatched.insert(r.custom_id);
+            continue;
+        };
         let rank = crate::eval::batch::rank(&r.outcome);
-        match chosen.get_mut(&r.custom_id) {
+        match chosen.get_mut(&at) {
             Some(c) if rank > c.1 => *c = (i, rank),
             Some(_) => {}
             None => {
-                chosen.insert(r.custom_id, (i, rank));
+                chosen.insert(at, (i, rank));
             }
         }
     }
-    Ok(chosen)
+    Ok((chosen, unmatched.len()))
 }
